@@ -1,0 +1,60 @@
+# lutkit: make demo | make test | make bench | make build | make lint | make fuzz
+GO      ?= go
+BIN     := bin
+SHARED  ?= ../shared
+FUZZTIME ?= 8s
+export GOFLAGS ?= -buildvcs=false
+
+.PHONY: all build test unit race fuzz bench demo lint fmt deps clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+# deps installs the Debian packages the tests use (as root, on Debian) and
+# downloads the Go modules.
+deps:
+	@pkgs=$$(grep -v '^#' .ci/apt-packages | tr '\n' ' '); \
+	missing=""; for p in $$pkgs; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	  else echo "make deps: please install:$$missing" >&2; exit 1; fi; \
+	fi
+	$(GO) mod download
+
+# test is what CI runs: vet, every test (with the race detector), and a short
+# run of every fuzz target.
+test: deps build
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
+	FUZZTIME=$(FUZZTIME) ./.ci/fuzz.sh
+
+unit:
+	$(GO) test -count=1 ./...
+
+fuzz:
+	FUZZTIME=$(FUZZTIME) ./.ci/fuzz.sh
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+# demo: generate a 100k-row customers CSV, compile it, look keys up.
+demo: build
+	@mkdir -p demo
+	python3 $(SHARED)/tools/gen-customers.py 100000 --seed 1 --out demo/customers.csv
+	$(BIN)/lut compile --key Index --out demo/customers.lut demo/customers.csv
+	$(BIN)/lut inspect demo/customers.lut
+	$(BIN)/lut get demo/customers.lut 42 99999
+	$(BIN)/lut verify demo/customers.lut
+	@$(BIN)/lut get demo/customers.lut no-such-key || echo "(exit $$? for a missing key)"
+
+lint:
+	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w .
+
+clean:
+	rm -rf $(BIN) demo

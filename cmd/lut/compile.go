@@ -1,0 +1,237 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lutkit/lutkit/compile"
+	"github.com/lutkit/lutkit/compile/source"
+)
+
+// compileFlags are the flags of "lut compile" for .lut output.
+type compileFlags struct {
+	out         string
+	key         []string
+	columns     []string
+	header      []string
+	delimiter   string
+	format      string
+	foldCase    bool
+	onDuplicate string
+	skipBadRows bool
+	sqliteTable string
+	sqliteQuery string
+	progress    string
+}
+
+func newCompileCommand() *cobra.Command {
+	var fl compileFlags
+	cmd := &cobra.Command{
+		Use:   "compile --out FILE [flags] SOURCE",
+		Short: "Compile a CSV/TSV, SQLite, Parquet or Arrow source into a .lut table (or IP sources into an .mmdb)",
+		Long: `Compile reads a source and writes an immutable table.
+
+For a .lut table (the default), SOURCE is one of:
+  a CSV file (.csv, or .csv.gz; "-" reads standard input)
+  a TSV file (.tsv, .tab; or --delimiter '\t')
+  a SQLite database (.db, .sqlite, .sqlite3) with --sqlite-table or --sqlite-query
+  a Parquet file (.parquet) or an Arrow IPC file (.arrow, .feather, .ipc)
+--format overrides the detection by extension.
+
+Rows are validated as they stream: a row with the wrong number of fields
+or invalid UTF-8 fails the compile with its file, line and column (or is
+counted and reported with --skip-bad-rows). A repeated key fails with both
+line numbers unless --on-duplicate says which row wins.
+
+The output is written atomically (a temporary file in the same directory,
+then a rename) and is byte-for-byte reproducible: the build time is only
+recorded when SOURCE_DATE_EPOCH is set.
+
+An output name ending in .mmdb compiles IP data instead; see the IP flags
+below and "lut compile --help" in docs/mmdb.md.`,
+		Example: `  lut compile --key Index --out customers.lut customers.csv
+  lut compile --key "Customer Id" --fold-case --columns "Customer Id,Email" --out emails.lut customers.csv.gz
+  lut compile --key host,port --out services.lut services.tsv
+  lut compile --key id --sqlite-table assets --out assets.lut inventory.db
+  zcat big.csv.gz | lut compile --key id --out big.lut -`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if fl.out == "" {
+				return &exitError{code: 2, msg: "compile: --out is required"}
+			}
+			if isMMDBOutput(cmd, fl.out) {
+				return runCompileMMDB(cmd, args, fl.out)
+			}
+			if len(args) != 1 {
+				return &exitError{code: 2, msg: "compile: a .lut table takes exactly one SOURCE"}
+			}
+			return runCompile(cmd, args[0], &fl)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&fl.out, "out", "o", "", "output file (.lut, or .mmdb for IP data)")
+	f.StringSliceVarP(&fl.key, "key", "k", nil, "key column; several (--key a,b) make a composite key")
+	f.StringSliceVar(&fl.columns, "columns", nil, "columns to keep, in order (default: all)")
+	f.StringSliceVar(&fl.header, "header", nil, "column names, for a CSV without a header row")
+	f.StringVarP(&fl.delimiter, "delimiter", "d", "", `CSV field delimiter (default "," or "\t" for .tsv); "\t" means tab`)
+	f.StringVar(&fl.format, "format", "", "source format: csv, tsv, sqlite, parquet or arrow (default: from the extension)")
+	f.BoolVar(&fl.foldCase, "fold-case", false, "case-fold keys (lookups fold the same way)")
+	f.StringVar(&fl.onDuplicate, "on-duplicate", "error", "what a repeated key does: error, first (first row wins) or last")
+	f.BoolVar(&fl.skipBadRows, "skip-bad-rows", false, "skip malformed rows (counted and reported) instead of failing")
+	f.StringVar(&fl.sqliteTable, "sqlite-table", "", "table to read from a SQLite source")
+	f.StringVar(&fl.sqliteQuery, "sqlite-query", "", "SELECT to run on a SQLite source")
+	f.StringVar(&fl.progress, "progress", "auto", "progress on stderr: auto (when a terminal), always or never")
+	addMMDBCompileFlags(cmd)
+	return cmd
+}
+
+func parseDelimiter(s string) (rune, error) {
+	switch s {
+	case "":
+		return 0, nil
+	case `\t`, "tab", "\t":
+		return '\t', nil
+	}
+	r := []rune(s)
+	if len(r) != 1 || r[0] == '"' || r[0] == '\n' || r[0] == '\r' {
+		return 0, fmt.Errorf("--delimiter %q must be a single character other than a quote or newline", s)
+	}
+	return r[0], nil
+}
+
+func runCompile(cmd *cobra.Command, path string, fl *compileFlags) error {
+	delim, err := parseDelimiter(fl.delimiter)
+	if err != nil {
+		return &exitError{code: 2, msg: "compile: " + err.Error()}
+	}
+	if len(fl.key) == 0 {
+		return &exitError{code: 2, msg: "compile: --key is required (the column to look rows up by)"}
+	}
+	buildTime, err := compile.BuildTimeFromEnv()
+	if err != nil {
+		return err
+	}
+	src, err := source.Open(path, source.Options{
+		Format: fl.format, Delimiter: delim, Header: fl.header,
+		SQLiteTable: fl.sqliteTable, SQLiteQuery: fl.sqliteQuery,
+	})
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	start := time.Now()
+	prog := newProgress(cmd.ErrOrStderr(), fl.progress, src)
+	stats, err := compile.File(src, fl.out, compile.Options{
+		Key: fl.key, Columns: fl.columns, FoldCase: fl.foldCase,
+		OnDuplicate: fl.onDuplicate, SkipBadRows: fl.skipBadRows,
+		BuildTime: buildTime, SourceName: path, Progress: prog.update,
+	})
+	prog.done()
+	if err != nil {
+		return fmt.Errorf("compile %s: %w", path, err)
+	}
+	w := cmd.ErrOrStderr()
+	for _, e := range stats.BadRows {
+		fmt.Fprintf(w, "skipped: %v\n", e)
+	}
+	if n := stats.SkippedRows - int64(len(stats.BadRows)); n > 0 {
+		fmt.Fprintf(w, "skipped: %d more bad rows\n", n)
+	}
+	var extra []string
+	if stats.SkippedRows > 0 {
+		extra = append(extra, fmt.Sprintf("%d bad rows skipped", stats.SkippedRows))
+	}
+	if stats.Duplicates > 0 {
+		extra = append(extra, fmt.Sprintf("%d duplicate rows dropped (%s wins)", stats.Duplicates, fl.onDuplicate))
+	}
+	note := ""
+	if len(extra) > 0 {
+		note = "; " + strings.Join(extra, ", ")
+	}
+	fmt.Fprintf(w, "compiled %s: %d rows, %s, in %.2fs%s\n", fl.out, stats.Rows, humanBytes(stats.Bytes), time.Since(start).Seconds(), note)
+	return nil
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// progress draws a one-line progress report on a terminal.
+type progress struct {
+	w     io.Writer
+	on    bool
+	start time.Time
+	last  time.Time
+	src   any
+	drawn bool
+}
+
+// sizer is implemented by sources that know how far through their input
+// they are.
+type sizer interface {
+	Progress() (done, total int64)
+}
+
+func newProgress(w io.Writer, mode string, src any) *progress {
+	p := &progress{w: w, start: time.Now(), src: src}
+	switch mode {
+	case "always":
+		p.on = true
+	case "never":
+	default:
+		if f, ok := w.(*os.File); ok {
+			if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+				p.on = true
+			}
+		}
+	}
+	return p
+}
+
+func (p *progress) update(rows int64) {
+	if !p.on {
+		return
+	}
+	now := time.Now()
+	if now.Sub(p.last) < 200*time.Millisecond {
+		return
+	}
+	p.last = now
+	el := now.Sub(p.start).Seconds()
+	rate := float64(rows) / max(el, 1e-9)
+	line := fmt.Sprintf("\r%12d rows  %9.0f rows/s", rows, rate)
+	if s, ok := p.src.(sizer); ok {
+		if done, total := s.Progress(); total > 0 && done > 0 {
+			frac := float64(done) / float64(total)
+			const width = 24
+			bar := strings.Repeat("#", int(frac*width)) + strings.Repeat(".", width-int(frac*width))
+			eta := time.Duration(el/frac*(1-frac)) * time.Second
+			line += fmt.Sprintf("  [%s] %3.0f%%  ETA %s", bar, 100*frac, eta.Round(time.Second))
+		}
+	}
+	fmt.Fprint(p.w, line)
+	p.drawn = true
+}
+
+func (p *progress) done() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// errNotFound marks a key that is absent (exit status 1).
+var errNotFound = errors.New("not found")

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lutkit/lutkit/reader"
+)
+
+func newDiffCommand() *cobra.Command {
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "diff OLD NEW",
+		Short: "List the keys added, removed and changed between two tables",
+		Long: `Diff compares two .lut tables by key and prints how many keys were added,
+removed and changed (any value differs). With --limit N it also lists up
+to N keys of each kind, and for changed keys the columns that differ.
+Columns present in only one table are reported once. The exit status is 0
+whether or not the tables differ.`,
+		Example: `  lut diff customers-old.lut customers.lut
+  lut diff --limit 20 customers-old.lut customers.lut`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDiff(cmd, args[0], args[1], limit)
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 0, "list up to N keys of each kind")
+	return cmd
+}
+
+func runDiff(cmd *cobra.Command, oldPath, newPath string, limit int) error {
+	a, err := reader.Open(oldPath)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	b, err := reader.Open(newPath)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	out := cmd.OutOrStdout()
+	// Columns are compared by name.
+	var common [][2]int
+	for i, c := range a.Columns() {
+		if j := b.ColumnIndex(c); j >= 0 {
+			common = append(common, [2]int{i, j})
+		} else {
+			fmt.Fprintf(out, "column removed: %q\n", c)
+		}
+	}
+	for _, c := range b.Columns() {
+		if a.ColumnIndex(c) < 0 {
+			fmt.Fprintf(out, "column added: %q\n", c)
+		}
+	}
+	if !slices.Equal(keyNames(a), keyNames(b)) || a.FoldCase() != b.FoldCase() {
+		fmt.Fprintf(out, "key changed: %q (fold case %v) -> %q (fold case %v)\n", keyNames(a), a.FoldCase(), keyNames(b), b.FoldCase())
+	}
+	var added, removed, changed int
+	var addedKeys, removedKeys, changedLines []string
+	err = a.Records(func(v reader.View) bool {
+		w, ok := b.Lookup(v.Key())
+		if !ok {
+			removed++
+			if len(removedKeys) < limit {
+				removedKeys = append(removedKeys, string(v.Key()))
+			}
+			return true
+		}
+		var cols []string
+		for _, c := range common {
+			if !bytes.Equal(v.Col(c[0]), w.Col(c[1])) {
+				cols = append(cols, fmt.Sprintf("%s: %q -> %q", a.Columns()[c[0]], v.Col(c[0]), w.Col(c[1])))
+			}
+		}
+		if len(cols) > 0 {
+			changed++
+			if len(changedLines) < limit {
+				changedLines = append(changedLines, fmt.Sprintf("%q: %s", v.Key(), joinComma(cols)))
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	err = b.Records(func(v reader.View) bool {
+		if _, ok := a.Lookup(v.Key()); !ok {
+			added++
+			if len(addedKeys) < limit {
+				addedKeys = append(addedKeys, string(v.Key()))
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%d added, %d removed, %d changed (%d rows -> %d rows)\n", added, removed, changed, a.Rows(), b.Rows())
+	for _, k := range addedKeys {
+		fmt.Fprintf(out, "+ %q\n", k)
+	}
+	for _, k := range removedKeys {
+		fmt.Fprintf(out, "- %q\n", k)
+	}
+	for _, l := range changedLines {
+		fmt.Fprintf(out, "~ %s\n", l)
+	}
+	return nil
+}
+
+func keyNames(t *reader.Table) []string {
+	var names []string
+	for _, k := range t.KeyColumns() {
+		names = append(names, t.Columns()[k])
+	}
+	return names
+}
+
+func joinComma(s []string) string {
+	var b bytes.Buffer
+	for i, x := range s {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(x)
+	}
+	return b.String()
+}

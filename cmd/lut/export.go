@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lutkit/lutkit/compile"
+	"github.com/lutkit/lutkit/compile/source"
+	"github.com/lutkit/lutkit/reader"
+)
+
+func newExportCommand() *cobra.Command {
+	var formatName, out string
+	cmd := &cobra.Command{
+		Use:   "export TABLE [--format csv|tsv|jsonl|parquet] [-o FILE]",
+		Short: "Write a table's rows back out as CSV, TSV, JSON lines or Parquet",
+		Long: `Export writes every row of a .lut table, in the order of its source, with
+a header of the column names. Compiling an exported CSV, TSV or Parquet
+file with the same --key, --fold-case and SOURCE_DATE_EPOCH gives a
+byte-identical table.`,
+		Example: `  lut export customers.lut -o customers.csv
+  lut export customers.lut --format parquet -o customers.parquet
+  lut export customers.lut --format jsonl | head`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runExport(cmd, args[0], formatName, out)
+		},
+	}
+	cmd.Flags().StringVar(&formatName, "format", "csv", "csv, tsv, jsonl or parquet")
+	cmd.Flags().StringVarP(&out, "output", "o", "-", `output file ("-" for standard output)`)
+	return cmd
+}
+
+func runExport(cmd *cobra.Command, path, formatName, out string) error {
+	if formatName == "parquet" && out == "-" {
+		return &exitError{code: 2, msg: "export: Parquet output needs a file (-o FILE)"}
+	}
+	t, err := reader.Open(path)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	write := func(w io.Writer) (int64, error) {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		rw, err := source.NewWriter(formatName, bw, t.Columns())
+		if err != nil {
+			return 0, err
+		}
+		fields := make([][]byte, len(t.Columns()))
+		var n int64
+		var werr error
+		err = t.Records(func(v reader.View) bool {
+			for i := range fields {
+				fields[i] = v.Col(i)
+			}
+			if werr = rw.Write(fields); werr != nil {
+				return false
+			}
+			n++
+			return true
+		})
+		if err == nil {
+			err = werr
+		}
+		if err == nil {
+			err = rw.Close()
+		}
+		if err == nil {
+			err = bw.Flush()
+		}
+		return n, err
+	}
+	var n int64
+	if out == "-" {
+		n, err = write(cmd.OutOrStdout())
+	} else {
+		n, err = compile.WriteAtomic(out, func(f *os.File) (int64, error) { return write(f) })
+	}
+	if err != nil {
+		return fmt.Errorf("export %s: %w", path, err)
+	}
+	if out != "-" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "exported %d rows to %s\n", n, out)
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lutkit/lutkit/format"
+	"github.com/lutkit/lutkit/reader"
+)
+
+func newInspectCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "inspect TABLE",
+		Short: "Print a table's header, schema, sections and build information",
+		Example: `  lut inspect customers.lut
+  lut inspect --json customers.lut | jq .rows`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if isMMDBFile(args[0]) {
+				return runInspectMMDB(cmd, args[0], asJSON)
+			}
+			return runInspect(cmd, args[0], asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+type inspectSection struct {
+	Name     string `json:"name"`
+	Offset   uint64 `json:"offset"`
+	Length   uint64 `json:"length"`
+	Checksum string `json:"checksum"`
+}
+
+type inspectInfo struct {
+	Path       string           `json:"path"`
+	Format     string           `json:"format"`
+	Version    string           `json:"version"`
+	Rows       int              `json:"rows"`
+	Columns    []string         `json:"columns"`
+	Key        []string         `json:"key"`
+	FoldCase   bool             `json:"fold_case"`
+	Size       int64            `json:"size"`
+	BuildTime  string           `json:"build_time,omitempty"`
+	Seed       string           `json:"hash_seed"`
+	HashBits   float64          `json:"hash_bits_per_key"`
+	Meta       reader.Meta      `json:"meta"`
+	Sections   []inspectSection `json:"sections"`
+	BytesPerRow float64         `json:"bytes_per_row"`
+}
+
+func runInspect(cmd *cobra.Command, path string, asJSON bool) error {
+	t, err := reader.Open(path)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	h := t.Header()
+	info := inspectInfo{
+		Path: path, Format: "lut", Version: fmt.Sprintf("%d.%d", h.Major, h.Minor),
+		Rows: t.Rows(), Columns: t.Columns(), FoldCase: t.FoldCase(), Size: t.Size(),
+		Seed: fmt.Sprintf("%#x", h.Seed), Meta: t.Meta(),
+	}
+	for _, k := range t.KeyColumns() {
+		info.Key = append(info.Key, t.Columns()[k])
+	}
+	if bt := t.BuildTime(); !bt.IsZero() {
+		info.BuildTime = bt.Format(time.RFC3339)
+	}
+	for _, s := range t.Sections() {
+		info.Sections = append(info.Sections, inspectSection{format.SectionName(s.Kind), s.Off, s.Len, fmt.Sprintf("%016x", s.Checksum)})
+		if s.Kind == format.SectionMPHF && t.Rows() > 0 {
+			info.HashBits = float64(8*s.Len) / float64(t.Rows())
+		}
+	}
+	if t.Rows() > 0 {
+		info.BytesPerRow = float64(t.Size()) / float64(t.Rows())
+	}
+	out := cmd.OutOrStdout()
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(info)
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "file:\t%s (.lut version %s, %s)\n", path, info.Version, humanBytes(info.Size))
+	fmt.Fprintf(tw, "rows:\t%d (%.1f bytes per row)\n", info.Rows, info.BytesPerRow)
+	fmt.Fprintf(tw, "columns:\t%d: %q\n", len(info.Columns), info.Columns)
+	fmt.Fprintf(tw, "key:\t%q (fold case: %v)\n", info.Key, info.FoldCase)
+	bt := info.BuildTime
+	if bt == "" {
+		bt = "not recorded (set SOURCE_DATE_EPOCH when compiling)"
+	}
+	fmt.Fprintf(tw, "built:\t%s by %s\n", bt, info.Meta.Writer)
+	fmt.Fprintf(tw, "source:\t%d rows read, %d bad rows skipped, %d duplicates dropped (on duplicate: %s)\n",
+		info.Meta.SourceRows, info.Meta.SkippedRows, info.Meta.Duplicates, info.Meta.OnDuplicate)
+	fmt.Fprintf(tw, "hash:\txxh3-64, seed %s, perfect hash %.2f bits/key\n", info.Seed, info.HashBits)
+	fmt.Fprintf(tw, "sections:\n")
+	for _, s := range info.Sections {
+		fmt.Fprintf(tw, "  %s\toffset %d\tlength %d\txxh3 %s\n", s.Name, s.Offset, s.Length, s.Checksum)
+	}
+	return tw.Flush()
+}

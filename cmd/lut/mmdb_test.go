@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runLut(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := newRootCommand()
+	var out, errb bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), errb.String(), err
+}
+
+func TestMMDBCommands(t *testing.T) {
+	dir := t.TempDir()
+	sites := filepath.Join(dir, "sites.csv")
+	os.WriteFile(sites, []byte("cidr,site,lat,lon\n10.20.0.0/16,HQ,52.5,13.4\n2001:db8::/32,HQ6,52.5,13.4\n"), 0o644)
+	iocs := filepath.Join(dir, "iocs.txt")
+	os.WriteFile(iocs, []byte("# list\n10.20.3.4\n"), 0o644)
+	out := filepath.Join(dir, "assets.mmdb")
+	_, stderr, err := runLut(t, "compile", "--out", out, "--profile", "city", "--database-type", "Acme-Internal-City",
+		"--network", "cidr", "--field", "city.names.en=site", "--field", "location.latitude=lat",
+		"--field", "location.longitude=lon", "--build-epoch", "1700000000", sites, "--ioc", "feodo="+iocs)
+	if err != nil {
+		t.Fatalf("compile: %v\n%s", err, stderr)
+	}
+	if !isMMDBFile(out) || isMMDBFile(sites) {
+		t.Fatal("isMMDBFile wrong")
+	}
+	stdout, _, err := runLut(t, "get", out, "10.20.3.4", "2001:db8::1")
+	if err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("get printed %q", stdout)
+	}
+	var first struct {
+		IP, Network string
+		Record      map[string]any
+	}
+	json.Unmarshal([]byte(lines[0]), &first)
+	threat, _ := first.Record["x_internal"].(map[string]any)["threat"].(map[string]any)
+	if first.Network != "10.20.3.4/32" || threat["list"] != "feodo" || threat["ioc"] != true {
+		t.Fatalf("get: %s", lines[0])
+	}
+	_, _, err = runLut(t, "get", out, "8.8.8.8", "10.20.0.1")
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 1 {
+		t.Fatalf("missing address: err = %v", err)
+	}
+	_, _, err = runLut(t, "get", out, "not-an-ip")
+	if !errors.As(err, &ee) || ee.code != 2 {
+		t.Fatalf("bad address: err = %v", err)
+	}
+	stdout, _, err = runLut(t, "inspect", out)
+	if err != nil || !strings.Contains(stdout, "Acme-Internal-City") || !strings.Contains(stdout, "2023-11-14") {
+		t.Fatalf("inspect: %v %s", err, stdout)
+	}
+	stdout, _, err = runLut(t, "inspect", "--json", out)
+	if err != nil || !strings.Contains(stdout, `"record_size": 28`) {
+		t.Fatalf("inspect --json: %v %s", err, stdout)
+	}
+	stdout, _, err = runLut(t, "verify", out)
+	if err != nil || !strings.Contains(stdout, "ok") {
+		t.Fatalf("verify: %v %s", err, stdout)
+	}
+	// A headerless range file, with --columns naming the columns.
+	asn := filepath.Join(dir, "asn.csv")
+	os.WriteFile(asn, []byte("1.0.0.0,1.0.0.255,13335,\"Cloudflare, Inc.\"\n1.0.4.0,1.0.7.255,38803,Gtelecom\n"), 0o644)
+	asnOut := filepath.Join(dir, "asn.mmdb")
+	_, stderr, err = runLut(t, "compile", "--out", asnOut, "--range", "ip_range_start,ip_range_end",
+		"--columns", "ip_range_start,ip_range_end,autonomous_system_number,autonomous_system_organization", asn)
+	if err != nil {
+		t.Fatalf("compile asn: %v\n%s", err, stderr)
+	}
+	stdout, _, err = runLut(t, "get", asnOut, "1.0.5.1")
+	if err != nil || !strings.Contains(stdout, `"autonomous_system_number":38803`) || !strings.Contains(stdout, `"network":"1.0.4.0/22"`) {
+		t.Fatalf("get asn: %v %s", err, stdout)
+	}
+}

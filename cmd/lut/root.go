@@ -1,0 +1,52 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+// exitError carries a specific exit status (1: a key was not found or a
+// check failed; 2: usage or I/O errors).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "lut",
+		Short: "Compile and inspect precompiled lookup tables for log enrichment",
+		Long: `lut compiles tables (CSV/TSV, SQLite, Parquet, Arrow) into immutable,
+memory-mapped .lut files, and IP ranges, CIDR lists and MMDB files into
+custom .mmdb files, then looks keys up in them and checks them.
+
+A typical flow:
+
+  lut compile --key Index --out customers.lut customers.csv
+  lut get customers.lut 42
+  lut verify customers.lut
+  lut build tables.yaml --out dist/
+
+Exit status: 0 on success, 1 when a key is not found or a check fails,
+2 on usage or I/O errors.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(
+		newCompileCommand(),
+		newGetCommand(),
+		newInspectCommand(),
+		newVerifyCommand(),
+		newExportCommand(),
+		newDiffCommand(),
+	)
+	for _, extra := range extraCommands {
+		root.AddCommand(extra())
+	}
+	return root
+}
+
+// extraCommands lets other files of this package register commands
+// (lut build) without editing the list above.
+var extraCommands []func() *cobra.Command

@@ -1,0 +1,609 @@
+// Package compile turns tabular sources into .lut tables: it reads rows
+// from a source.Reader, validates them, and writes the table file in one
+// streaming pass with bounded memory (24 bytes per row plus the perfect
+// hash under construction; row data goes straight to the output file).
+//
+// The output is deterministic: the same rows and options give the same
+// bytes. Files are written atomically: a temporary file in the target
+// directory, fsync, rename, fsync of the directory.
+package compile
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/lutkit/lutkit/compile/source"
+	"github.com/lutkit/lutkit/format"
+)
+
+// Version is the writer version recorded in every table's META section.
+const Version = "lutkit 0.1.0"
+
+// DefaultSeed is the first hash seed tried.
+const DefaultSeed = 0x6c75746b69740001
+
+// Duplicate policies.
+const (
+	DuplicateError = "error" // a repeated key fails the compile, naming both lines
+	DuplicateFirst = "first" // the first row with a key wins
+	DuplicateLast  = "last"  // the last row with a key wins
+)
+
+// Options control a compile. The zero value is not valid: Key is required.
+type Options struct {
+	// Key names the key column, or several for a composite key (their
+	// values joined by format.KeySeparator). Required.
+	Key []string
+	// Columns lists the columns to store, in order. Empty means all the
+	// source's columns. Key columns need not be stored.
+	Columns []string
+	// FoldCase case-folds keys at compile time; lookups fold the same way.
+	FoldCase bool
+	// OnDuplicate is DuplicateError (the default when empty),
+	// DuplicateFirst or DuplicateLast.
+	OnDuplicate string
+	// SkipBadRows counts and skips rows with the wrong number of fields or
+	// invalid UTF-8 instead of failing. Skipped rows are reported in Stats
+	// and in the META section, never silently.
+	SkipBadRows bool
+	// BuildTime is recorded in the header. Zero means none is recorded,
+	// which keeps output reproducible; see BuildTimeFromEnv.
+	BuildTime time.Time
+	// Seed is the first hash seed tried. Zero means DefaultSeed.
+	Seed uint64
+	// Progress, if set, is called about every 65536 rows with the rows
+	// read so far, and once at the end.
+	Progress func(rows int64)
+	// SourceName names the source in row errors (the file name).
+	SourceName string
+	// MaxBadRowErrors is how many skipped-row errors Stats keeps (the
+	// count covers all of them). Zero means 20.
+	MaxBadRowErrors int
+}
+
+// Stats describes a finished compile.
+type Stats struct {
+	Rows        int64 // rows in the table
+	SourceRows  int64 // rows read from the source
+	SkippedRows int64 // bad rows skipped with SkipBadRows
+	Duplicates  int64 // rows dropped by OnDuplicate first/last
+	BadRows     []error
+	Bytes       int64 // size of the table file
+	Seed        uint64
+}
+
+// BuildTimeFromEnv returns the time given by SOURCE_DATE_EPOCH, or the zero
+// time when it is unset.
+func BuildTimeFromEnv() (time.Time, error) {
+	v := os.Getenv("SOURCE_DATE_EPOCH")
+	if v == "" {
+		return time.Time{}, nil
+	}
+	sec, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q is not a number of seconds", v)
+	}
+	return time.Unix(sec, 0).UTC(), nil
+}
+
+// Meta is the content of the META section (JSON).
+type Meta struct {
+	Writer      string   `json:"writer"`
+	Key         []string `json:"key"`
+	FoldCase    bool     `json:"fold_case"`
+	OnDuplicate string   `json:"on_duplicate"`
+	SourceRows  int64    `json:"source_rows"`
+	SkippedRows int64    `json:"skipped_rows"`
+	Duplicates  int64    `json:"duplicates"`
+}
+
+type entry struct {
+	hash uint64
+	off  uint64 // record offset in DATA
+	line int64  // source line of the row
+}
+
+// File compiles src into a table at path, atomically: on any error, and if
+// the process dies, nothing is left at path (a stale temporary file named
+// .path.tmp-* may remain after a crash).
+func File(src source.Reader, path string, opts Options) (*Stats, error) {
+	return WriteAtomic(path, func(f *os.File) (*Stats, error) { return Write(src, f, opts) })
+}
+
+// WriteAtomic creates a temporary file next to path, lets write fill it,
+// then fsyncs it, renames it to path and fsyncs the directory.
+func WriteAtomic[T any](path string, write func(*os.File) (T, error)) (T, error) {
+	var zero T
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return zero, err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	res, err := write(f)
+	if err != nil {
+		return zero, err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return zero, err
+	}
+	if err := f.Sync(); err != nil {
+		return zero, fmt.Errorf("syncing %s: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		return zero, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return zero, err
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return res, nil
+}
+
+// countingWriter tracks the offset and checksum of the section being
+// written.
+type countingWriter struct {
+	w   *bufio.Writer
+	off uint64
+	sum *xxh3.Hasher
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.off += uint64(n)
+	if c.sum != nil {
+		c.sum.Write(p[:n])
+	}
+	return n, err
+}
+
+func (c *countingWriter) pad() error {
+	n := (format.SectionAlign - c.off%format.SectionAlign) % format.SectionAlign
+	_, err := c.Write(make([]byte, n))
+	return err
+}
+
+// Write compiles src into f, which must be empty and is left open. It
+// writes f sequentially, then rewrites the header at offset 0.
+func Write(src source.Reader, f *os.File, opts Options) (*Stats, error) {
+	c, err := newCompiler(src, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.run(f)
+}
+
+type compiler struct {
+	src     source.Reader
+	opts    Options
+	cols    []string // stored columns
+	colIdx  []int    // source index of each stored column
+	keyIdx  []int    // source index of each key column
+	nsrc    int
+	entries []entry
+	stats   Stats
+}
+
+func newCompiler(src source.Reader, opts Options) (*compiler, error) {
+	if len(opts.Key) == 0 {
+		return nil, errors.New("no key column given (use --key)")
+	}
+	switch opts.OnDuplicate {
+	case "":
+		opts.OnDuplicate = DuplicateError
+	case DuplicateError, DuplicateFirst, DuplicateLast:
+	default:
+		return nil, fmt.Errorf("unknown duplicate policy %q (want error, first or last)", opts.OnDuplicate)
+	}
+	if opts.Seed == 0 {
+		opts.Seed = DefaultSeed
+	}
+	if opts.MaxBadRowErrors == 0 {
+		opts.MaxBadRowErrors = 20
+	}
+	srcCols := src.Columns()
+	index := make(map[string]int, len(srcCols))
+	for i, c := range srcCols {
+		index[c] = i
+	}
+	find := func(name, what string) (int, error) {
+		if i, ok := index[name]; ok {
+			return i, nil
+		}
+		return 0, fmt.Errorf("%s column %q is not in the source (columns: %s)", what, name, strings.Join(srcCols, ", "))
+	}
+	c := &compiler{src: src, opts: opts, nsrc: len(srcCols)}
+	for _, k := range opts.Key {
+		i, err := find(k, "key")
+		if err != nil {
+			return nil, err
+		}
+		c.keyIdx = append(c.keyIdx, i)
+	}
+	if len(opts.Columns) == 0 {
+		c.cols = slices.Clone(srcCols)
+		for i := range srcCols {
+			c.colIdx = append(c.colIdx, i)
+		}
+	} else {
+		seen := map[string]bool{}
+		for _, name := range opts.Columns {
+			if seen[name] {
+				return nil, fmt.Errorf("column %q is listed twice in --columns", name)
+			}
+			seen[name] = true
+			i, err := find(name, "")
+			if err != nil {
+				return nil, err
+			}
+			c.cols = append(c.cols, name)
+			c.colIdx = append(c.colIdx, i)
+		}
+	}
+	if len(c.cols) == 0 {
+		return nil, errors.New("the table would have no columns")
+	}
+	return c, nil
+}
+
+// key builds the normalised key of a row into dst.
+func (c *compiler) key(dst []byte, fields [][]byte) ([]byte, error) {
+	for i, k := range c.keyIdx {
+		v := fields[k]
+		if len(c.keyIdx) > 1 {
+			if bytes.IndexByte(v, format.KeySeparator) >= 0 {
+				return nil, fmt.Errorf("key column %q contains the byte 0x1f, which separates composite key parts", c.opts.Key[i])
+			}
+			if i > 0 {
+				dst = append(dst, format.KeySeparator)
+			}
+		}
+		if c.opts.FoldCase {
+			dst = format.FoldKey(dst, v)
+		} else {
+			dst = append(dst, v...)
+		}
+	}
+	return dst, nil
+}
+
+func (c *compiler) badRow(err error) error {
+	var re *source.RowError
+	if !c.opts.SkipBadRows || !errors.As(err, &re) {
+		return err
+	}
+	c.stats.SkippedRows++
+	if len(c.stats.BadRows) < c.opts.MaxBadRowErrors {
+		c.stats.BadRows = append(c.stats.BadRows, err)
+	}
+	return nil
+}
+
+func (c *compiler) run(f *os.File) (*Stats, error) {
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w := &countingWriter{w: bw}
+	var sections []format.Section
+	// Header placeholder, rewritten at the end.
+	if _, err := w.Write(make([]byte, format.HeaderSize)); err != nil {
+		return nil, err
+	}
+	section := func(kind uint32, body func() error) error {
+		if err := w.pad(); err != nil {
+			return err
+		}
+		start := w.off
+		w.sum = xxh3.New()
+		if err := body(); err != nil {
+			return fmt.Errorf("writing %s section: %w", format.SectionName(kind), err)
+		}
+		sections = append(sections, format.Section{Kind: kind, Off: start, Len: w.off - start, Checksum: w.sum.Sum64()})
+		w.sum = nil
+		return nil
+	}
+	// Key columns are addressed by their index among the stored columns.
+	schema := &format.Schema{Columns: c.cols}
+	for _, k := range c.opts.Key {
+		i := slices.Index(c.cols, k)
+		if i < 0 {
+			return nil, fmt.Errorf("key column %q must be among the stored columns (add it to --columns)", k)
+		}
+		schema.Key = append(schema.Key, i)
+	}
+	if err := section(format.SectionSchema, func() error {
+		_, err := w.Write(format.AppendSchema(nil, schema))
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	dataStart := uint64(0)
+	if err := section(format.SectionData, func() error {
+		dataStart = w.off
+		return c.writeData(w, dataStart)
+	}); err != nil {
+		return nil, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	dataLen := w.off - dataStart
+	if err := c.dedupe(f, dataStart, dataLen); err != nil {
+		return nil, err
+	}
+	// Build the perfect hash. Entries are sorted by hash, so the hashes are
+	// passed in sorted order.
+	hashes := make([]uint64, len(c.entries))
+	var rehashErr error
+	mphf, seed, err := format.BuildMPHFRetry(c.opts.Seed, func(seed uint64) []uint64 {
+		if seed != c.opts.Seed && rehashErr == nil {
+			rehashErr = c.rehash(f, dataStart, dataLen, seed)
+		}
+		for i, e := range c.entries {
+			hashes[i] = e.hash
+		}
+		return hashes
+	})
+	hashes = nil
+	if err != nil {
+		return nil, err
+	}
+	if rehashErr != nil {
+		return nil, rehashErr
+	}
+	c.stats.Seed = seed
+	if err := section(format.SectionMPHF, func() error {
+		_, err := w.Write(mphf.AppendTo(make([]byte, 0, mphf.Size())))
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := section(format.SectionSlots, func() error {
+		slots := make([]byte, 8*len(c.entries))
+		for _, e := range c.entries {
+			pos := mphf.Index(e.hash)
+			binary.LittleEndian.PutUint64(slots[8*pos:], format.Slot(e.off, format.Fingerprint(e.hash)))
+		}
+		_, err := w.Write(slots)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	c.stats.Rows = int64(len(c.entries))
+	meta := Meta{
+		Writer: Version, Key: c.opts.Key, FoldCase: c.opts.FoldCase, OnDuplicate: c.opts.OnDuplicate,
+		SourceRows: c.stats.SourceRows, SkippedRows: c.stats.SkippedRows, Duplicates: c.stats.Duplicates,
+	}
+	if err := section(format.SectionMeta, func() error {
+		b, err := json.Marshal(meta)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := w.pad(); err != nil {
+		return nil, err
+	}
+	tableOff := w.off
+	var table []byte
+	for _, s := range sections {
+		table = format.AppendSection(table, s)
+	}
+	footer := binary.LittleEndian.AppendUint64(nil, tableOff)
+	footer = append(footer, format.EndMagic...)
+	if _, err := w.Write(table); err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(footer); err != nil {
+		return nil, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	h := format.Header{
+		Major: format.MajorVersion, Minor: format.MinorVersion,
+		Columns: uint32(len(c.cols)), Rows: uint64(len(c.entries)), Seed: seed,
+		SectionsOff: tableOff, SectionCount: uint32(len(sections)), HashAlgorithm: format.HashXXH3,
+		FileSize: w.off, SectionsSum: xxh3.Hash(table),
+	}
+	if c.opts.FoldCase {
+		h.Incompat |= format.FeatureFoldCase
+	}
+	if !c.opts.BuildTime.IsZero() {
+		h.BuildTime = c.opts.BuildTime.Unix()
+	}
+	hb := make([]byte, format.HeaderSize)
+	h.Encode(hb)
+	if _, err := f.WriteAt(hb, 0); err != nil {
+		return nil, err
+	}
+	c.stats.Bytes = int64(w.off)
+	return &c.stats, nil
+}
+
+// writeData streams the records of every row.
+func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
+	var (
+		keyBuf []byte
+		rec    []byte
+		values = make([][]byte, len(c.colIdx))
+	)
+	for {
+		fields, err := c.src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if err := c.badRow(err); err != nil {
+				return err
+			}
+			continue
+		}
+		c.stats.SourceRows++
+		if c.opts.Progress != nil && c.stats.SourceRows&0xffff == 0 {
+			c.opts.Progress(c.stats.SourceRows)
+		}
+		line := c.src.Line()
+		if len(fields) != c.nsrc {
+			return fmt.Errorf("row at line %d has %d fields, want %d", line, len(fields), c.nsrc)
+		}
+		keyBuf, err = c.key(keyBuf[:0], fields)
+		if err != nil {
+			if err := c.badRow(&source.RowError{File: c.opts.SourceName, Line: line, Msg: err.Error()}); err != nil {
+				return err
+			}
+			continue
+		}
+		for i, s := range c.colIdx {
+			values[i] = fields[s]
+		}
+		off := w.off - dataStart
+		if off >= format.MaxDataSize {
+			return fmt.Errorf("table data exceeds %d GiB, the largest a table addresses", format.MaxDataSize>>30)
+		}
+		rec = format.AppendRecord(rec[:0], keyBuf, values)
+		if _, err := w.Write(rec); err != nil {
+			return err
+		}
+		c.entries = append(c.entries, entry{hash: format.HashKey(keyBuf, c.opts.Seed), off: off, line: line})
+	}
+	if c.opts.Progress != nil {
+		c.opts.Progress(c.stats.SourceRows)
+	}
+	return nil
+}
+
+// readRecord reads the record at off of the DATA section back from f.
+func readRecord(f *os.File, dataStart, dataLen, off uint64, cols int, buf []byte) (format.Record, error) {
+	// Records are short; read the header first, then the rest.
+	n := min(uint64(4096), dataLen-off)
+	buf = slices.Grow(buf[:0], int(n))[:n]
+	if _, err := f.ReadAt(buf, int64(dataStart+off)); err != nil {
+		return format.Record{}, err
+	}
+	if r, ok := format.ParseRecord(buf, 0, cols); ok {
+		return r, nil
+	}
+	buf = slices.Grow(buf[:0], int(dataLen-off))[:dataLen-off]
+	if _, err := f.ReadAt(buf, int64(dataStart+off)); err != nil {
+		return format.Record{}, err
+	}
+	r, ok := format.ParseRecord(buf, 0, cols)
+	if !ok {
+		return format.Record{}, fmt.Errorf("internal error: cannot read back the record at %d (this is a bug)", off)
+	}
+	return r, nil
+}
+
+// dedupe sorts the entries by hash and resolves duplicate keys: entries
+// with equal hashes are compared by key, read back from the file.
+func (c *compiler) dedupe(f *os.File, dataStart, dataLen uint64) error {
+	slices.SortFunc(c.entries, func(a, b entry) int {
+		return cmp.Or(cmp.Compare(a.hash, b.hash), cmp.Compare(a.line, b.line))
+	})
+	var bufA, bufB []byte
+	out := c.entries[:0]
+	for i := 0; i < len(c.entries); {
+		j := i + 1
+		for j < len(c.entries) && c.entries[j].hash == c.entries[i].hash {
+			j++
+		}
+		if j == i+1 {
+			out = append(out, c.entries[i])
+			i = j
+			continue
+		}
+		// A run of equal hashes: group equal keys (almost always all of
+		// them; distinct keys with one hash are handled by a reseed).
+		run := c.entries[i:j]
+		kept := make([]bool, len(run))
+		for a := range run {
+			ra, err := readRecord(f, dataStart, dataLen, run[a].off, len(c.cols), bufA)
+			if err != nil {
+				return err
+			}
+			bufA = ra.Bytes()
+			winner := a
+			dup := false
+			for b := range run {
+				if b == a {
+					continue
+				}
+				rb, err := readRecord(f, dataStart, dataLen, run[b].off, len(c.cols), bufB)
+				if err != nil {
+					return err
+				}
+				bufB = rb.Bytes()
+				if !bytes.Equal(ra.Key(), rb.Key()) {
+					continue
+				}
+				dup = true
+				if c.opts.OnDuplicate == DuplicateError {
+					first, second := run[a].line, run[b].line
+					if first > second {
+						first, second = second, first
+					}
+					return fmt.Errorf("duplicate key %q at lines %d and %d (use --on-duplicate first|last to keep one)", ra.Key(), first, second)
+				}
+				if (c.opts.OnDuplicate == DuplicateFirst) == (run[b].line < run[winner].line) {
+					winner = b
+				}
+			}
+			if winner == a {
+				kept[a] = true
+			} else if dup {
+				c.stats.Duplicates++
+			}
+		}
+		for a := range run {
+			if kept[a] {
+				out = append(out, run[a])
+			}
+		}
+		i = j
+	}
+	c.entries = out
+	return nil
+}
+
+// rehash recomputes every entry's hash under seed, reading the keys back
+// from the file. Entries keep their order by offset afterwards.
+func (c *compiler) rehash(f *os.File, dataStart, dataLen uint64, seed uint64) error {
+	var buf []byte
+	for i := range c.entries {
+		r, err := readRecord(f, dataStart, dataLen, c.entries[i].off, len(c.cols), buf)
+		if err != nil {
+			return err
+		}
+		buf = r.Bytes()
+		c.entries[i].hash = format.HashKey(r.Key(), seed)
+	}
+	slices.SortFunc(c.entries, func(a, b entry) int { return cmp.Compare(a.hash, b.hash) })
+	return nil
+}

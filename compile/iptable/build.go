@@ -1,0 +1,149 @@
+package iptable
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// Compile builds an MMDB from sources (in layering order), writes it
+// atomically to out and checks it. On any error out is left untouched.
+func Compile(out string, opts Options, sources []Source) (*Stats, error) {
+	start := time.Now()
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	if len(sources) == 0 {
+		return nil, errors.New("no sources")
+	}
+	warnings, err := checkDatabaseType(&opts)
+	if err != nil {
+		return nil, err
+	}
+	st := &Stats{Path: out, Profile: opts.Profile, DatabaseType: opts.DatabaseType,
+		BuildEpoch: opts.BuildEpoch, Warnings: warnings}
+	w, err := newTreeWriter(&opts)
+	if err != nil {
+		return nil, err
+	}
+	var fixer *locationFixer
+	if opts.Profile == ProfileCity {
+		fixer = &locationFixer{}
+		if opts.DefaultLocation != nil {
+			fixer.lat, fixer.lon = opts.DefaultLocation[0], opts.DefaultLocation[1]
+		}
+		w.fix = fixer.fix
+	}
+	var entries []entry
+	for i := range sources {
+		src := &sources[i]
+		entries = entries[:0]
+		emit := func(e entry) error {
+			if opts.IPVersion == 4 && !e.prefix.Addr().Is4() {
+				return fmt.Errorf("%s: IPv6 network %s in an IPv4 database", describe(src, e.line), e.prefix)
+			}
+			entries = append(entries, e)
+			return nil
+		}
+		var rows int
+		switch src.Kind {
+		case CSVRanges, CSVNetworks:
+			rows, err = readCSV(&opts, src, emit)
+		case List:
+			rows, err = readList(&opts, src, emit)
+		case Base:
+			rows, _, err = readBase(src, emit)
+		default:
+			err = fmt.Errorf("%s: unknown source kind %d", src.Path, src.Kind)
+		}
+		if err != nil {
+			return nil, err
+		}
+		// Less specific first, so that within a source the more specific
+		// network wins; equal networks keep file order (later row wins).
+		slices.SortStableFunc(entries, func(a, b entry) int { return a.depth() - b.depth() })
+		for j := range entries {
+			e := &entries[j]
+			if err := w.insert(e.prefix, e.value, src.Merge); err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", describe(src, e.line), e.prefix, err)
+			}
+			e.value = nil
+		}
+		st.Sources = append(st.Sources, SourceStats{Path: src.Path, Rows: rows, Networks: len(entries)})
+	}
+	entries = nil
+	size, err := writeAtomic(out, func(f *os.File) error {
+		bw := bufio.NewWriterSize(f, 1<<20)
+		if _, err := w.writeTo(bw); err != nil {
+			return err
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			return err
+		}
+		nodes, err := Check(f.Name(), opts.Profile)
+		st.Nodes = nodes
+		if err != nil {
+			return fmt.Errorf("self-check of the new file failed: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	st.Size = size
+	if fixer != nil {
+		st.DefaultedLocations = fixer.defaulted
+	}
+	st.Elapsed = time.Since(start)
+	return st, nil
+}
+
+// writeAtomic creates a temporary file next to path, lets write fill (and
+// check) it, then renames it over path and syncs the directory.
+func writeAtomic(path string, write func(*os.File) error) (int64, error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return 0, err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err := write(f); err != nil {
+		return 0, err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if err := f.Close(); err != nil {
+		return 0, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return 0, err
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		serr := d.Sync()
+		d.Close()
+		if serr != nil {
+			return 0, fmt.Errorf("syncing %s: %w", dir, serr)
+		}
+	}
+	return fi.Size(), nil
+}

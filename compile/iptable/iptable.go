@@ -1,0 +1,272 @@
+// Package iptable compiles IP-keyed sources (CSV ranges, CSV networks,
+// address lists and existing MMDB files) into one MaxMind DB file that
+// Logstash's geoip filter, Elasticsearch's geoip processor and MaxMind
+// readers can load.
+//
+// # Layering
+//
+// Sources are applied in the order given. Within one source the more
+// specific network wins where networks overlap (equal networks: the later
+// row wins). Across sources a later source wins over an earlier one wherever
+// they overlap, whatever the prefix lengths, combined with the earlier data
+// as its Merge mode says: Replace drops the earlier record, MergeTop replaces
+// top-level keys, MergeDeep merges maps recursively (arrays element by
+// element).
+//
+// # Profiles
+//
+// ProfileCity and ProfileASN write the record shapes and exact value types
+// the Java GeoIP2 reader (used by Logstash and Elasticsearch) expects, keep
+// custom fields under one top-level key (Options.CustomKey), and in city
+// files always give a location. ProfileCustom writes records as mapped.
+//
+// # Output
+//
+// Compile writes to a temporary file in the target directory, checks it
+// (see Check), and renames it into place; the same inputs and build epoch
+// give the same bytes.
+package iptable
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Profile selects the record shape and metadata conventions.
+type Profile string
+
+// Profiles.
+const (
+	ProfileCustom Profile = "custom"
+	ProfileCity   Profile = "city"
+	ProfileASN    Profile = "asn"
+	// ProfileAuto (only for Check) picks city or asn from the database
+	// type, else custom.
+	ProfileAuto Profile = ""
+)
+
+// ParseProfile parses "city", "asn" or "custom".
+func ParseProfile(s string) (Profile, error) {
+	switch p := Profile(strings.ToLower(s)); p {
+	case ProfileCity, ProfileASN, ProfileCustom:
+		return p, nil
+	}
+	return "", fmt.Errorf("unknown profile %q (want city, asn or custom)", s)
+}
+
+// Merge says how a source's record combines with data already present for
+// the same addresses.
+type Merge int
+
+// Merge modes.
+const (
+	Replace   Merge = iota // the new record replaces the old one
+	MergeTop               // top-level keys of the new record replace the old ones
+	MergeDeep              // maps merge recursively; arrays element by element
+)
+
+// ParseMerge parses "replace", "top" or "deep".
+func ParseMerge(s string) (Merge, error) {
+	switch strings.ToLower(s) {
+	case "replace":
+		return Replace, nil
+	case "top", "top-level", "toplevel":
+		return MergeTop, nil
+	case "deep":
+		return MergeDeep, nil
+	}
+	return 0, fmt.Errorf("unknown merge mode %q (want replace, top or deep)", s)
+}
+
+func (m Merge) String() string {
+	switch m {
+	case MergeTop:
+		return "top"
+	case MergeDeep:
+		return "deep"
+	}
+	return "replace"
+}
+
+// SourceKind is the shape of a source file.
+type SourceKind int
+
+// Source kinds.
+const (
+	// CSVRanges: one row per inclusive range, StartColumn and EndColumn
+	// holding addresses or integers.
+	CSVRanges SourceKind = iota
+	// CSVNetworks: one row per network, NetworkColumn holding a CIDR or a
+	// single address.
+	CSVNetworks
+	// List: one address, CIDR or start-end range per line; "#" and ";"
+	// start comments. Records are the source's constants.
+	List
+	// Base: an existing MMDB whose networks and records are copied.
+	Base
+)
+
+// Source is one input of a build. CSV and list files may be gzip
+// compressed (name ending in .gz).
+type Source struct {
+	Kind SourceKind
+	Path string
+	// Columns names the columns of a CSV file without a header row. Empty
+	// means the first row is the header.
+	Columns []string
+	// Delimiter is the CSV field delimiter (default ',').
+	Delimiter rune
+	// StartColumn and EndColumn name the range columns (CSVRanges).
+	StartColumn, EndColumn string
+	// NetworkColumn names the CIDR column (CSVNetworks).
+	NetworkColumn string
+	// Family is 4 or 6 to read integer range bounds as IPv4 or IPv6; 0
+	// means IPv4 when both bounds fit in 32 bits.
+	Family int
+	// Fields map columns to record fields. Empty means every column other
+	// than the range or network columns, under its own name.
+	Fields []Field
+	// Set adds constant fields to every record of the source.
+	Set []Constant
+	// Merge combines the source's records with earlier sources' data.
+	Merge Merge
+}
+
+// Options configure a build.
+type Options struct {
+	Profile Profile
+	// DatabaseType is the metadata database_type. Empty means
+	// "Lutkit-City", "Lutkit-ASN" or "Lutkit-Custom" by profile.
+	DatabaseType string
+	// Description is the English description (default names the profile).
+	Description string
+	// Languages default to ["en"].
+	Languages []string
+	// IPVersion is 6 (default; IPv4 data sits under ::/96 with the usual
+	// aliases) or 4.
+	IPVersion int
+	// RecordSize is 24, 28 (default) or 32 bits.
+	RecordSize int
+	// BuildEpoch is the build time in Unix seconds. 0 means
+	// SOURCE_DATE_EPOCH from the environment, else the current time.
+	BuildEpoch int64
+	// CustomKey is the top-level key holding fields outside the profile's
+	// schema (city and asn profiles). Default "x_internal".
+	CustomKey string
+	// DefaultLocation is the latitude and longitude given to city records
+	// that have none (Logstash drops city results without a location).
+	// Nil means 0,0.
+	DefaultLocation *[2]float64
+}
+
+// Stats describe a finished build.
+type Stats struct {
+	Path         string
+	DatabaseType string
+	Profile      Profile
+	Sources      []SourceStats
+	Nodes        int
+	Size         int64
+	BuildEpoch   int64
+	// DefaultedLocations counts city records given the default location.
+	DefaultedLocations int
+	Warnings           []string
+	Elapsed            time.Duration
+}
+
+// SourceStats count what one source contributed.
+type SourceStats struct {
+	Path     string
+	Rows     int // rows, lines or base networks read
+	Networks int // networks inserted
+}
+
+// RowError names the file, line and (when one field is at fault) column of
+// a bad input row.
+type RowError struct {
+	File   string
+	Line   int
+	Column int
+	Err    error
+}
+
+func (e *RowError) Error() string {
+	if e.Column > 0 {
+		return fmt.Sprintf("%s:%d:%d: %v", e.File, e.Line, e.Column, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+}
+
+func (e *RowError) Unwrap() error { return e.Err }
+
+func (o *Options) setDefaults() error {
+	if o.Profile == ProfileAuto {
+		o.Profile = ProfileCustom
+	}
+	if _, err := ParseProfile(string(o.Profile)); err != nil {
+		return err
+	}
+	if o.DatabaseType == "" {
+		switch o.Profile {
+		case ProfileCity:
+			o.DatabaseType = "Lutkit-City"
+		case ProfileASN:
+			o.DatabaseType = "Lutkit-ASN"
+		default:
+			o.DatabaseType = "Lutkit-Custom"
+		}
+	}
+	if o.Description == "" {
+		o.Description = "lutkit " + string(o.Profile) + " database"
+	}
+	if len(o.Languages) == 0 {
+		o.Languages = []string{"en"}
+	}
+	if o.IPVersion == 0 {
+		o.IPVersion = 6
+	}
+	if o.IPVersion != 4 && o.IPVersion != 6 {
+		return fmt.Errorf("ip version %d: want 4 or 6", o.IPVersion)
+	}
+	if o.RecordSize == 0 {
+		o.RecordSize = 28
+	}
+	switch o.RecordSize {
+	case 24, 28, 32:
+	default:
+		return fmt.Errorf("record size %d: want 24, 28 or 32", o.RecordSize)
+	}
+	if o.CustomKey == "" {
+		o.CustomKey = "x_internal"
+	}
+	if strings.ContainsAny(o.CustomKey, ".") {
+		return fmt.Errorf("custom key %q must not contain a dot", o.CustomKey)
+	}
+	if o.BuildEpoch == 0 {
+		epoch, err := BuildEpochFromEnv()
+		if err != nil {
+			return err
+		}
+		o.BuildEpoch = epoch
+	}
+	if o.BuildEpoch <= 0 {
+		return fmt.Errorf("build epoch %d must be positive", o.BuildEpoch)
+	}
+	return nil
+}
+
+// BuildEpochFromEnv returns SOURCE_DATE_EPOCH if set, else the current time.
+func BuildEpochFromEnv() (int64, error) {
+	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v <= 0 {
+			return 0, errors.New("SOURCE_DATE_EPOCH must be a positive integer")
+		}
+		return v, nil
+	}
+	return time.Now().Unix(), nil
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package iptable
+
+const raceEnabled = false

@@ -1,0 +1,310 @@
+package source
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// arrowMagic starts (and ends) an Arrow IPC file; a file without it is
+// read as an Arrow IPC stream.
+var arrowMagic = []byte("ARROW1")
+
+// openArrow opens an Arrow IPC file (also known as Feather version 2) or
+// an Arrow IPC stream, reading one record batch at a time.
+func openArrow(path string) (Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	head := make([]byte, len(arrowMagic))
+	n, _ := io.ReadFull(f, head)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	mem := memory.DefaultAllocator
+	if n == len(arrowMagic) && bytes.Equal(head, arrowMagic) {
+		fr, err := ipc.NewFileReader(f, ipc.WithAllocator(mem))
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: arrow file: %w", path, err)
+		}
+		i := 0
+		next := func() (arrow.RecordBatch, error) {
+			if i >= fr.NumRecords() {
+				return nil, io.EOF
+			}
+			rec, err := fr.RecordBatch(i) // valid until the next call
+			i++
+			return rec, err
+		}
+		closeFn := func() error {
+			err := fr.Close()
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		}
+		return newBatchReader(path, fr.Schema(), next, closeFn)
+	}
+
+	sr, err := ipc.NewReader(f, ipc.WithAllocator(mem))
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: arrow stream: %w", path, err)
+	}
+	next := func() (arrow.RecordBatch, error) {
+		if sr.Next() {
+			return sr.RecordBatch(), nil // valid until the next call
+		}
+		if err := sr.Err(); err != nil {
+			return nil, err
+		}
+		return nil, io.EOF
+	}
+	closeFn := func() error {
+		sr.Release()
+		return f.Close()
+	}
+	return newBatchReader(path, sr.Schema(), next, closeFn)
+}
+
+// batchReader turns a sequence of Arrow record batches into rows of text
+// fields. The batch returned by next must stay valid until next is called
+// again; the reader does not release it.
+type batchReader struct {
+	name    string
+	columns []string
+	next    func() (arrow.RecordBatch, error)
+	closeFn func() error
+
+	rec   arrow.RecordBatch
+	conv  []appendFunc
+	row   int // next row of rec
+	nrows int
+
+	buf    []byte
+	ends   []int
+	fields [][]byte
+	line   int64
+	err    error
+}
+
+// appendFunc appends the text form of row i of one column to dst.
+type appendFunc func(dst []byte, i int) []byte
+
+func newBatchReader(name string, schema *arrow.Schema, next func() (arrow.RecordBatch, error), closeFn func() error) (Reader, error) {
+	cols := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		cols[i] = f.Name
+	}
+	if err := checkColumnNames(cols); err != nil {
+		closeFn()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &batchReader{
+		name:    name,
+		columns: cols,
+		next:    next,
+		closeFn: closeFn,
+		conv:    make([]appendFunc, len(cols)),
+		ends:    make([]int, len(cols)),
+		fields:  make([][]byte, len(cols)),
+	}, nil
+}
+
+func (r *batchReader) Columns() []string { return r.columns }
+
+func (r *batchReader) Line() int64 { return r.line }
+
+func (r *batchReader) Next() (_ [][]byte, err error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	// Arrow decoding trusts the file's metadata and can panic on a
+	// corrupt file; report that as an error instead.
+	defer func() {
+		if p := recover(); p != nil {
+			r.rec = nil
+			r.err = fmt.Errorf("%s: after row %d: corrupt data: %v", r.name, r.line, p)
+			err = r.err
+		}
+	}()
+	for r.rec == nil || r.row >= r.nrows {
+		rec, err := r.next()
+		if err != nil {
+			r.rec = nil
+			if err == io.EOF {
+				r.err = io.EOF
+			} else {
+				r.err = fmt.Errorf("%s: after row %d: %w", r.name, r.line, err)
+			}
+			return nil, r.err
+		}
+		if int(rec.NumCols()) != len(r.columns) {
+			r.err = fmt.Errorf("%s: record batch has %d columns, schema has %d", r.name, rec.NumCols(), len(r.columns))
+			return nil, r.err
+		}
+		r.rec, r.row, r.nrows = rec, 0, int(rec.NumRows())
+		for i := range r.conv {
+			r.conv[i] = textAppender(rec.Column(i))
+		}
+	}
+	buf := r.buf[:0]
+	for c, conv := range r.conv {
+		buf = conv(buf, r.row)
+		r.ends[c] = len(buf)
+	}
+	r.buf = buf
+	start := 0
+	for i, e := range r.ends {
+		r.fields[i] = buf[start:e:e]
+		start = e
+	}
+	r.row++
+	r.line++
+	return r.fields, nil
+}
+
+func (r *batchReader) Close() error {
+	if r.closeFn == nil {
+		return nil
+	}
+	err := r.closeFn()
+	r.closeFn = nil
+	r.rec = nil
+	if r.err == nil {
+		r.err = errors.New("source: reader closed")
+	}
+	return err
+}
+
+// textAppender returns a function that appends the text form of a value
+// of arr: strings and binary as they are, integers in decimal, floats in
+// the shortest form that reads back exactly ('g', -1), booleans as true or
+// false, dates as 2006-01-02, times of day as 15:04:05.999999999,
+// timestamps in RFC 3339 (with the offset of the column's time zone, or
+// without an offset when the column has no time zone), decimals in plain
+// decimal notation, and null as the empty string. Other types use
+// arrow-go's ValueStr form.
+func textAppender(arr arrow.Array) appendFunc {
+	nulls := arr.NullN() > 0
+	wrap := func(f appendFunc) appendFunc {
+		if !nulls {
+			return f
+		}
+		return func(dst []byte, i int) []byte {
+			if arr.IsNull(i) {
+				return dst
+			}
+			return f(dst, i)
+		}
+	}
+	switch a := arr.(type) {
+	case *array.Null:
+		return func(dst []byte, _ int) []byte { return dst }
+	case *array.String:
+		return wrap(func(dst []byte, i int) []byte { return append(dst, a.Value(i)...) })
+	case *array.LargeString:
+		return wrap(func(dst []byte, i int) []byte { return append(dst, a.Value(i)...) })
+	case *array.StringView:
+		return wrap(func(dst []byte, i int) []byte { return append(dst, a.Value(i)...) })
+	case *array.Binary:
+		return wrap(func(dst []byte, i int) []byte { return append(dst, a.Value(i)...) })
+	case *array.LargeBinary:
+		return wrap(func(dst []byte, i int) []byte { return append(dst, a.Value(i)...) })
+	case *array.BinaryView:
+		return wrap(func(dst []byte, i int) []byte { return append(dst, a.Value(i)...) })
+	case *array.FixedSizeBinary:
+		return wrap(func(dst []byte, i int) []byte { return append(dst, a.Value(i)...) })
+	case *array.Int8:
+		return wrap(func(dst []byte, i int) []byte { return strconv.AppendInt(dst, int64(a.Value(i)), 10) })
+	case *array.Int16:
+		return wrap(func(dst []byte, i int) []byte { return strconv.AppendInt(dst, int64(a.Value(i)), 10) })
+	case *array.Int32:
+		return wrap(func(dst []byte, i int) []byte { return strconv.AppendInt(dst, int64(a.Value(i)), 10) })
+	case *array.Int64:
+		return wrap(func(dst []byte, i int) []byte { return strconv.AppendInt(dst, a.Value(i), 10) })
+	case *array.Uint8:
+		return wrap(func(dst []byte, i int) []byte { return strconv.AppendUint(dst, uint64(a.Value(i)), 10) })
+	case *array.Uint16:
+		return wrap(func(dst []byte, i int) []byte { return strconv.AppendUint(dst, uint64(a.Value(i)), 10) })
+	case *array.Uint32:
+		return wrap(func(dst []byte, i int) []byte { return strconv.AppendUint(dst, uint64(a.Value(i)), 10) })
+	case *array.Uint64:
+		return wrap(func(dst []byte, i int) []byte { return strconv.AppendUint(dst, a.Value(i), 10) })
+	case *array.Float16:
+		return wrap(func(dst []byte, i int) []byte {
+			return strconv.AppendFloat(dst, float64(a.Value(i).Float32()), 'g', -1, 32)
+		})
+	case *array.Float32:
+		return wrap(func(dst []byte, i int) []byte { return strconv.AppendFloat(dst, float64(a.Value(i)), 'g', -1, 32) })
+	case *array.Float64:
+		return wrap(func(dst []byte, i int) []byte { return strconv.AppendFloat(dst, a.Value(i), 'g', -1, 64) })
+	case *array.Boolean:
+		return wrap(func(dst []byte, i int) []byte { return strconv.AppendBool(dst, a.Value(i)) })
+	case *array.Date32:
+		return wrap(func(dst []byte, i int) []byte { return a.Value(i).ToTime().AppendFormat(dst, time.DateOnly) })
+	case *array.Date64:
+		return wrap(func(dst []byte, i int) []byte { return a.Value(i).ToTime().AppendFormat(dst, time.DateOnly) })
+	case *array.Time32:
+		unit := a.DataType().(*arrow.Time32Type).Unit
+		return wrap(func(dst []byte, i int) []byte { return a.Value(i).ToTime(unit).AppendFormat(dst, "15:04:05.999999999") })
+	case *array.Time64:
+		unit := a.DataType().(*arrow.Time64Type).Unit
+		return wrap(func(dst []byte, i int) []byte { return a.Value(i).ToTime(unit).AppendFormat(dst, "15:04:05.999999999") })
+	case *array.Timestamp:
+		tt := a.DataType().(*arrow.TimestampType)
+		layout := time.RFC3339Nano
+		var loc *time.Location
+		if tt.TimeZone == "" {
+			layout = "2006-01-02T15:04:05.999999999"
+		} else if l, err := tt.GetZone(); err == nil && l != nil {
+			loc = l
+		} else {
+			loc = time.UTC
+		}
+		return wrap(func(dst []byte, i int) []byte {
+			t := a.Value(i).ToTime(tt.Unit)
+			if loc != nil {
+				t = t.In(loc)
+			}
+			return t.AppendFormat(dst, layout)
+		})
+	case *array.Decimal32:
+		return wrap(decimalAppender(a, a.Value))
+	case *array.Decimal64:
+		return wrap(decimalAppender(a, a.Value))
+	case *array.Decimal128:
+		return wrap(decimalAppender(a, a.Value))
+	case *array.Decimal256:
+		return wrap(decimalAppender(a, a.Value))
+	case *array.Dictionary:
+		dict := textAppender(a.Dictionary())
+		return wrap(func(dst []byte, i int) []byte { return dict(dst, a.GetValueIndex(i)) })
+	}
+	return wrap(func(dst []byte, i int) []byte { return append(dst, arr.ValueStr(i)...) })
+}
+
+// decimalAppender formats decimals with exactly the column's scale
+// ("123.50" for scale 2).
+func decimalAppender[T interface{ ToString(int32) string }](arr arrow.Array, value func(int) T) appendFunc {
+	dt, ok := arr.DataType().(arrow.DecimalType)
+	if !ok {
+		return func(dst []byte, i int) []byte { return append(dst, arr.ValueStr(i)...) }
+	}
+	scale := dt.GetScale()
+	return func(dst []byte, i int) []byte {
+		return append(dst, value(i).ToString(scale)...)
+	}
+}

@@ -1,0 +1,364 @@
+package source
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// testBatches builds two record batches covering the value types the
+// readers convert, with nulls, and the text rows expected from them.
+func testBatches(t *testing.T) (*arrow.Schema, []arrow.RecordBatch, []string) {
+	t.Helper()
+	mem := memory.DefaultAllocator
+	tsType := &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "bin", Type: arrow.BinaryTypes.Binary, Nullable: true},
+		{Name: "i64", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "i32", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "u16", Type: arrow.PrimitiveTypes.Uint16},
+		{Name: "f64", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "f32", Type: arrow.PrimitiveTypes.Float32},
+		{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+		{Name: "d", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+		{Name: "ts", Type: tsType, Nullable: true},
+		{Name: "naive", Type: &arrow.TimestampType{Unit: arrow.Millisecond}},
+		{Name: "dec", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}},
+	}, nil)
+	day := time.Date(2024, 2, 29, 13, 14, 15, 123456000, time.UTC)
+	var batches []arrow.RecordBatch
+	var want []string
+	line := 0
+	for batch := 0; batch < 2; batch++ {
+		b := array.NewRecordBuilder(mem, schema)
+		for i := 0; i < 3; i++ {
+			line++
+			null := i == 1
+			k := batch*3 + i
+			if null {
+				b.Field(0).AppendNull()
+				b.Field(1).AppendNull()
+				b.Field(2).AppendNull()
+				b.Field(5).AppendNull()
+				b.Field(7).AppendNull()
+				b.Field(8).AppendNull()
+				b.Field(9).AppendNull()
+			} else {
+				b.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("s%d, \"q\"\né", k))
+				b.Field(1).(*array.BinaryBuilder).Append([]byte{0, 0xff, byte(k)})
+				b.Field(2).(*array.Int64Builder).Append(-int64(k) * 1e15)
+				b.Field(5).(*array.Float64Builder).Append(0.1 * float64(k+1))
+				b.Field(7).(*array.BooleanBuilder).Append(k%2 == 0)
+				b.Field(8).(*array.Date32Builder).Append(arrow.Date32FromTime(day))
+				ts, _ := arrow.TimestampFromTime(day, arrow.Microsecond)
+				b.Field(9).(*array.TimestampBuilder).Append(ts)
+			}
+			b.Field(3).(*array.Int32Builder).Append(int32(k))
+			b.Field(4).(*array.Uint16Builder).Append(65535)
+			b.Field(6).(*array.Float32Builder).Append(1.1)
+			nts, _ := arrow.TimestampFromTime(day, arrow.Millisecond)
+			b.Field(10).(*array.TimestampBuilder).Append(nts)
+			b.Field(11).(*array.Decimal128Builder).Append(decimal128.FromI64(int64(12345 + k)))
+			if null {
+				want = append(want, fmt.Sprintf("%d:|||%d|65535||1.1||||2024-02-29T13:14:15.123|%d.%02d", line, k, (12345+k)/100, (12345+k)%100))
+			} else {
+				want = append(want, fmt.Sprintf("%d:s%d, \"q\"\né|\x00\xff%c|%d|%d|65535|%g|1.1|%t|2024-02-29|2024-02-29T13:14:15.123456Z|2024-02-29T13:14:15.123|%d.%02d",
+					line, k, byte(k), -int64(k)*1e15, k, 0.1*float64(k+1), k%2 == 0, (12345+k)/100, (12345+k)%100))
+			}
+		}
+		batches = append(batches, b.NewRecordBatch())
+		b.Release()
+	}
+	return schema, batches, want
+}
+
+func TestArrowIPC(t *testing.T) {
+	schema, batches, want := testBatches(t)
+	dir := t.TempDir()
+	cols := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		cols[i] = f.Name
+	}
+
+	write := func(name string, stream bool) string {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type recWriter interface {
+			Write(arrow.RecordBatch) error
+			Close() error
+		}
+		var w recWriter
+		if stream {
+			w = ipc.NewWriter(f, ipc.WithSchema(schema))
+		} else {
+			if w, err = ipc.NewFileWriter(f, ipc.WithSchema(schema)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, rec := range batches {
+			if err := w.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		return p
+	}
+	for _, tc := range []struct {
+		name   string
+		stream bool
+	}{{"data.arrow", false}, {"data.feather", false}, {"stream.ipc", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := write(tc.name, tc.stream)
+			r, err := Open(p, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := readAll(t, r)
+			if err := r.Close(); err != nil {
+				t.Error(err)
+			}
+			w := result{Columns: cols, Rows: want}
+			if !reflect.DeepEqual(got, w) {
+				t.Errorf("got  %q\nwant %q", got, w)
+			}
+		})
+	}
+	t.Run("garbage", func(t *testing.T) {
+		p := filepath.Join(dir, "bad.arrow")
+		os.WriteFile(p, []byte("not arrow at all"), 0o644)
+		if _, err := Open(p, Options{}); err == nil || !strings.HasPrefix(err.Error(), p+": ") {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
+
+func TestParquetRead(t *testing.T) {
+	schema, batches, want := testBatches(t)
+	p := filepath.Join(t.TempDir(), "data.parquet")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(2))
+	fw, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range batches {
+		if err := fw.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := readAll(t, r)
+	cols := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		cols[i] = f.Name
+	}
+	if w := (result{Columns: cols, Rows: want}); !reflect.DeepEqual(got, w) {
+		t.Errorf("got  %q\nwant %q", got, w)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.parquet")
+	os.WriteFile(bad, []byte("PAR1 nope"), 0o644)
+	if _, err := Open(bad, Options{}); err == nil || !strings.HasPrefix(err.Error(), bad+": ") {
+		t.Errorf("bad parquet: %v", err)
+	}
+}
+
+// TestParquetWriterRoundTrip writes more than one row group with the
+// Parquet writer and reads it back.
+func TestParquetWriterRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	cols := []string{"key", "value", "empty"}
+	n := parquetRowGroupRows + 1234
+	rows := make([][]string, n)
+	for i := range rows {
+		rows[i] = []string{fmt.Sprintf("k%d", i), randomField(rng) + "\xff", ""}
+	}
+	p := filepath.Join(t.TempDir(), "out.parquet")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWriter("parquet", f, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rows {
+		if err := w.Write([][]byte{[]byte(row[0]), []byte(row[1]), []byte(row[2])}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The destination stays open: Close must not close it.
+	if _, err := f.Write(nil); err != nil {
+		t.Errorf("writer closed the file: %v", err)
+	}
+	f.Close()
+
+	r, err := Open(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if !reflect.DeepEqual(r.Columns(), cols) {
+		t.Fatalf("columns %q", r.Columns())
+	}
+	for i, want := range rows {
+		fields, err := r.Next()
+		if err != nil {
+			t.Fatalf("row %d: %v", i, err)
+		}
+		for j := range want {
+			if string(fields[j]) != want[j] {
+				t.Fatalf("row %d field %d: %q, want %q", i, j, fields[j], want[j])
+			}
+		}
+		if r.Line() != int64(i+1) {
+			t.Fatalf("Line() = %d, want %d", r.Line(), i+1)
+		}
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("at end: %v", err)
+	}
+
+	pf, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	md, err := readParquetRowGroups(pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md != 2 {
+		t.Errorf("%d row groups, want 2", md)
+	}
+}
+
+func TestJSONLWriter(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter("jsonl", &buf, []string{"b", "a", "q\"uote"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := [][]string{
+		{"1", "x", ""},
+		{"line\nbreak\ttab\x01", "\"quoted\" \\ back", "é 日本 🚀 \u2028"},
+		{"bad \xff utf8", "", "<&>"},
+	}
+	for _, row := range rows {
+		if err := w.Write([][]byte{[]byte(row[0]), []byte(row[1]), []byte(row[2])}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Write([][]byte{nil}); err == nil {
+		t.Error("short row accepted")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != len(rows) {
+		t.Fatalf("%d lines: %q", len(lines), buf.String())
+	}
+	if !strings.HasPrefix(lines[0], `{"b":"1","a":"x","q\"uote":""}`) {
+		t.Errorf("key order: %s", lines[0])
+	}
+	for i, line := range lines {
+		var m map[string]string
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %d %q: %v", i, line, err)
+		}
+		want := rows[i]
+		if i == 2 {
+			want = []string{"bad \ufffd utf8", "", "<&>"}
+		}
+		if m["b"] != want[0] || m["a"] != want[1] || m["q\"uote"] != want[2] {
+			t.Errorf("line %d: %q, want %q", i, m, want)
+		}
+	}
+}
+
+func TestWriterErrors(t *testing.T) {
+	if _, err := NewWriter("xml", io.Discard, []string{"a"}); err == nil {
+		t.Error("unknown format accepted")
+	}
+	if _, err := NewWriter("csv", io.Discard, nil); err == nil {
+		t.Error("no columns accepted")
+	}
+	if _, err := NewWriter("parquet", io.Discard, []string{"a", "a"}); err == nil {
+		t.Error("duplicate parquet columns accepted")
+	}
+	w, _ := NewWriter("csv", io.Discard, []string{"a", "b"})
+	if err := w.Write([][]byte{[]byte("x")}); err == nil || err.Error() != "source: row has 1 fields, want 2" {
+		t.Errorf("short row: %v", err)
+	}
+}
+
+func TestCSVWriterOutput(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter("csv", &buf, []string{"a", "b c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range [][2]string{{"plain", " spaced "}, {"com,ma", `q"uote`}, {"cr\r", "lf\n"}, {"", ""}} {
+		w.Write([][]byte{[]byte(row[0]), []byte(row[1])})
+	}
+	w.Close()
+	want := "a,b c\nplain, spaced \n\"com,ma\",\"q\"\"uote\"\n\"cr\r\",\"lf\n\"\n,\n"
+	if buf.String() != want {
+		t.Errorf("got %q\nwant %q", buf.String(), want)
+	}
+	buf.Reset()
+	w, _ = NewWriter("tsv", &buf, []string{"only"})
+	w.Write([][]byte{[]byte("")})
+	w.Write([][]byte{[]byte("a,b\tc")})
+	w.Close()
+	if want := "only\n\"\"\n\"a,b\tc\"\n"; buf.String() != want {
+		t.Errorf("got %q\nwant %q", buf.String(), want)
+	}
+}
+
+// readParquetRowGroups returns the number of row groups in a Parquet file.
+func readParquetRowGroups(f *os.File) (int, error) {
+	pr, err := file.NewParquetReader(f)
+	if err != nil {
+		return 0, err
+	}
+	return pr.NumRowGroups(), nil
+}

@@ -1,0 +1,580 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+const (
+	// csvBufSize is the initial size of the CSV read buffer.
+	csvBufSize = 1 << 20
+	// maxRecordSize bounds the bytes one CSV record may occupy. The read
+	// buffer grows up to this size for records longer than csvBufSize.
+	maxRecordSize = 64 << 20
+)
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// csvReader is a streaming RFC 4180 reader. It parses records in place in
+// a large read buffer: fields without doubled quotes are sub-slices of the
+// buffer, the others are unescaped into a reused scratch buffer, so that
+// reading a row allocates nothing once the buffers have grown.
+type csvReader struct {
+	name    string
+	src     io.Reader
+	closers []io.Closer
+
+	buf []byte // read buffer; unread input is buf[pos:end]
+	pos int
+	end int
+	// quote is the offset in buf of the first '"' at or after pos, or
+	// end if there is none; it is recomputed when it falls behind pos.
+	// A negative value means unknown.
+	quote int
+	eof  bool  // src is exhausted
+	rerr error // read error to report once the data before it is used
+	err  error // sticky final error (or io.EOF)
+
+	delim   byte
+	columns []string
+	fields  [][]byte
+	rec     []byte // unescaped quoted fields of the current record
+
+	line    int64 // line number of buf[pos]
+	rowLine int64 // line on which the last returned row starts
+
+	// Blank lines already consumed but not yet returned (see nextBlank).
+	blankPending int64
+	blankLine    int64
+}
+
+// syntaxErr is the first syntax problem found in a record.
+type syntaxErr struct {
+	col int
+	msg string
+}
+
+// NewCSVReader returns a Reader for CSV or TSV data read from r, which is
+// decompressed when name ends in ".gz" or the data starts with the gzip
+// magic bytes. The name is used in error messages (and, when
+// opts.Format is empty, to choose the delimiter: ".tsv" and ".tab" mean
+// tab). The header row is read before NewCSVReader returns. Close does not
+// close r.
+func NewCSVReader(r io.Reader, name string, opts Options) (Reader, error) {
+	cr, err := newCSVReader(r, name, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	return cr, nil
+}
+
+func newCSVReader(r io.Reader, name string, opts Options, closer io.Closer) (*csvReader, error) {
+	delim, err := csvDelimiter(name, opts)
+	if err != nil {
+		if closer != nil {
+			closer.Close()
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	cr := &csvReader{name: name, delim: delim, line: 1, quote: -1}
+	if closer != nil {
+		cr.closers = append(cr.closers, closer)
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	magic, _ := br.Peek(2)
+	if strings.HasSuffix(strings.ToLower(name), ".gz") || (len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			cr.Close()
+			return nil, fmt.Errorf("%s: gzip: %w", name, err)
+		}
+		cr.closers = append([]io.Closer{zr}, cr.closers...)
+		cr.src = zr
+	} else {
+		cr.src = br
+	}
+	cr.buf = make([]byte, csvBufSize)
+	if err := cr.readHeader(opts.Header); err != nil {
+		cr.Close()
+		return nil, err
+	}
+	return cr, nil
+}
+
+// csvDelimiter picks the field delimiter from the options and the name.
+func csvDelimiter(name string, opts Options) (byte, error) {
+	d := opts.Delimiter
+	if d == 0 {
+		format := opts.Format
+		if format == "" {
+			format, _ = formatFromName(name)
+		}
+		if format == "tsv" {
+			return '\t', nil
+		}
+		return ',', nil
+	}
+	if d >= utf8.RuneSelf {
+		return 0, fmt.Errorf("delimiter %q is not a single-byte character", d)
+	}
+	if d == '"' || d == '\r' || d == '\n' {
+		return 0, fmt.Errorf("invalid delimiter %q", d)
+	}
+	return byte(d), nil
+}
+
+// readHeader strips a byte order mark and sets up the columns, from the
+// first record or from names.
+func (r *csvReader) readHeader(names []string) error {
+	for r.end < len(utf8BOM) && !r.eof {
+		if err := r.fill(); err != nil {
+			return err
+		}
+	}
+	if bytes.HasPrefix(r.buf[:r.end], utf8BOM) {
+		r.pos = len(utf8BOM)
+	}
+	if len(names) > 0 {
+		if err := checkColumnNames(names); err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
+		}
+		r.columns = append([]string(nil), names...)
+		return nil
+	}
+	blank, err := r.atBlankLine()
+	if err != nil {
+		return err
+	}
+	if blank || (r.pos == r.end && r.eof) {
+		return fmt.Errorf("%s:1: empty header", r.name)
+	}
+	next, lines, serr, err := r.parse()
+	if err != nil {
+		return err
+	}
+	start := r.pos // parse may have moved the record to the front
+	if serr.msg != "" {
+		return &RowError{File: r.name, Line: 1, Column: serr.col, Msg: serr.msg}
+	}
+	if !utf8.Valid(r.buf[start:next]) {
+		for i, f := range r.fields {
+			if !utf8.Valid(f) {
+				return &RowError{File: r.name, Line: 1, Column: i + 1, Msg: fmt.Sprintf("invalid UTF-8 in column name %d", i+1)}
+			}
+		}
+	}
+	cols := make([]string, len(r.fields))
+	for i, f := range r.fields {
+		cols[i] = string(f)
+	}
+	if err := checkColumnNames(cols); err != nil {
+		return fmt.Errorf("%s:1: %w", r.name, err)
+	}
+	r.columns = cols
+	r.pos = next
+	r.line += lines
+	r.rowLine = 1
+	return nil
+}
+
+// checkColumnNames rejects an empty list and duplicate names.
+func checkColumnNames(names []string) error {
+	if len(names) == 0 {
+		return errors.New("empty header")
+	}
+	seen := make(map[string]int, len(names))
+	for i, n := range names {
+		if j, ok := seen[n]; ok {
+			return fmt.Errorf("duplicate column name %q (columns %d and %d)", n, j+1, i+1)
+		}
+		seen[n] = i
+	}
+	return nil
+}
+
+func (r *csvReader) Columns() []string { return r.columns }
+
+func (r *csvReader) Line() int64 { return r.rowLine }
+
+func (r *csvReader) Close() error {
+	var first error
+	for _, c := range r.closers {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	r.closers = nil
+	if r.err == nil {
+		r.err = errors.New("source: reader closed")
+	}
+	return first
+}
+
+// Next returns the next row; see Reader.
+func (r *csvReader) Next() ([][]byte, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.blankPending > 0 {
+		return r.blankRow()
+	}
+	for r.pos == r.end {
+		if r.eof {
+			r.err = io.EOF
+			return nil, io.EOF
+		}
+		if err := r.fill(); err != nil {
+			return nil, err
+		}
+	}
+	blank, err := r.atBlankLine()
+	if err != nil {
+		return nil, err
+	}
+	if blank {
+		if err := r.consumeBlankLines(); err != nil {
+			return nil, err
+		}
+		if r.blankPending == 0 {
+			r.err = io.EOF
+			return nil, io.EOF
+		}
+		return r.blankRow()
+	}
+
+	next, lines, serr, err := r.parse()
+	if err != nil {
+		return nil, err
+	}
+	start := r.pos // parse may have moved the record to the front
+	r.rowLine = r.line
+	r.pos = next
+	r.line += lines
+	if serr.msg != "" {
+		return nil, &RowError{File: r.name, Line: r.rowLine, Column: serr.col, Msg: serr.msg}
+	}
+	if len(r.fields) != len(r.columns) {
+		return nil, &RowError{File: r.name, Line: r.rowLine,
+			Msg: fmt.Sprintf("expected %d fields, found %d", len(r.columns), len(r.fields))}
+	}
+	if !utf8.Valid(r.buf[start:next]) {
+		for i, f := range r.fields {
+			if !utf8.Valid(f) {
+				return nil, &RowError{File: r.name, Line: r.rowLine, Column: i + 1,
+					Msg: fmt.Sprintf("invalid UTF-8 in field %d (%s)", i+1, r.columns[i])}
+			}
+		}
+	}
+	return r.fields, nil
+}
+
+// blankRow returns one pending blank line: a row with one empty field for
+// a single-column table, a RowError otherwise.
+func (r *csvReader) blankRow() ([][]byte, error) {
+	r.rowLine = r.blankLine
+	r.blankLine++
+	r.blankPending--
+	if len(r.columns) == 1 {
+		r.fields = append(r.fields[:0], r.buf[r.pos:r.pos:r.pos])
+		return r.fields, nil
+	}
+	return nil, &RowError{File: r.name, Line: r.rowLine,
+		Msg: fmt.Sprintf("expected %d fields, found 1 (blank line)", len(r.columns))}
+}
+
+// atBlankLine reports whether the input at pos is an empty line ("\n",
+// "\r\n", or a lone "\r" at the end of the input).
+func (r *csvReader) atBlankLine() (bool, error) {
+	for {
+		if r.pos == r.end {
+			if r.eof {
+				return false, nil
+			}
+		} else {
+			switch r.buf[r.pos] {
+			case '\n':
+				return true, nil
+			case '\r':
+				if r.pos+1 < r.end {
+					return r.buf[r.pos+1] == '\n', nil
+				}
+				if r.eof {
+					return true, nil
+				}
+			default:
+				return false, nil
+			}
+		}
+		if err := r.fill(); err != nil {
+			return false, err
+		}
+	}
+}
+
+// consumeBlankLines skips a run of blank lines and records how many there
+// were in blankPending. Blank lines that run up to the end of the input
+// are not rows, so blankPending is left at zero in that case.
+func (r *csvReader) consumeBlankLines() error {
+	first := r.line
+	var n int64
+	for {
+		for r.pos < r.end {
+			c := r.buf[r.pos]
+			if c == '\n' {
+				r.pos++
+				n++
+				r.line++
+				continue
+			}
+			if c != '\r' {
+				r.blankPending, r.blankLine = n, first
+				return nil
+			}
+			if r.pos+1 == r.end {
+				break // need to see the next byte
+			}
+			if r.buf[r.pos+1] != '\n' {
+				r.blankPending, r.blankLine = n, first
+				return nil
+			}
+			r.pos += 2
+			n++
+			r.line++
+		}
+		if r.eof {
+			// Only blank lines (and maybe a final lone CR) remain.
+			r.pos = r.end
+			r.blankPending = 0
+			return nil
+		}
+		if err := r.fill(); err != nil {
+			return err
+		}
+	}
+}
+
+// fill reads more input into the buffer, first moving the unread part to
+// the front and growing the buffer if it is full. It reads until the
+// buffer is full or the input ends. Errors are final and also stored.
+func (r *csvReader) fill() error {
+	if r.rerr != nil {
+		r.err = fmt.Errorf("%s: %w", r.name, r.rerr)
+		return r.err
+	}
+	r.quote = -1
+	if r.pos > 0 {
+		r.end = copy(r.buf, r.buf[r.pos:r.end])
+		r.pos = 0
+	}
+	if r.end == len(r.buf) {
+		if len(r.buf) >= maxRecordSize {
+			r.err = fmt.Errorf("%s:%d: record longer than %d MiB (unbalanced quotes?)", r.name, r.line, maxRecordSize>>20)
+			return r.err
+		}
+		nb := make([]byte, min(2*len(r.buf), maxRecordSize))
+		copy(nb, r.buf[:r.end])
+		r.buf = nb
+	}
+	for empty, start := 0, r.end; r.end < len(r.buf); {
+		n, err := r.src.Read(r.buf[r.end:])
+		r.end += n
+		if err == io.EOF {
+			r.eof = true
+			return nil
+		}
+		if err != nil {
+			if r.end > start {
+				r.rerr = err // first use the data read so far
+				return nil
+			}
+			r.err = fmt.Errorf("%s: %w", r.name, err)
+			return r.err
+		}
+		if n > 0 {
+			empty = 0
+		} else if empty++; empty >= 100 {
+			r.err = fmt.Errorf("%s: %w", r.name, io.ErrNoProgress)
+			return r.err
+		}
+	}
+	return nil
+}
+
+// parse parses the record at pos into r.fields, reading more input as
+// needed. It returns the offset just past the record, the number of lines
+// the record spans (counting its terminating newline) and the first syntax
+// problem found. A non-nil error is final.
+func (r *csvReader) parse() (next int, lines int64, serr syntaxErr, err error) {
+	for {
+		next, lines, serr, more := r.parseBuffered(r.eof)
+		if !more {
+			return next, lines, serr, nil
+		}
+		if err := r.fill(); err != nil {
+			return 0, 0, syntaxErr{}, err
+		}
+	}
+}
+
+// parseBuffered parses the record at pos from the buffered input. If the
+// record may continue past the buffered input and atEOF is false, it
+// returns more == true and the caller must fill the buffer and try again.
+func (r *csvReader) parseBuffered(atEOF bool) (next int, lines int64, serr syntaxErr, more bool) {
+	buf := r.buf[:r.end]
+	d := r.delim
+	r.fields = r.fields[:0]
+	r.rec = r.rec[:0]
+
+	// Fast path: the whole line is buffered and contains no quote.
+	if nl := bytes.IndexByte(buf[r.pos:], '\n'); nl >= 0 {
+		line := buf[r.pos : r.pos+nl]
+		if r.quote < r.pos {
+			if q := bytes.IndexByte(buf[r.pos:], '"'); q >= 0 {
+				r.quote = r.pos + q
+			} else {
+				r.quote = len(buf)
+			}
+		}
+		if r.quote > r.pos+nl {
+			if n := len(line); n > 0 && line[n-1] == '\r' {
+				line = line[:n-1]
+			}
+			for {
+				j := bytes.IndexByte(line, d)
+				if j < 0 {
+					break
+				}
+				r.fields = append(r.fields, line[:j:j])
+				line = line[j+1:]
+			}
+			r.fields = append(r.fields, line[:len(line):len(line)])
+			return r.pos + nl + 1, 1, syntaxErr{}, false
+		}
+	} else if !atEOF {
+		return 0, 0, syntaxErr{}, true
+	}
+
+	// General path: quoted fields, or the last line of the input.
+	lines = 1
+	i := r.pos
+	for col := 1; ; col++ {
+		if i < len(buf) && buf[i] == '"' {
+			qline := r.line + lines - 1
+			start := len(r.rec)
+			i++
+			for {
+				j := bytes.IndexByte(buf[i:], '"')
+				if j < 0 {
+					if !atEOF {
+						return 0, 0, syntaxErr{}, true
+					}
+					seg := buf[i:]
+					lines += int64(bytes.Count(seg, []byte{'\n'}))
+					r.rec = append(r.rec, seg...)
+					r.fields = append(r.fields, r.rec[start:len(r.rec):len(r.rec)])
+					if serr.msg == "" {
+						serr = syntaxErr{col, fmt.Sprintf("unterminated quoted field starting at line %d", qline)}
+					}
+					return len(buf), lines, serr, false
+				}
+				seg := buf[i : i+j]
+				lines += int64(bytes.Count(seg, []byte{'\n'}))
+				r.rec = append(r.rec, seg...)
+				i += j + 1
+				if i < len(buf) && buf[i] == '"' {
+					r.rec = append(r.rec, '"')
+					i++
+					continue
+				}
+				if i == len(buf) && !atEOF {
+					return 0, 0, syntaxErr{}, true
+				}
+				break
+			}
+			// After the closing quote.
+			if i == len(buf) {
+				r.fields = append(r.fields, r.rec[start:len(r.rec):len(r.rec)])
+				return i, lines, serr, false
+			}
+			switch c := buf[i]; {
+			case c == d:
+				r.fields = append(r.fields, r.rec[start:len(r.rec):len(r.rec)])
+				i++
+				continue
+			case c == '\n':
+				r.fields = append(r.fields, r.rec[start:len(r.rec):len(r.rec)])
+				return i + 1, lines, serr, false
+			case c == '\r' && i+1 < len(buf) && buf[i+1] == '\n':
+				r.fields = append(r.fields, r.rec[start:len(r.rec):len(r.rec)])
+				return i + 2, lines, serr, false
+			case c == '\r' && i+1 == len(buf):
+				if !atEOF {
+					return 0, 0, syntaxErr{}, true
+				}
+				r.fields = append(r.fields, r.rec[start:len(r.rec):len(r.rec)])
+				return i + 1, lines, serr, false
+			}
+			// Something else follows the closing quote: report it and
+			// keep the rest, up to the next delimiter or newline, as
+			// part of the field.
+			if serr.msg == "" {
+				serr = syntaxErr{col, "extraneous character after closing quote"}
+			}
+			k := i
+			for k < len(buf) && buf[k] != d && buf[k] != '\n' {
+				k++
+			}
+			if k == len(buf) && !atEOF {
+				return 0, 0, syntaxErr{}, true
+			}
+			rest := buf[i:k]
+			if k < len(buf) && buf[k] == '\n' || k == len(buf) {
+				rest = bytes.TrimSuffix(rest, []byte{'\r'})
+			}
+			r.rec = append(r.rec, rest...)
+			r.fields = append(r.fields, r.rec[start:len(r.rec):len(r.rec)])
+			if k == len(buf) {
+				return k, lines, serr, false
+			}
+			if buf[k] == '\n' {
+				return k + 1, lines, serr, false
+			}
+			i = k + 1
+			continue
+		}
+
+		// Unquoted field.
+		k := i
+		for k < len(buf) && buf[k] != d && buf[k] != '\n' {
+			k++
+		}
+		if k == len(buf) && !atEOF {
+			return 0, 0, syntaxErr{}, true
+		}
+		f := buf[i:k]
+		if serr.msg == "" && bytes.IndexByte(f, '"') >= 0 {
+			serr = syntaxErr{col, "bare quote in unquoted field"}
+		}
+		if k < len(buf) && buf[k] == d {
+			r.fields = append(r.fields, f[:len(f):len(f)])
+			i = k + 1
+			continue
+		}
+		// End of line or end of input.
+		if n := len(f); n > 0 && f[n-1] == '\r' {
+			f = f[:n-1]
+		}
+		r.fields = append(r.fields, f[:len(f):len(f)])
+		if k == len(buf) {
+			return k, lines, serr, false
+		}
+		return k + 1, lines, serr, false
+	}
+}

@@ -1,0 +1,769 @@
+package source
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// result is everything a reader produced, in a comparable form.
+type result struct {
+	Columns []string
+	Rows    []string // fields joined with "|", prefixed with the line: "3:a|b"
+	Errs    []string
+}
+
+// readAll reads r to the end, continuing after row errors.
+func readAll(t testing.TB, r Reader) result {
+	t.Helper()
+	res := result{Columns: r.Columns()}
+	for i := 0; ; i++ {
+		if i > 1e6 {
+			t.Fatal("reader does not end")
+		}
+		fields, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		var re *RowError
+		if errors.As(err, &re) {
+			if re.Line != r.Line() {
+				t.Errorf("RowError line %d, Line() %d", re.Line, r.Line())
+			}
+			res.Errs = append(res.Errs, err.Error())
+			continue
+		}
+		if err != nil {
+			res.Errs = append(res.Errs, "final: "+err.Error())
+			break
+		}
+		strs := make([]string, len(fields))
+		for j, f := range fields {
+			strs[j] = string(f)
+		}
+		res.Rows = append(res.Rows, fmt.Sprintf("%d:%s", r.Line(), strings.Join(strs, "|")))
+	}
+	// Once done, a reader keeps saying so.
+	if _, err := r.Next(); err == nil {
+		t.Error("Next after the end returned a row")
+	}
+	return res
+}
+
+type csvCase struct {
+	name    string
+	in      string
+	file    string // name given to the reader; default "t.csv"
+	opts    Options
+	want    result
+	openErr string
+}
+
+var csvCases = []csvCase{
+	{
+		name: "simple",
+		in:   "a,b,c\n1,2,3\n4,5,6\n",
+		want: result{Columns: []string{"a", "b", "c"}, Rows: []string{"2:1|2|3", "3:4|5|6"}},
+	},
+	{
+		name: "no final newline",
+		in:   "a,b\n1,2\n3,4",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2", "3:3|4"}},
+	},
+	{
+		name: "CRLF",
+		in:   "a,b\r\n1,2\r\n3,4\r\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2", "3:3|4"}},
+	},
+	{
+		name: "CR at EOF",
+		in:   "a,b\r\n1,2\r",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"}},
+	},
+	{
+		name: "lone CR kept in field",
+		in:   "a,b\nx\ry,z\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:x\ry|z"}},
+	},
+	{
+		name: "BOM",
+		in:   "\xEF\xBB\xBFa,b\n1,2\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"}},
+	},
+	{
+		name: "BOM only at start",
+		in:   "a,b\n\xEF\xBB\xBF1,2\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:\xEF\xBB\xBF1|2"}},
+	},
+	{
+		name: "quoted delimiter",
+		in:   "name,city\n\"Smith, John\",\"Port Lisa\"\n",
+		want: result{Columns: []string{"name", "city"}, Rows: []string{"2:Smith, John|Port Lisa"}},
+	},
+	{
+		name: "doubled quotes",
+		in:   "a,b\n\"say \"\"hi\"\"\",\"\"\"\"\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{`2:say "hi"|"`}},
+	},
+	{
+		name: "empty quoted",
+		in:   "a,b\n\"\",x\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:|x"}},
+	},
+	{
+		name: "newline in quotes",
+		in:   "a,b\n\"line1\nline2\",x\n\"c\r\nd\",y\nlast,z\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:line1\nline2|x", "4:c\r\nd|y", "6:last|z"}},
+	},
+	{
+		name: "quoted last field CRLF",
+		in:   "a,b\r\n1,\"2\"\r\n3,\"4\"",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2", "3:3|4"}},
+	},
+	{
+		name: "quoted header",
+		in:   "\"a,1\",\"b\"\"\"\nx,y\n",
+		want: result{Columns: []string{"a,1", `b"`}, Rows: []string{"2:x|y"}},
+	},
+	{
+		name: "empty fields",
+		in:   "a,b,c\n,,\n1,,\n",
+		want: result{Columns: []string{"a", "b", "c"}, Rows: []string{"2:||", "3:1||"}},
+	},
+	{
+		name: "spaces kept",
+		in:   "a,b\n  x , y \n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:  x | y "}},
+	},
+	{
+		name: "unicode",
+		in:   "名前,città\nЖуков,Zürich 🚀\n",
+		want: result{Columns: []string{"名前", "città"}, Rows: []string{"2:Жуков|Zürich 🚀"}},
+	},
+	{
+		name: "TSV by name",
+		file: "t.tsv",
+		in:   "a\tb\nx,1\t\"y\"\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:x,1|y"}},
+	},
+	{
+		name: "TSV by format",
+		opts: Options{Format: "tsv"},
+		in:   "a\tb\n1\t2\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"}},
+	},
+	{
+		name: "custom delimiter",
+		opts: Options{Delimiter: ';'},
+		in:   "a;b\n1,5;\"x;y\"\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1,5|x;y"}},
+	},
+	{
+		name: "no header row",
+		opts: Options{Header: []string{"k", "v"}},
+		in:   "1,2\n3,4\n",
+		want: result{Columns: []string{"k", "v"}, Rows: []string{"1:1|2", "2:3|4"}},
+	},
+	{
+		name: "no header row, BOM",
+		opts: Options{Header: []string{"k"}},
+		in:   "\xEF\xBB\xBFx\n",
+		want: result{Columns: []string{"k"}, Rows: []string{"1:x"}},
+	},
+	{
+		name: "header only",
+		in:   "a,b\n",
+		want: result{Columns: []string{"a", "b"}},
+	},
+	{
+		name: "header only, no newline",
+		in:   "a,b",
+		want: result{Columns: []string{"a", "b"}},
+	},
+	{
+		name: "trailing blank lines are not rows",
+		in:   "a,b\n1,2\n\n\r\n\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"}},
+	},
+	{
+		name: "trailing blank line with lone CR",
+		in:   "a\n1\n\n\r",
+		want: result{Columns: []string{"a"}, Rows: []string{"2:1"}},
+	},
+	{
+		name: "blank line in the middle",
+		in:   "a,b\n1,2\n\n3,4\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2", "4:3|4"},
+			Errs: []string{"t.csv:3: expected 2 fields, found 1 (blank line)"}},
+	},
+	{
+		name: "blank lines in a single-column table",
+		in:   "a\n1\n\r\n\n2\n\n",
+		want: result{Columns: []string{"a"}, Rows: []string{"2:1", "3:", "4:", "5:2"}},
+	},
+	{
+		name: "quoted empty single column",
+		in:   "a\n\"\"\nx\n\"\"\n",
+		want: result{Columns: []string{"a"}, Rows: []string{"2:", "3:x", "4:"}},
+	},
+	{
+		name: "too few fields",
+		in:   "a,b,c\n1,2\n4,5,6\n",
+		want: result{Columns: []string{"a", "b", "c"}, Rows: []string{"3:4|5|6"},
+			Errs: []string{"t.csv:2: expected 3 fields, found 2"}},
+	},
+	{
+		name: "too many fields",
+		in:   "a,b\n1,2,3\n4,5\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"3:4|5"},
+			Errs: []string{"t.csv:2: expected 2 fields, found 3"}},
+	},
+	{
+		name: "invalid UTF-8",
+		in:   "Index,Company\n1,Acme\n2,Ac\xffme\n3,\"x\xc3\"\n4,ok\n",
+		want: result{Columns: []string{"Index", "Company"}, Rows: []string{"2:1|Acme", "5:4|ok"},
+			Errs: []string{
+				"t.csv:3:2: invalid UTF-8 in field 2 (Company)",
+				"t.csv:4:2: invalid UTF-8 in field 2 (Company)",
+			}},
+	},
+	{
+		name: "bare quote",
+		in:   "a,b,c\n1,x\"y,3\n4,5,6\n",
+		want: result{Columns: []string{"a", "b", "c"}, Rows: []string{"3:4|5|6"},
+			Errs: []string{"t.csv:2:2: bare quote in unquoted field"}},
+	},
+	{
+		name: "bare quote at end of line",
+		in:   "a,b\n1,2\"\n3,4\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"3:3|4"},
+			Errs: []string{"t.csv:2:2: bare quote in unquoted field"}},
+	},
+	{
+		name: "bare quote on last line",
+		in:   "a,b\n1,2\n3,4\"",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"},
+			Errs: []string{"t.csv:3:2: bare quote in unquoted field"}},
+	},
+	{
+		name: "extraneous character after quote",
+		in:   "a,b\n\"x\"y,2\n3,4\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"3:3|4"},
+			Errs: []string{"t.csv:2:1: extraneous character after closing quote"}},
+	},
+	{
+		name: "extraneous character after quote at end of line",
+		in:   "a,b\n1,\"x\"y\r\n3,4\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"3:3|4"},
+			Errs: []string{"t.csv:2:2: extraneous character after closing quote"}},
+	},
+	{
+		name: "error line after multi-line row",
+		in:   "a,b\n\"1\n2\n3\",x\n1,2,3\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1\n2\n3|x"},
+			Errs: []string{"t.csv:5: expected 2 fields, found 3"}},
+	},
+	{
+		name: "unterminated quote",
+		in:   "a,b\n1,2\n3,\"abc\n4,5\n6,7\n",
+		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"},
+			Errs: []string{"t.csv:3:2: unterminated quoted field starting at line 3"}},
+	},
+	{
+		name: "unterminated quote after newline in an earlier field",
+		in:   "a,b\n\"x\ny\",\"abc\n",
+		want: result{Columns: []string{"a", "b"},
+			Errs: []string{"t.csv:2:2: unterminated quoted field starting at line 3"}},
+	},
+	{
+		name: "several errors in a row: first one reported",
+		in:   "a,b\nx\"y,\xff,3\n",
+		want: result{Columns: []string{"a", "b"},
+			Errs: []string{"t.csv:2:1: bare quote in unquoted field"}},
+	},
+	{
+		name:    "duplicate header",
+		in:      "a,b,a\n1,2,3\n",
+		openErr: `t.csv:1: duplicate column name "a" (columns 1 and 3)`,
+	},
+	{
+		name:    "duplicate Options.Header",
+		opts:    Options{Header: []string{"x", "x"}},
+		in:      "1,2\n",
+		openErr: `t.csv: duplicate column name "x" (columns 1 and 2)`,
+	},
+	{
+		name:    "empty file",
+		in:      "",
+		openErr: "t.csv:1: empty header",
+	},
+	{
+		name:    "blank header",
+		in:      "\n1,2\n",
+		openErr: "t.csv:1: empty header",
+	},
+	{
+		name:    "BOM only",
+		in:      "\xEF\xBB\xBF",
+		openErr: "t.csv:1: empty header",
+	},
+	{
+		name:    "invalid UTF-8 in header",
+		in:      "a,\xff\n",
+		openErr: "t.csv:1:2: invalid UTF-8 in column name 2",
+	},
+	{
+		name:    "bad quote in header",
+		in:      "a,\"b\n",
+		openErr: "t.csv:1:2: unterminated quoted field starting at line 1",
+	},
+	{
+		name:    "bad delimiter",
+		opts:    Options{Delimiter: '"'},
+		in:      "a\n",
+		openErr: `t.csv: invalid delimiter '"'`,
+	},
+	{
+		name:    "multi-byte delimiter",
+		opts:    Options{Delimiter: '§'},
+		in:      "a\n",
+		openErr: `t.csv: delimiter '§' is not a single-byte character`,
+	},
+}
+
+func runCSVCase(t *testing.T, tc csvCase, wrap func(io.Reader) io.Reader) {
+	t.Helper()
+	name := tc.file
+	if name == "" {
+		name = "t.csv"
+	}
+	r, err := NewCSVReader(wrap(strings.NewReader(tc.in)), name, tc.opts)
+	if tc.openErr != "" {
+		if err == nil || err.Error() != tc.openErr {
+			t.Fatalf("open error = %v, want %q", err, tc.openErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := readAll(t, r)
+	if !reflect.DeepEqual(got, tc.want) {
+		t.Errorf("got  %#v\nwant %#v", got, tc.want)
+	}
+}
+
+func TestCSV(t *testing.T) {
+	wrappers := map[string]func(io.Reader) io.Reader{
+		"whole":   func(r io.Reader) io.Reader { return r },
+		"onebyte": iotest.OneByteReader,
+		"halves":  iotest.HalfReader,
+	}
+	for _, tc := range csvCases {
+		for wn, wrap := range wrappers {
+			t.Run(tc.name+"/"+wn, func(t *testing.T) { runCSVCase(t, tc, wrap) })
+		}
+	}
+}
+
+// TestCSVFiles reads through Open: plain, gzip by name, gzip by content,
+// TSV by extension.
+func TestCSVFiles(t *testing.T) {
+	dir := t.TempDir()
+	data := "id,name\n1,\"Smith, J\"\n2,Ünal\n"
+	want := result{Columns: []string{"id", "name"}, Rows: []string{"2:1|Smith, J", "3:2|Ünal"}}
+	gz := func(s string) []byte {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write([]byte(s))
+		zw.Close()
+		return b.Bytes()
+	}
+	files := map[string][]byte{
+		"plain.csv":     []byte(data),
+		"plain.txt":     []byte(data),
+		"zipped.csv.gz": gz(data),
+		"sniffed.csv":   gz(data),
+		"tabs.tsv":      []byte(strings.ReplaceAll(data, ",", "\t")),
+		"tabs.TAB.gz":   gz(strings.ReplaceAll(data, ",", "\t")),
+		"data.bin":      []byte(data),
+	}
+	for name, content := range files {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(dir, name)
+			if err := os.WriteFile(p, content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			opts := Options{}
+			if name == "data.bin" {
+				opts.Format = "csv"
+			}
+			r, err := Open(p, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := readAll(t, r)
+			if err := r.Close(); err != nil {
+				t.Error(err)
+			}
+			w := want
+			if strings.Contains(strings.ToLower(name), "tab") {
+				w = result{Columns: want.Columns, Rows: []string{"2:1|Smith\t J", "3:2|Ünal"}}
+			}
+			if !reflect.DeepEqual(got, w) {
+				t.Errorf("got  %#v\nwant %#v", got, w)
+			}
+		})
+	}
+
+	t.Run("errors", func(t *testing.T) {
+		if _, err := Open(filepath.Join(dir, "missing.csv"), Options{}); err == nil || !strings.Contains(err.Error(), "missing.csv") {
+			t.Errorf("missing file: %v", err)
+		}
+		p := filepath.Join(dir, "x.unknown")
+		os.WriteFile(p, []byte("a\n"), 0o644)
+		if _, err := Open(p, Options{}); err == nil || !strings.Contains(err.Error(), "x.unknown: unknown source format") {
+			t.Errorf("unknown extension: %v", err)
+		}
+		if _, err := Open(p, Options{Format: "xml"}); err == nil || !strings.Contains(err.Error(), `unknown source format "xml"`) {
+			t.Errorf("unknown format: %v", err)
+		}
+		bad := filepath.Join(dir, "bad.csv.gz")
+		os.WriteFile(bad, []byte("a,b\n"), 0o644)
+		if _, err := Open(bad, Options{}); err == nil || !strings.HasPrefix(err.Error(), bad+": gzip:") {
+			t.Errorf("bad gzip: %v", err)
+		}
+		dup := filepath.Join(dir, "dup.csv")
+		os.WriteFile(dup, []byte("a,a\n"), 0o644)
+		if _, err := Open(dup, Options{}); err == nil || err.Error() != dup+`:1: duplicate column name "a" (columns 1 and 2)` {
+			t.Errorf("duplicate: %v", err)
+		}
+	})
+}
+
+func TestCSVStdinName(t *testing.T) {
+	r, err := NewCSVReader(strings.NewReader("a,b\n1\n"), StdinName, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Next()
+	if err == nil || err.Error() != "<stdin>:2: expected 2 fields, found 1" {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestCSVSkipBadRows checks that the caller can go on after each kind of
+// row error and that the row error carries its position.
+func TestCSVSkipBadRows(t *testing.T) {
+	in := "a,b,c\n" +
+		"1,2,3\n" + // 2 ok
+		"1,2\n" + // 3 count
+		"1,x\"y,3\n" + // 4 bare quote
+		"1,2,\xfe\n" + // 5 utf8
+		"\"a\"b,2,3\n" + // 6 extraneous
+		"\n" + // 7 blank
+		"7,8,9\n" // 8 ok
+	r, err := NewCSVReader(strings.NewReader(in), "f.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type step struct {
+		line int64
+		col  int
+		row  string
+	}
+	want := []step{{2, 0, "1,2,3"}, {3, 0, ""}, {4, 2, ""}, {5, 3, ""}, {6, 1, ""}, {7, 0, ""}, {8, 0, "7,8,9"}}
+	for _, w := range want {
+		fields, err := r.Next()
+		if w.row != "" {
+			if err != nil {
+				t.Fatalf("line %d: %v", w.line, err)
+			}
+			if got := string(bytes.Join(fields, []byte(","))); got != w.row {
+				t.Errorf("line %d: row %q, want %q", w.line, got, w.row)
+			}
+		} else {
+			var re *RowError
+			if !errors.As(err, &re) {
+				t.Fatalf("line %d: err = %v, want a RowError", w.line, err)
+			}
+			if re.File != "f.csv" || re.Line != w.line || re.Column != w.col {
+				t.Errorf("RowError %+v, want line %d column %d", re, w.line, w.col)
+			}
+		}
+		if r.Line() != w.line {
+			t.Errorf("Line() = %d, want %d", r.Line(), w.line)
+		}
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Errorf("at end: %v", err)
+	}
+}
+
+// TestCSVLongRecords crosses the read buffer boundary and makes it grow.
+func TestCSVLongRecords(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("k,v\n")
+	var want []string
+	line := 2
+	for i := 0; i < 40; i++ {
+		n := (i*37 + 1) * 997
+		if i%10 == 9 {
+			n = 3*csvBufSize + i
+		}
+		v := strings.Repeat(string(rune('a'+i%26)), n)
+		if i%2 == 0 {
+			fmt.Fprintf(&b, "%d,%s\n", i, v)
+			want = append(want, fmt.Sprintf("%d:%d|%s", line, i, v))
+			line++
+		} else {
+			q := v[:n/2] + "\"\"\n" + v[n/2:]
+			fmt.Fprintf(&b, "%d,\"%s\"\r\n", i, q)
+			want = append(want, fmt.Sprintf("%d:%d|%s", line, i, v[:n/2]+"\"\n"+v[n/2:]))
+			line += 2
+		}
+	}
+	for _, wrap := range []func(io.Reader) io.Reader{func(r io.Reader) io.Reader { return r }, iotest.HalfReader} {
+		r, err := NewCSVReader(wrap(strings.NewReader(b.String())), "long.csv", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readAll(t, r)
+		if len(got.Errs) > 0 {
+			t.Fatal(got.Errs)
+		}
+		if !reflect.DeepEqual(got.Rows, want) {
+			t.Fatalf("long records differ (%d rows, want %d)", len(got.Rows), len(want))
+		}
+	}
+}
+
+func TestCSVRecordTooLong(t *testing.T) {
+	in := "a\n\"" + strings.Repeat("x", maxRecordSize+10)
+	r, err := NewCSVReader(strings.NewReader(in), "huge.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Next()
+	var re *RowError
+	if err == nil || errors.As(err, &re) || !strings.HasPrefix(err.Error(), "huge.csv:2: record longer than 64 MiB") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err2 := r.Next(); err2 != err {
+		t.Errorf("error is not sticky: %v", err2)
+	}
+}
+
+type failingReader struct{ data io.Reader }
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	n, err := f.data.Read(p)
+	if err == io.EOF {
+		return n, errors.New("disk on fire")
+	}
+	return n, err
+}
+
+func TestCSVReadError(t *testing.T) {
+	r, err := NewCSVReader(&failingReader{strings.NewReader("a,b\n1,2\n3,")}, "f.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	for range 5 {
+		if _, last = r.Next(); last != nil {
+			break
+		}
+	}
+	if last == nil || last.Error() != "f.csv: disk on fire" {
+		t.Errorf("err = %v", last)
+	}
+}
+
+// randomField returns a field mixing plain text, delimiters, quotes,
+// newlines, spaces and multi-byte characters.
+func randomField(rng *rand.Rand) string {
+	parts := []string{"a", "Zz", " ", ",", "\t", ";", "\"", "\"\"", "\n", "\r\n", "\r", "é", "日本", "🚀", "\xEF\xBB\xBF", "x y", "'", "\\"}
+	n := rng.IntN(6)
+	var b strings.Builder
+	for range n {
+		b.WriteString(parts[rng.IntN(len(parts))])
+	}
+	return b.String()
+}
+
+// TestCSVRoundTrip writes random rows with the CSV and TSV writers and
+// reads them back.
+func TestCSVRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, format := range []string{"csv", "tsv"} {
+		for ncol := 1; ncol <= 4; ncol++ {
+			cols := make([]string, ncol)
+			for i := range cols {
+				cols[i] = fmt.Sprintf("c%d%s", i, randomField(rng))
+			}
+			if ncol == 2 {
+				cols[0] = "\xEF\xBB\xBFbom"
+			}
+			var rows [][]string
+			for range 300 {
+				row := make([]string, ncol)
+				for i := range row {
+					row[i] = randomField(rng)
+				}
+				rows = append(rows, row)
+			}
+			var buf bytes.Buffer
+			w, err := NewWriter(format, &buf, cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, row := range rows {
+				fields := make([][]byte, len(row))
+				for i, f := range row {
+					fields[i] = []byte(f)
+				}
+				if err := w.Write(fields); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			r, err := NewCSVReader(&buf, "rt."+format, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(r.Columns(), cols) {
+				t.Fatalf("%s/%d: columns %q, want %q", format, ncol, r.Columns(), cols)
+			}
+			for i, want := range rows {
+				fields, err := r.Next()
+				if err != nil {
+					t.Fatalf("%s/%d: row %d: %v", format, ncol, i, err)
+				}
+				for j := range want {
+					if string(fields[j]) != want[j] {
+						t.Fatalf("%s/%d: row %d field %d: %q, want %q", format, ncol, i, j, fields[j], want[j])
+					}
+				}
+			}
+			if _, err := r.Next(); err != io.EOF {
+				t.Fatalf("%s/%d: at end: %v", format, ncol, err)
+			}
+		}
+	}
+}
+
+// loopReader repeats data forever.
+type loopReader struct {
+	data []byte
+	off  int
+}
+
+func (l *loopReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		c := copy(p[n:], l.data[l.off:])
+		n += c
+		l.off = (l.off + c) % len(l.data)
+	}
+	return n, nil
+}
+
+func TestCSVZeroAllocs(t *testing.T) {
+	rows := "1,DD37Cf93aecA6Dc,Sheryl,Baxter,\"Rasmussen, Group\",East Leonard,Chile,229.077.5154,397.884.0519x718,zunigavanessa@smith.info,2020-08-24,http://www.stephenson.com/\n" +
+		"2,1Ef7b82A4CAAD10,Preston,Lozano,Vega-Gentry,East Jimmychester,Djibouti,5153435776,686-620-1820x944,vmata@colon.com,2021-04-23,http://www.hobbs.com/\n" +
+		"3,6F94879bDAfE5a6,\"Roy \"\"The\"\" Berry\",\"multi\nline\",Murillo-Perry,Isabelborough,Antigua and Barbuda,+1-539-402-0259,(496)978-3969x58947,beckycarr@hogan.com,2020-03-25,http://www.lawrence.com/\n"
+	header := "Index,Customer Id,First Name,Last Name,Company,City,Country,Phone 1,Phone 2,Email,Subscription Date,Website\n"
+	r, err := NewCSVReader(io.MultiReader(strings.NewReader(header), &loopReader{data: []byte(rows)}), "loop.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Warm up so that the buffers have grown.
+	for range 10000 {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allocs := testing.AllocsPerRun(20000, func() {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per row, want 0", allocs)
+	}
+}
+
+// customersCSV generates n rows shaped like the customers sample data
+// set (12 columns, some quoted fields with commas).
+func customersCSV(n int) []byte {
+	rng := rand.New(rand.NewPCG(7, 7))
+	first := strings.Fields("Pam Michelle Andrew Alvin Jenna Greg Chelsea Jon Kristina Ashley Shawn Lisa")
+	last := strings.Fields("Sparks Blevins Shah Goodman Walter Ramos Hebert Morgan Wolfe Bradshaw Fuller")
+	countries := []string{"Chile", "\"Virgin Islands, U.S.\"", "Slovakia (Slovak Republic)", "\"Iran, Islamic Republic of\"", "Japan", "Germany"}
+	var b bytes.Buffer
+	b.WriteString("Index,Customer Id,First Name,Last Name,Company,City,Country,Phone 1,Phone 2,Email,Subscription Date,Website\n")
+	for i := 1; i <= n; i++ {
+		company := last[rng.IntN(len(last))] + "-" + last[rng.IntN(len(last))]
+		if rng.IntN(4) == 0 {
+			company = "\"" + last[rng.IntN(len(last))] + ", " + last[rng.IntN(len(last))] + " and Sons\""
+		}
+		fmt.Fprintf(&b, "%d,%015X,%s,%s,%s,Port Lisa,%s,+1-%03d-%03d-%04d,%03d.%03d.%04dx%d,%s%d@example.com,2021-%02d-%02d,https://www.%s.com/\n",
+			i, rng.Uint64()>>4, first[rng.IntN(len(first))], last[rng.IntN(len(last))], company,
+			countries[rng.IntN(len(countries))], rng.IntN(1000), rng.IntN(1000), rng.IntN(10000),
+			rng.IntN(1000), rng.IntN(1000), rng.IntN(10000), rng.IntN(1000),
+			strings.ToLower(first[rng.IntN(len(first))]), i, 1+rng.IntN(12), 1+rng.IntN(28),
+			strings.ToLower(last[rng.IntN(len(last))]))
+	}
+	return b.Bytes()
+}
+
+// BenchmarkCSV parses generated customers data. Set LUTKIT_BENCH_CSV to
+// the path of a CSV file (for example one made by gen-customers.py) to
+// parse that file instead.
+func BenchmarkCSV(b *testing.B) {
+	var data []byte
+	if p := os.Getenv("LUTKIT_BENCH_CSV"); p != "" {
+		var err error
+		if data, err = os.ReadFile(p); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		data = customersCSV(200000)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		r, err := NewCSVReader(bytes.NewReader(data), "bench.csv", Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows := 0
+		for {
+			_, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			rows++
+		}
+		r.Close()
+		b.ReportMetric(float64(rows), "rows/op")
+	}
+}

@@ -1,0 +1,79 @@
+// Package source reads tabular sources row by row for the compiler: CSV and
+// TSV files (plain or gzip, or standard input), SQLite tables and queries,
+// Parquet files and Arrow IPC files. It also writes rows back out (CSV,
+// JSON lines, Parquet) for "lut export".
+//
+// Readers stream: they hold one row at a time, never the whole source, so a
+// 50-million-row file compiles in bounded memory. Every value is handed over
+// in its text form as bytes.
+package source
+
+import (
+	"fmt"
+)
+
+// Reader yields the rows of one source, in source order.
+//
+// A Reader is not safe for concurrent use.
+type Reader interface {
+	// Columns returns the column names, from the header row, the
+	// Options.Columns list, or the source's schema.
+	Columns() []string
+	// Next returns the next row, one field per column. The slices alias
+	// the reader's buffers and are valid only until the next call to Next.
+	// At the end of the source it returns io.EOF. A row that is wrong
+	// (wrong number of fields, invalid UTF-8) is reported as a *RowError;
+	// the caller may then call Next again to continue with the next row.
+	// Any other error is final.
+	Next() ([][]byte, error)
+	// Line returns the 1-based line number (for CSV, the line on which the
+	// last returned row starts; for other sources, the row number) of the
+	// row last returned by Next.
+	Line() int64
+	// Close releases the source.
+	Close() error
+}
+
+// Options select and configure a source.
+type Options struct {
+	// Format is "csv", "tsv", "sqlite", "parquet" or "arrow". Empty means
+	// detect from the file name: .csv, .tsv, .tab, .txt (each optionally
+	// with .gz), .db/.sqlite/.sqlite3, .parquet, .arrow/.feather/.ipc.
+	// Standard input ("-") defaults to CSV.
+	Format string
+	// Delimiter is the CSV field delimiter. Zero means ',' for CSV and
+	// '\t' for TSV.
+	Delimiter rune
+	// Header is the list of column names to use when the file has no
+	// header row. Empty means the first row is the header.
+	Header []string
+	// SQLiteTable names the table to read from a SQLite file.
+	SQLiteTable string
+	// SQLiteQuery is a SELECT to run on a SQLite file instead of a table.
+	SQLiteQuery string
+}
+
+// RowError describes a bad row. It names the file, the line and, where one
+// field is at fault, the 1-based column.
+type RowError struct {
+	File   string
+	Line   int64
+	Column int // 0 when the whole row is at fault
+	Msg    string
+}
+
+func (e *RowError) Error() string {
+	if e.Column > 0 {
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+// Writer writes rows of a fixed set of columns in one output format.
+type Writer interface {
+	// Write writes one row, one field per column.
+	Write(fields [][]byte) error
+	// Close flushes buffered output (it does not close the underlying
+	// io.Writer).
+	Close() error
+}

@@ -1,0 +1,311 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// parquetRowGroupRows is the number of rows the Parquet writer buffers and
+// writes as one row group.
+const parquetRowGroupRows = 64 << 10
+
+// NewWriter returns a Writer that writes rows with the given columns to w
+// in format "csv", "tsv", "jsonl" or "parquet".
+//
+// CSV and TSV follow RFC 4180: a header row first, then one line per row
+// ending in "\n"; a field is quoted only when it contains the delimiter, a
+// quote, CR or LF (and, so that reading it back gives the same values,
+// when it is the only, empty, field of a row, or starts the output with a
+// byte order mark). Reading the output with NewCSVReader yields the same
+// bytes in every field.
+//
+// JSON lines has one object per row, keys in column order, every value a
+// string. JSON strings hold only UTF-8, so each invalid UTF-8 byte is
+// written as U+FFFD; apart from that the values round-trip.
+//
+// Parquet has one required UTF8 (string) column per column, written in row
+// groups of 65536 rows, so memory stays bounded; the bytes of each value
+// are stored as they are.
+func NewWriter(format string, w io.Writer, columns []string) (Writer, error) {
+	if len(columns) == 0 {
+		return nil, errors.New("source: writer needs at least one column")
+	}
+	switch format {
+	case "csv", "tsv":
+		delim := byte(',')
+		if format == "tsv" {
+			delim = '\t'
+		}
+		cw := &csvWriter{bw: bufio.NewWriterSize(w, 256<<10), delim: delim, ncol: len(columns), first: true}
+		header := make([][]byte, len(columns))
+		for i, c := range columns {
+			header[i] = []byte(c)
+		}
+		if err := cw.Write(header); err != nil {
+			return nil, err
+		}
+		return cw, nil
+	case "jsonl":
+		return newJSONLWriter(w, columns), nil
+	case "parquet":
+		return newParquetWriter(w, columns)
+	}
+	return nil, fmt.Errorf("source: unknown output format %q (want csv, tsv, jsonl or parquet)", format)
+}
+
+func checkFieldCount(got, want int) error {
+	if got != want {
+		return fmt.Errorf("source: row has %d fields, want %d", got, want)
+	}
+	return nil
+}
+
+// csvWriter writes RFC 4180 CSV or TSV.
+type csvWriter struct {
+	bw    *bufio.Writer
+	delim byte
+	ncol  int
+	first bool // nothing written yet
+}
+
+func (w *csvWriter) Write(fields [][]byte) error {
+	if err := checkFieldCount(len(fields), w.ncol); err != nil {
+		return err
+	}
+	for i, f := range fields {
+		if i > 0 {
+			w.bw.WriteByte(w.delim)
+		}
+		if w.needsQuotes(f, len(fields)) {
+			w.bw.WriteByte('"')
+			for {
+				j := bytes.IndexByte(f, '"')
+				if j < 0 {
+					break
+				}
+				w.bw.Write(f[:j+1])
+				w.bw.WriteByte('"')
+				f = f[j+1:]
+			}
+			w.bw.Write(f)
+			w.bw.WriteByte('"')
+		} else {
+			w.bw.Write(f)
+		}
+		w.first = false
+	}
+	_, err := w.bw.Write([]byte{'\n'})
+	return err
+}
+
+func (w *csvWriter) needsQuotes(f []byte, n int) bool {
+	if len(f) == 0 {
+		// A row of one empty field would be a blank line.
+		return n == 1
+	}
+	if w.first && bytes.HasPrefix(f, utf8BOM) {
+		return true
+	}
+	for _, c := range f {
+		if c == w.delim || c == '"' || c == '\r' || c == '\n' {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *csvWriter) Close() error { return w.bw.Flush() }
+
+// jsonlWriter writes one JSON object per row.
+type jsonlWriter struct {
+	bw   *bufio.Writer
+	keys [][]byte // `{"name":` for the first column, `,"name":` after
+	buf  []byte
+}
+
+func newJSONLWriter(w io.Writer, columns []string) *jsonlWriter {
+	jw := &jsonlWriter{bw: bufio.NewWriterSize(w, 256<<10), keys: make([][]byte, len(columns))}
+	for i, c := range columns {
+		k := []byte{','}
+		if i == 0 {
+			k[0] = '{'
+		}
+		k = appendJSONString(k, []byte(c))
+		jw.keys[i] = append(k, ':')
+	}
+	return jw
+}
+
+func (w *jsonlWriter) Write(fields [][]byte) error {
+	if err := checkFieldCount(len(fields), len(w.keys)); err != nil {
+		return err
+	}
+	b := w.buf[:0]
+	for i, f := range fields {
+		b = append(b, w.keys[i]...)
+		b = appendJSONString(b, f)
+	}
+	b = append(b, '}', '\n')
+	w.buf = b
+	_, err := w.bw.Write(b)
+	return err
+}
+
+func (w *jsonlWriter) Close() error { return w.bw.Flush() }
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string. Invalid UTF-8 bytes become
+// U+FFFD; U+2028 and U+2029 are escaped so the line is also valid
+// JavaScript.
+func appendJSONString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// parquetWriter buffers up to parquetRowGroupRows rows in Arrow string
+// builders and writes them as one row group.
+type parquetWriter struct {
+	fw       *pqarrow.FileWriter
+	schema   *arrow.Schema
+	builders []*array.StringBuilder
+	rows     int
+	closed   bool
+}
+
+// nopCloser hides the Close method of the destination, which the Parquet
+// file writer would otherwise call.
+type nopCloser struct{ io.Writer }
+
+func newParquetWriter(w io.Writer, columns []string) (Writer, error) {
+	if err := checkColumnNames(columns); err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	fields := make([]arrow.Field, len(columns))
+	for i, c := range columns {
+		fields[i] = arrow.Field{Name: c, Type: arrow.BinaryTypes.String, Nullable: false}
+	}
+	schema := arrow.NewSchema(fields, nil)
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithMaxRowGroupLength(parquetRowGroupRows),
+		parquet.WithDictionaryDefault(true),
+	)
+	fw, err := pqarrow.NewFileWriter(schema, nopCloser{w}, props, pqarrow.DefaultWriterProps())
+	if err != nil {
+		return nil, fmt.Errorf("source: parquet: %w", err)
+	}
+	pw := &parquetWriter{fw: fw, schema: schema, builders: make([]*array.StringBuilder, len(columns))}
+	for i := range pw.builders {
+		pw.builders[i] = array.NewStringBuilder(memory.DefaultAllocator)
+	}
+	return pw, nil
+}
+
+func (w *parquetWriter) Write(fields [][]byte) error {
+	if w.closed {
+		return errors.New("source: parquet writer closed")
+	}
+	if err := checkFieldCount(len(fields), len(w.builders)); err != nil {
+		return err
+	}
+	for i, f := range fields {
+		w.builders[i].BinaryBuilder.Append(f) // no string conversion
+	}
+	w.rows++
+	if w.rows == parquetRowGroupRows {
+		return w.flush()
+	}
+	return nil
+}
+
+// flush writes the buffered rows as one row group.
+func (w *parquetWriter) flush() error {
+	if w.rows == 0 {
+		return nil
+	}
+	cols := make([]arrow.Array, len(w.builders))
+	for i, b := range w.builders {
+		cols[i] = b.NewArray()
+	}
+	rec := array.NewRecordBatch(w.schema, cols, int64(w.rows))
+	for _, c := range cols {
+		c.Release()
+	}
+	w.rows = 0
+	err := w.fw.Write(rec)
+	rec.Release()
+	if err != nil {
+		return fmt.Errorf("source: parquet: %w", err)
+	}
+	return nil
+}
+
+func (w *parquetWriter) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	err := w.flush()
+	for _, b := range w.builders {
+		b.Release()
+	}
+	if cerr := w.fw.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("source: parquet: %w", cerr)
+	}
+	return err
+}

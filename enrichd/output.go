@@ -1,0 +1,220 @@
+package enrichd
+
+import (
+	"bufio"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync/atomic"
+	"time"
+)
+
+// outputStats are one output's counters.
+type outputStats struct {
+	name, typ  string
+	bytes      atomic.Uint64
+	errors     atomic.Uint64
+	reconnects atomic.Uint64
+	connected  atomic.Bool
+}
+
+// sink is one output. Write, Flush and Reopen are called from the output
+// goroutine only.
+type sink interface {
+	Write(p []byte) error
+	Flush() error
+	Reopen() error
+	Close() error
+	Stats() *outputStats
+}
+
+func newSink(o OutputConfig, d *Daemon) (sink, error) {
+	st := &outputStats{name: o.Name, typ: o.Type}
+	switch o.Type {
+	case "stdout":
+		return &writerSink{w: bufio.NewWriterSize(os.Stdout, o.BufferSize), st: st}, nil
+	case "file":
+		f := &fileSink{path: o.Path, size: o.BufferSize, st: st}
+		if err := f.open(); err != nil {
+			return nil, err
+		}
+		return f, nil
+	case "tcp":
+		return &tcpSink{addr: o.Address, size: o.BufferSize, st: st, log: d.log, stop: d.hardStop}, nil
+	}
+	return nil, fmt.Errorf("unknown output type %q", o.Type)
+}
+
+type writerSink struct {
+	w  *bufio.Writer
+	st *outputStats
+}
+
+func (s *writerSink) Write(p []byte) error {
+	_, err := s.w.Write(p)
+	s.count(len(p), err)
+	return err
+}
+func (s *writerSink) count(n int, err error) {
+	if err != nil {
+		s.st.errors.Add(1)
+		return
+	}
+	s.st.bytes.Add(uint64(n))
+}
+func (s *writerSink) Flush() error         { return s.w.Flush() }
+func (s *writerSink) Reopen() error        { return nil }
+func (s *writerSink) Close() error         { return s.w.Flush() }
+func (s *writerSink) Stats() *outputStats { return s.st }
+
+// fileSink appends to a file, reopened on SIGHUP so that log rotation
+// (rename, then HUP) starts a new file.
+type fileSink struct {
+	path string
+	size int
+	f    *os.File
+	w    *bufio.Writer
+	st   *outputStats
+}
+
+func (s *fileSink) open() error {
+	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	s.f = f
+	if s.w == nil {
+		s.w = bufio.NewWriterSize(f, s.size)
+	} else {
+		s.w.Reset(f)
+	}
+	return nil
+}
+
+func (s *fileSink) Write(p []byte) error {
+	_, err := s.w.Write(p)
+	if err != nil {
+		s.st.errors.Add(1)
+		return err
+	}
+	s.st.bytes.Add(uint64(len(p)))
+	return nil
+}
+func (s *fileSink) Flush() error {
+	err := s.w.Flush()
+	if err != nil {
+		s.st.errors.Add(1)
+	}
+	return err
+}
+func (s *fileSink) Reopen() error {
+	s.Flush()
+	old := s.f
+	if err := s.open(); err != nil {
+		s.st.errors.Add(1)
+		return err // keep writing to the old file
+	}
+	return old.Close()
+}
+func (s *fileSink) Close() error {
+	err := s.w.Flush()
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+func (s *fileSink) Stats() *outputStats { return s.st }
+
+// tcpSink writes to a TCP peer, reconnecting with exponential backoff.
+// While the peer is away, the output goroutine waits (the bounded queues
+// then slow the TCP inputs down); data in a failed write is resent after
+// reconnecting, so delivery is at least once.
+type tcpSink struct {
+	addr string
+	size int
+	c    net.Conn
+	w    *bufio.Writer
+	st   *outputStats
+	log  *slog.Logger
+	stop <-chan struct{}
+}
+
+func (s *tcpSink) connect() error {
+	backoff := 100 * time.Millisecond
+	for {
+		c, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+		if err == nil {
+			s.c = c
+			if s.w == nil {
+				s.w = bufio.NewWriterSize(c, s.size)
+			} else {
+				s.w.Reset(c)
+			}
+			s.st.connected.Store(true)
+			return nil
+		}
+		s.st.errors.Add(1)
+		s.log.Warn("output connect failed", "output", s.st.name, "err", err, "retry_in", backoff)
+		select {
+		case <-s.stop:
+			return fmt.Errorf("output %s: giving up: %w", s.st.name, err)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 10*time.Second)
+	}
+}
+
+func (s *tcpSink) drop() {
+	if s.c != nil {
+		s.c.Close()
+		s.c = nil
+	}
+	s.st.connected.Store(false)
+}
+
+func (s *tcpSink) Write(p []byte) error {
+	for {
+		if s.c == nil {
+			if err := s.connect(); err != nil {
+				return err
+			}
+			s.st.reconnects.Add(1)
+		}
+		// A buffer larger than the writer goes out directly; either way a
+		// failure resends all of p on a new connection.
+		if _, err := s.w.Write(p); err != nil {
+			s.fail(err)
+			continue
+		}
+		s.st.bytes.Add(uint64(len(p)))
+		return nil
+	}
+}
+
+func (s *tcpSink) fail(err error) {
+	s.st.errors.Add(1)
+	s.log.Warn("output write failed, reconnecting", "output", s.st.name, "err", err)
+	s.drop()
+}
+
+func (s *tcpSink) Flush() error {
+	if s.c == nil {
+		return nil
+	}
+	if err := s.w.Flush(); err != nil {
+		s.fail(err)
+		return err
+	}
+	return nil
+}
+func (s *tcpSink) Reopen() error { return nil }
+func (s *tcpSink) Close() error {
+	if s.c == nil {
+		return nil
+	}
+	err := s.w.Flush()
+	s.drop()
+	return err
+}
+func (s *tcpSink) Stats() *outputStats { return s.st }

@@ -1,0 +1,123 @@
+package parse
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+)
+
+func loadLines(b *testing.B, name string) [][]byte {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+}
+
+func benchParse(b *testing.B, file string) {
+	lines := loadLines(b, file)
+	var ev Event
+	b.SetBytes(int64(len(lines[0])))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		_ = ParseSyslog(lines[i%len(lines)], &ev)
+	}
+}
+
+func BenchmarkParseSyslog5424(b *testing.B) { benchParse(b, "testdata/gen-events-rfc5424.txt") }
+func BenchmarkParseSyslog3164(b *testing.B) { benchParse(b, "testdata/gen-events-rfc3164.txt") }
+
+// BenchmarkParseExtract is the per-event hot path: header parse plus the
+// two lookup keys.
+func BenchmarkParseExtract(b *testing.B) {
+	for _, file := range []string{"testdata/gen-events-rfc5424.txt", "testdata/gen-events-rfc3164.txt"} {
+		b.Run(file[len("testdata/gen-events-"):len(file)-4], func(b *testing.B) {
+			lines := loadLines(b, file)
+			var ev Event
+			x := NewExtractor([]string{"cust", "src"})
+			vals := make([][]byte, 2)
+			b.SetBytes(int64(len(lines[0])))
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				_ = ParseSyslog(lines[i%len(lines)], &ev)
+				x.Extract(ev.Message, vals)
+			}
+		})
+	}
+}
+
+func BenchmarkExtract(b *testing.B) {
+	msg := []byte("cust=679127 src=102.24.37.211 action=login")
+	x := NewExtractor([]string{"cust", "src"})
+	vals := make([][]byte, 2)
+	b.SetBytes(int64(len(msg)))
+	b.ReportAllocs()
+	for b.Loop() {
+		x.Extract(msg, vals)
+	}
+}
+
+func BenchmarkJSONField(b *testing.B) {
+	lines := loadLines(b, "testdata/gen-events-json.txt")
+	path := []byte("src")
+	b.SetBytes(int64(len(lines[0])))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		JSONField(lines[i%len(lines)], path)
+	}
+}
+
+func BenchmarkFramer(b *testing.B) {
+	lines := loadLines(b, "testdata/gen-events-rfc5424.txt")
+	var nl, oc []byte
+	for _, l := range lines {
+		nl = append(append(nl, l...), '\n')
+		oc = append(fmt.Appendf(oc, "%d ", len(l)), l...)
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{{"newline", nl}, {"octet", oc}} {
+		b.Run(tc.name, func(b *testing.B) {
+			fr := NewFramer(&loopReader{data: tc.data}, 64<<10)
+			b.SetBytes(int64(len(tc.data) / len(lines)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := fr.Next(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkAppendString(b *testing.B) {
+	for _, tc := range []struct{ name, s string }{
+		{"ascii", "cust=679127 src=102.24.37.211 action=login user=alice path=/api/v1/items?id=42"},
+		{"utf8", "ünïcødé tëxt — with some “quotes” and € signs, 日本語のテキスト"},
+		{"escapes", "line1\nline2\t\"quoted\" \\ back\x01slash\xff"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := []byte(tc.s)
+			dst := make([]byte, 0, 4*len(s)+8)
+			b.SetBytes(int64(len(s)))
+			b.ReportAllocs()
+			for b.Loop() {
+				dst = AppendString(dst[:0], s)
+			}
+		})
+	}
+}
+
+func BenchmarkAppendTimestampRFC3339(b *testing.B) {
+	var ev Event
+	_ = ParseSyslog([]byte(sample5424), &ev)
+	dst := make([]byte, 0, 64)
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = AppendTimestampRFC3339(dst[:0], &ev, now)
+	}
+}

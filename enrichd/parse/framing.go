@@ -1,0 +1,327 @@
+package parse
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrOctetCount is wrapped by the error Framer.Next returns when an
+// RFC 6587 octet-counted stream carries a malformed length prefix. The
+// stream cannot be resynchronised; the caller should drop the connection.
+var ErrOctetCount = errors.New("parse: malformed octet count")
+
+// maxCountDigits bounds the MSG-LEN prefix of an octet-counted frame.
+// Nine digits allow frames just under 1 GB, far above any sane maximum.
+const maxCountDigits = 9
+
+// minFramerBuf is the smallest read buffer a Framer uses.
+const minFramerBuf = 4096
+
+// framing modes, decided from the first byte of a connection.
+const (
+	modeUnknown = iota
+	modeOctet
+	modeNewline
+)
+
+// Framer splits a TCP syslog stream into messages. It detects the framing
+// from the first byte of the stream: an ASCII digit selects RFC 6587
+// octet counting ("LEN SP MSG"), anything else selects newline framing.
+//
+// Messages longer than the maximum given to NewFramer are truncated to the
+// maximum and reported with truncated == true; the rest of that line or
+// frame is read and discarded. A trailing "\n" or "\r\n" is removed from
+// every message, in both modes. In newline mode empty lines are skipped.
+//
+// A Framer is not safe for concurrent use.
+type Framer struct {
+	r     io.Reader
+	buf   []byte
+	start int // first unread byte in buf
+	end   int // end of buffered data
+	max   int
+	mode  uint8
+
+	skipLine bool  // newline mode: discard up to and including the next '\n'
+	discard  int64 // octet mode: bytes of an oversize frame still to discard
+	rerr     error // read error, seen once the buffered data is used up
+	fatal    error // error already returned by Next, returned again
+}
+
+// NewFramer returns a Framer reading from r that returns messages of at
+// most maxMsg bytes (values < 1 are treated as 1). It allocates its read
+// buffer once, about maxMsg bytes (at least 4 KiB).
+func NewFramer(r io.Reader, maxMsg int) *Framer {
+	if maxMsg < 1 {
+		maxMsg = 1
+	}
+	n := maxMsg + 64
+	if n < minFramerBuf {
+		n = minFramerBuf
+	}
+	return &Framer{r: r, buf: make([]byte, n), max: maxMsg}
+}
+
+// Reset makes f read from r as a new connection (framing is detected
+// again), keeping the buffer.
+func (f *Framer) Reset(r io.Reader) {
+	*f = Framer{r: r, buf: f.buf, max: f.max}
+}
+
+// Octet reports whether the stream was detected as octet counted. It is
+// meaningful once Next has returned a message.
+func (f *Framer) Octet() bool { return f.mode == modeOctet }
+
+// Next returns the next message. msg aliases the Framer's buffer and is
+// valid until the next call to Next or Reset. truncated reports that the
+// message was longer than the maximum and was cut.
+//
+// At a clean end of stream (between messages) err is io.EOF. In newline
+// mode a final line without its '\n' is a complete message (files often
+// lack the last newline, and a sender may close right after its last
+// line): it is returned, and the next call returns io.EOF. In octet mode,
+// if the stream ends inside a frame or its length prefix (or inside the
+// discarded remainder of an oversize frame) err is io.ErrUnexpectedEOF and
+// the partial frame is not returned. A malformed octet count yields an
+// error wrapping ErrOctetCount. Other read errors are returned as is.
+// Once Next has returned an error it keeps returning it.
+func (f *Framer) Next() (msg []byte, truncated bool, err error) {
+	if f.fatal != nil {
+		return nil, false, f.fatal
+	}
+	msg, truncated, err = f.next()
+	if err != nil {
+		f.fatal = err
+	}
+	return msg, truncated, err
+}
+
+func (f *Framer) next() (msg []byte, truncated bool, err error) {
+	if f.mode == modeUnknown {
+		if err := f.fill(1); err != nil {
+			if err == io.ErrUnexpectedEOF {
+				err = io.EOF
+			}
+			return nil, false, err
+		}
+		if c := f.buf[f.start]; c >= '0' && c <= '9' {
+			f.mode = modeOctet
+		} else {
+			f.mode = modeNewline
+		}
+	}
+	if f.mode == modeOctet {
+		return f.nextOctet()
+	}
+	return f.nextLine()
+}
+
+// fill makes at least need bytes (need <= len(f.buf)) available at
+// f.buf[f.start:]. It returns io.ErrUnexpectedEOF if the stream ends first
+// and io.EOF only if it ended with nothing buffered.
+func (f *Framer) fill(need int) error {
+	if f.end-f.start >= need {
+		return nil
+	}
+	if f.start == f.end {
+		f.start, f.end = 0, 0
+	} else if f.start+need > len(f.buf) {
+		f.end = copy(f.buf, f.buf[f.start:f.end])
+		f.start = 0
+	}
+	empty := 0
+	for f.end-f.start < need {
+		if f.rerr != nil {
+			if f.rerr == io.EOF {
+				if f.start == f.end {
+					return io.EOF
+				}
+				return io.ErrUnexpectedEOF
+			}
+			return f.rerr
+		}
+		n, err := f.r.Read(f.buf[f.end:])
+		if n < 0 || n > len(f.buf)-f.end {
+			f.rerr = errors.New("parse: reader returned invalid count")
+			continue
+		}
+		f.end += n
+		if err != nil {
+			f.rerr = err
+		} else if n == 0 {
+			if empty++; empty >= 100 {
+				f.rerr = io.ErrNoProgress
+			}
+		}
+	}
+	return nil
+}
+
+// nextLine implements newline framing.
+func (f *Framer) nextLine() ([]byte, bool, error) {
+	if f.skipLine {
+		if err := f.skipToNewline(); err != nil {
+			return nil, false, err
+		}
+	}
+	scanned := 0 // bytes after f.start known to hold no '\n'
+	for {
+		// A line of max bytes plus "\r\n" fits in max+2 bytes; if no '\n'
+		// shows up within that window the line is oversize.
+		lim := f.end
+		if lim-f.start > f.max+2 {
+			lim = f.start + f.max + 2
+		}
+		if i := bytes.IndexByte(f.buf[f.start+scanned:lim], '\n'); i >= 0 {
+			i += f.start + scanned
+			line := f.buf[f.start:i]
+			f.start = i + 1
+			if n := len(line); n > 0 && line[n-1] == '\r' {
+				line = line[:n-1]
+			}
+			if len(line) == 0 {
+				scanned = 0
+				continue
+			}
+			if len(line) > f.max {
+				return line[:f.max], true, nil
+			}
+			return line, false, nil
+		}
+		scanned = lim - f.start
+		if scanned >= f.max+2 {
+			line := f.buf[f.start : f.start+f.max]
+			f.start += f.max + 2
+			f.skipLine = true
+			return line, true, nil
+		}
+		if err := f.fill(scanned + 1); err != nil {
+			if err == io.ErrUnexpectedEOF {
+				// The stream ended inside a line: a file without a final
+				// newline, or a sender closing after its last line. The
+				// line is complete as far as the sender is concerned, so
+				// deliver it; the next call reports io.EOF.
+				line := f.buf[f.start : f.start+scanned]
+				f.start += scanned
+				if n := len(line); n > 0 && line[n-1] == '\r' {
+					line = line[:n-1]
+				}
+				if len(line) == 0 {
+					return nil, false, io.EOF
+				}
+				if len(line) > f.max {
+					return line[:f.max], true, nil
+				}
+				return line, false, nil
+			}
+			f.fatal = err
+			return nil, false, err
+		}
+	}
+}
+
+// skipToNewline discards input up to and including the next '\n'.
+func (f *Framer) skipToNewline() error {
+	for {
+		if i := bytes.IndexByte(f.buf[f.start:f.end], '\n'); i >= 0 {
+			f.start += i + 1
+			f.skipLine = false
+			return nil
+		}
+		f.start = f.end
+		if err := f.fill(1); err != nil {
+			// io.EOF: the stream ended in the discarded tail of an
+			// oversize line, which was already delivered truncated.
+			f.fatal = err
+			return err
+		}
+	}
+}
+
+// nextOctet implements RFC 6587 octet counting.
+func (f *Framer) nextOctet() ([]byte, bool, error) {
+	for f.discard > 0 {
+		if f.start == f.end {
+			if err := f.fill(1); err != nil {
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				f.fatal = err
+				return nil, false, err
+			}
+		}
+		n := int64(f.end - f.start)
+		if n > f.discard {
+			n = f.discard
+		}
+		f.start += int(n)
+		f.discard -= n
+	}
+
+	// Stray line ends between frames are tolerated.
+	for {
+		if err := f.fill(1); err != nil {
+			return nil, false, err // io.EOF here is a clean end
+		}
+		if c := f.buf[f.start]; c != '\n' && c != '\r' {
+			break
+		}
+		f.start++
+	}
+
+	// MSG-LEN = NONZERO-DIGIT *DIGIT, then SP.
+	n := 0
+	digits := 0
+	for {
+		if f.start+digits == f.end {
+			if err := f.fill(digits + 1); err != nil {
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				f.fatal = err
+				return nil, false, err
+			}
+		}
+		c := f.buf[f.start+digits]
+		if c == ' ' && digits > 0 {
+			break
+		}
+		if c < '0' || c > '9' || (digits == 0 && c == '0') {
+			f.fatal = fmt.Errorf("%w: unexpected byte %q in length prefix %q", ErrOctetCount, c, f.buf[f.start:f.start+digits])
+			return nil, false, f.fatal
+		}
+		if digits == maxCountDigits {
+			f.fatal = fmt.Errorf("%w: length prefix longer than %d digits", ErrOctetCount, maxCountDigits)
+			return nil, false, f.fatal
+		}
+		n = n*10 + int(c-'0')
+		digits++
+	}
+	f.start += digits + 1
+
+	want, truncated := n, false
+	if want > f.max {
+		want, truncated = f.max, true
+		f.discard = int64(n - f.max)
+	}
+	if err := f.fill(want); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		f.fatal = err
+		return nil, false, err
+	}
+	msg := f.buf[f.start : f.start+want]
+	f.start += want
+	if !truncated {
+		if k := len(msg); k > 0 && msg[k-1] == '\n' {
+			msg = msg[:k-1]
+			if k := len(msg); k > 0 && msg[k-1] == '\r' {
+				msg = msg[:k-1]
+			}
+		}
+	}
+	return msg, truncated, nil
+}

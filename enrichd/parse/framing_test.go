@@ -1,0 +1,196 @@
+package parse
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// frameAll reads every message; truncated ones are suffixed "|T".
+func frameAll(r io.Reader, max int) ([]string, error) {
+	fr := NewFramer(r, max)
+	var out []string
+	for {
+		msg, trunc, err := fr.Next()
+		if err != nil {
+			// The error is sticky.
+			if _, _, err2 := fr.Next(); err2 != err {
+				return out, fmt.Errorf("error not sticky: %v then %v", err, err2)
+			}
+			return out, err
+		}
+		s := string(msg)
+		if trunc {
+			s += "|T"
+		}
+		out = append(out, s)
+	}
+}
+
+func TestFramer(t *testing.T) {
+	f := func(in string, max int, want []string, wantErr error) {
+		t.Helper()
+		readers := map[string]func() io.Reader{
+			"whole":   func() io.Reader { return strings.NewReader(in) },
+			"onebyte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(in)) },
+			"dataerr": func() io.Reader { return iotest.DataErrReader(strings.NewReader(in)) },
+			"half":    func() io.Reader { return iotest.HalfReader(strings.NewReader(in)) },
+		}
+		for name, mk := range readers {
+			got, err := frameAll(mk(), max)
+			if !errors.Is(err, wantErr) {
+				t.Errorf("%s %q max %d: err = %v, want %v", name, in, max, err, wantErr)
+			}
+			if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+				t.Errorf("%s %q max %d:\n got %q\nwant %q", name, in, max, got, want)
+			}
+		}
+	}
+	EOF, UEOF := io.EOF, io.ErrUnexpectedEOF
+	var none []string
+
+	f("", 10, none, EOF)
+	// Newline framing.
+	f("a\nb\r\nc\n", 10, []string{"a", "b", "c"}, EOF)
+	f("\n\r\na\n\n", 10, []string{"a"}, EOF)
+	f("a\nb", 10, []string{"a", "b"}, EOF)
+	f("a\r", 10, []string{"a"}, EOF)
+	f("\r", 10, none, EOF)
+	f("abc\nabcdef", 5, []string{"abc", "abcde|T"}, EOF)
+	f("a\r\rb\n", 10, []string{"a\r\rb"}, EOF)
+	f("abcdefghij\nabc\n", 5, []string{"abcde|T", "abc"}, EOF)
+	f("abcde\r\n", 5, []string{"abcde"}, EOF)
+	f("abcde\n", 5, []string{"abcde"}, EOF)
+	f("abcdef\n", 5, []string{"abcde|T"}, EOF)
+	f("abcdef\r\n", 5, []string{"abcde|T"}, EOF)
+	f("abcdefg\nx\n", 5, []string{"abcde|T", "x"}, EOF)
+	f("abcdefghij", 5, []string{"abcde|T"}, EOF)
+	f(strings.Repeat("x", 10000)+"\nok\n", 100, []string{strings.Repeat("x", 100) + "|T", "ok"}, EOF)
+	f("<13>x 1\n", 10, []string{"<13>x 1"}, EOF)
+
+	// Octet counting.
+	f("3 abc5 hello", 10, []string{"abc", "hello"}, EOF)
+	f("3 abc\n5 hello\r\n", 10, []string{"abc", "hello"}, EOF)
+	f("4 abc\n5 abc\r\n", 10, []string{"abc", "abc"}, EOF)
+	f("5 hello3 abc", 3, []string{"hel|T", "abc"}, EOF)
+	f("12 hello world!1 x", 5, []string{"hello|T", "x"}, EOF)
+	f("10 "+strings.Repeat("y", 10), 10, []string{strings.Repeat("y", 10)}, EOF)
+	f("5 hel", 10, none, UEOF)
+	f("3 abc5", 10, []string{"abc"}, UEOF)
+	f("3 abc12", 10, []string{"abc"}, UEOF)
+	f("3 abc9 ", 10, []string{"abc"}, UEOF)
+	f("9 abc", 3, []string{"abc|T"}, UEOF)
+	f("9 ab", 3, none, UEOF)
+	f("9 abcde", 3, []string{"abc|T"}, UEOF)
+	f("3 abcx 1", 10, []string{"abc"}, ErrOctetCount)
+	f("3 abc03 abc", 10, []string{"abc"}, ErrOctetCount)
+	f("3x abc", 10, none, ErrOctetCount)
+	f("3 abc 3 abc", 10, []string{"abc"}, ErrOctetCount)
+	f("1234567890 x", 10, none, ErrOctetCount)
+	f("999999999 x", 10, none, UEOF)
+	f("999999999 abcdefghijk", 10, []string{"abcdefghij|T"}, UEOF)
+
+	// logger(1) from bsdutils, one connection per invocation.
+	f("<156>Nov 30 06:16:21 vm myapp: hello world 3164\n", 2048,
+		[]string{"<156>Nov 30 06:16:21 vm myapp: hello world 3164"}, EOF)
+	f("53 <156>Nov 30 06:16:21 vm myapp[3480]: hello octet 3164", 2048,
+		[]string{"<156>Nov 30 06:16:21 vm myapp[3480]: hello octet 3164"}, EOF)
+	f("111 <13>1 2026-11-30T06:16:21.655003+00:00 vm myapp - - [timeQuality tzKnown=\"1\" isSynced=\"0\"] octet 5424 \xc3\xbcn\xc3\xafcode", 2048,
+		[]string{"<13>1 2026-11-30T06:16:21.655003+00:00 vm myapp - - [timeQuality tzKnown=\"1\" isSynced=\"0\"] octet 5424 \xc3\xbcn\xc3\xafcode"}, EOF)
+}
+
+// TestFramerStream pushes many random messages through both framings with
+// several reader behaviours and a small buffer so that frames straddle
+// buffer refills.
+func TestFramerStream(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const max = 5000 // buffer is max+64: messages straddle refills
+	var msgs []string
+	for i := 0; i < 3000; i++ {
+		n := 1 + rng.IntN(max+200)
+		if i%3 != 0 {
+			n = 1 + rng.IntN(300)
+		}
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = byte('a' + rng.IntN(26))
+		}
+		msgs = append(msgs, string(b))
+	}
+	var nl, oc bytes.Buffer
+	want := make([]string, len(msgs))
+	for i, m := range msgs {
+		nl.WriteString(m)
+		nl.WriteString("\n")
+		fmt.Fprintf(&oc, "%d %s", len(m), m)
+		want[i] = m
+		if len(m) > max {
+			want[i] = m[:max] + "|T"
+		}
+	}
+	for _, in := range []*bytes.Buffer{&nl, &oc} {
+		for name, r := range map[string]io.Reader{
+			"whole":   bytes.NewReader(in.Bytes()),
+			"onebyte": iotest.OneByteReader(bytes.NewReader(in.Bytes())),
+			"half":    iotest.HalfReader(bytes.NewReader(in.Bytes())),
+		} {
+			got, err := frameAll(r, max)
+			if err != io.EOF {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%s: %d messages, want %d", name, len(got), len(want))
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%s: message %d differs (len %d, want %d)", name, i, len(got[i]), len(want[i]))
+				}
+			}
+		}
+	}
+}
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+type zeroReader struct{}
+
+func (zeroReader) Read([]byte) (int, error) { return 0, nil }
+
+func TestFramerErrors(t *testing.T) {
+	boom := errors.New("boom")
+	fr := NewFramer(io.MultiReader(strings.NewReader("a\nb"), errReader{boom}), 10)
+	if msg, _, err := fr.Next(); err != nil || string(msg) != "a" {
+		t.Fatalf("got %q, %v", msg, err)
+	}
+	if _, _, err := fr.Next(); err != boom {
+		t.Fatalf("err = %v, want boom", err)
+	}
+	fr.Reset(zeroReader{})
+	if _, _, err := fr.Next(); err != io.ErrNoProgress {
+		t.Fatalf("err = %v, want io.ErrNoProgress", err)
+	}
+	fr.Reset(strings.NewReader("2 ok"))
+	if msg, _, err := fr.Next(); err != nil || string(msg) != "ok" || !fr.Octet() {
+		t.Fatalf("after Reset: %q, %v, octet=%v", msg, err, fr.Octet())
+	}
+	fr.Reset(strings.NewReader("x 1"))
+	if msg, _, err := fr.Next(); err != nil || string(msg) != "x 1" || fr.Octet() {
+		t.Fatalf("after Reset to newline: %q, %v", msg, err)
+	}
+	if _, _, err := fr.Next(); err != io.EOF {
+		t.Fatalf("after the unterminated last line: %v, want io.EOF", err)
+	}
+	fr.Reset(strings.NewReader("1x"))
+	if _, _, err := fr.Next(); !errors.Is(err, ErrOctetCount) {
+		t.Fatalf("err = %v", err)
+	} else {
+		t.Logf("malformed count error: %v", err)
+	}
+}

@@ -1,0 +1,179 @@
+package parse
+
+import (
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// jsonSafe[c] is true for ASCII bytes that appear verbatim inside a JSON
+// string: 0x20-0x7F except '"' and '\\'. Bytes >= 0x80 are false and are
+// checked as UTF-8.
+var jsonSafe = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s to dst as a JSON string literal, quotes included.
+// '"', '\\' and control characters are escaped (\n \r \t, others as
+// \u00XX), U+2028 and U+2029 are escaped, valid multi-byte UTF-8 is kept
+// as is, and each maximal run of invalid UTF-8 bytes becomes one \ufffd
+// (the semantics of strings.ToValidUTF8), so the output is always valid
+// JSON. It does not allocate when dst has room.
+func AppendString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	invalid := false // previous byte was part of an invalid run
+	for i := 0; i < len(s); {
+		c := s[i]
+		if jsonSafe[c] {
+			i++
+			invalid = false
+			continue
+		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			invalid = false
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			if !invalid {
+				dst = append(dst, `\ufffd`...)
+			}
+			invalid = true
+			i++
+			start = i
+			continue
+		}
+		invalid = false
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// AppendStringS is AppendString for a string.
+func AppendStringS(dst []byte, s string) []byte {
+	return AppendString(dst, unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
+// AppendKey appends k as a JSON string followed by ':'.
+func AppendKey(dst, k []byte) []byte {
+	return append(AppendString(dst, k), ':')
+}
+
+// AppendKeyS is AppendKey for a string.
+func AppendKeyS(dst []byte, k string) []byte {
+	return append(AppendStringS(dst, k), ':')
+}
+
+// Object appends one JSON object to Buf, inserting commas between
+// members. Keys and string values are escaped with AppendString. Use:
+//
+//	o := parse.Object{Buf: out[:0]}
+//	o.Begin()
+//	o.String("host", ev.Host)
+//	o.Int("sev", int64(ev.Severity))
+//	out = o.End()
+//
+// Members are not checked for duplicates. Nested objects can be written
+// with Key followed by Begin ... EndNested.
+type Object struct {
+	Buf   []byte
+	comma bool // a member was written at the current level
+}
+
+// Begin opens an object ('{').
+func (o *Object) Begin() {
+	o.Buf = append(o.Buf, '{')
+	o.comma = false
+}
+
+// Key writes the separator and "k":, for a value the caller appends to Buf.
+func (o *Object) Key(k string) {
+	if o.comma {
+		o.Buf = append(o.Buf, ',')
+	}
+	o.comma = true
+	o.Buf = AppendKeyS(o.Buf, k)
+}
+
+// KeyB is Key for a []byte key.
+func (o *Object) KeyB(k []byte) {
+	if o.comma {
+		o.Buf = append(o.Buf, ',')
+	}
+	o.comma = true
+	o.Buf = AppendKey(o.Buf, k)
+}
+
+// String writes "k":"v".
+func (o *Object) String(k string, v []byte) {
+	o.Key(k)
+	o.Buf = AppendString(o.Buf, v)
+}
+
+// StringS writes "k":"v" for a string value.
+func (o *Object) StringS(k, v string) {
+	o.Key(k)
+	o.Buf = AppendStringS(o.Buf, v)
+}
+
+// Int writes "k":v.
+func (o *Object) Int(k string, v int64) {
+	o.Key(k)
+	o.Buf = strconv.AppendInt(o.Buf, v, 10)
+}
+
+// Bool writes "k":true or "k":false.
+func (o *Object) Bool(k string, v bool) {
+	o.Key(k)
+	o.Buf = strconv.AppendBool(o.Buf, v)
+}
+
+// Raw writes "k":raw, where raw must already be valid JSON.
+func (o *Object) Raw(k string, raw []byte) {
+	o.Key(k)
+	o.Buf = append(o.Buf, raw...)
+}
+
+// End closes the object ('}') and returns Buf.
+func (o *Object) End() []byte {
+	o.Buf = append(o.Buf, '}')
+	o.comma = true
+	return o.Buf
+}
+
+// EndNested closes a nested object opened with Key + Begin, so the next
+// member of the enclosing object gets its comma.
+func (o *Object) EndNested() {
+	o.Buf = append(o.Buf, '}')
+	o.comma = true
+}

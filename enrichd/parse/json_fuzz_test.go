@@ -1,0 +1,16 @@
+package parse
+
+import "testing"
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "q\"b\\s", "\n\x00\x1f\x7f", "ünï€😀", "\u2028\u2029", "a\xff\xfeb", "\xed\xa0\x80", "\xc3", "\xef\xbf\xbd"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		out := AppendString(make([]byte, 0, 8), s)
+		checkJSONString(t, string(s), out)
+		if string(AppendStringS(nil, string(s))) != string(out) {
+			t.Fatalf("AppendStringS differs")
+		}
+	})
+}

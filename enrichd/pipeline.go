@@ -1,0 +1,921 @@
+package enrichd
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/lutkit/lutkit/enrichd/parse"
+	"github.com/lutkit/lutkit/format"
+	"github.com/lutkit/lutkit/reader"
+	"github.com/lutkit/lutkit/reader/mmdb"
+	"github.com/lutkit/lutkit/tables"
+)
+
+// Event formats of an input.
+const (
+	fmtSyslog uint8 = iota
+	fmtJSON
+	fmtRaw
+)
+
+func formatCode(s string) uint8 {
+	switch s {
+	case "json":
+		return fmtJSON
+	case "raw":
+		return fmtRaw
+	}
+	return fmtSyslog
+}
+
+// Message flags set by inputs.
+const (
+	flagTruncated uint8 = 1 << iota
+)
+
+// System tags.
+const (
+	tagMalformed uint8 = 1 << iota
+	tagTruncated
+	tagJSONFailure
+	tagNoTable
+)
+
+var systemTags = []string{"_malformed", "_truncated", "_jsonparsefailure", "_table_missing"}
+
+// fieldKind is where a rule's source field is read from.
+type fieldKind uint8
+
+const (
+	fkAuto fieldKind = iota // key=value pair, or JSON member for JSON events
+	fkKV
+	fkJSON
+	fkSD
+	fkHost
+	fkApp
+	fkProcID
+	fkMsgID
+	fkMessage
+)
+
+type fieldRef struct {
+	kind   fieldKind
+	name   []byte // kv key or JSON path
+	sdID   []byte
+	kvSlot int
+}
+
+// parseFieldRef parses a rule's source field: "kv.NAME", "json.PATH",
+// "sd.ID.NAME", a syslog header field (host.name, log.syslog.appname,
+// process.pid, log.syslog.msgid, message), or a bare NAME (a key=value
+// pair, or the JSON member NAME for JSON input).
+func parseFieldRef(s string) (fieldRef, error) {
+	switch s {
+	case "":
+		return fieldRef{}, fmt.Errorf("empty field name")
+	case "host.name", "host":
+		return fieldRef{kind: fkHost}, nil
+	case "log.syslog.appname", "appname":
+		return fieldRef{kind: fkApp}, nil
+	case "process.pid", "log.syslog.procid":
+		return fieldRef{kind: fkProcID}, nil
+	case "log.syslog.msgid":
+		return fieldRef{kind: fkMsgID}, nil
+	case "message":
+		return fieldRef{kind: fkMessage}, nil
+	}
+	switch {
+	case strings.HasPrefix(s, "kv."):
+		if len(s) == 3 {
+			return fieldRef{}, fmt.Errorf("field %q: empty key", s)
+		}
+		return fieldRef{kind: fkKV, name: []byte(s[3:])}, nil
+	case strings.HasPrefix(s, "json."):
+		if len(s) == 5 {
+			return fieldRef{}, fmt.Errorf("field %q: empty path", s)
+		}
+		return fieldRef{kind: fkJSON, name: []byte(s[5:])}, nil
+	case strings.HasPrefix(s, "sd."):
+		rest := s[3:]
+		i := strings.LastIndexByte(rest, '.')
+		if i <= 0 || i == len(rest)-1 {
+			return fieldRef{}, fmt.Errorf("field %q: want sd.SD-ID.PARAM-NAME", s)
+		}
+		return fieldRef{kind: fkSD, sdID: []byte(rest[:i]), name: []byte(rest[i+1:])}, nil
+	}
+	return fieldRef{kind: fkAuto, name: []byte(s)}, nil
+}
+
+// ruleStats are a rule's lookup counters.
+type ruleStats struct {
+	hits, misses, noTable, badKey atomic.Uint64
+}
+
+// rule is a compiled RuleConfig.
+type rule struct {
+	cfg      RuleConfig
+	handle   *tables.Handle
+	fields   []fieldRef
+	mmFields *mmdb.Fields
+	missTag  []byte // pre-encoded, or nil
+	stats    ruleStats
+}
+
+// Pipeline turns batches of raw messages into batches of enriched JSON
+// lines. It holds no I/O; workers (one per goroutine) do the work.
+type Pipeline struct {
+	cfg       *Config
+	set       *tables.Set
+	rules     []*rule
+	tree      *node
+	kvKeys    []string // distinct key=value keys the rules read
+	kvKeysB   [][]byte
+	kvSkip    []bool // the key is a top-level output name: not written
+	extractor *parse.Extractor
+	topNames  map[string]bool
+	kvMode    uint8 // 0 none, 1 used, 2 all
+	tagJSON   [][]byte
+}
+
+// NewPipeline compiles cfg's rules against the live set.
+func NewPipeline(cfg *Config, set *tables.Set) (*Pipeline, error) {
+	if len(cfg.Rules) > 64 {
+		return nil, fmt.Errorf("at most 64 rules are supported, got %d", len(cfg.Rules))
+	}
+	tree, err := buildTree(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pipeline{cfg: cfg, set: set, tree: tree, topNames: map[string]bool{}}
+	for _, c := range tree.children {
+		if c.name != "" {
+			p.topNames[c.name] = true
+		}
+	}
+	p.topNames["tags"] = true
+	switch cfg.Pipeline.KVFields {
+	case "all":
+		p.kvMode = 2
+	case "none":
+		p.kvMode = 0
+	default:
+		p.kvMode = 1
+	}
+	for _, t := range systemTags {
+		p.tagJSON = append(p.tagJSON, parse.AppendStringS(nil, t))
+	}
+	kvIndex := map[string]int{}
+	for _, rc := range cfg.Rules {
+		r := &rule{cfg: rc}
+		if set != nil {
+			r.handle = set.Table(rc.Table)
+		}
+		if rc.MissTag != "" {
+			r.missTag = parse.AppendStringS(nil, rc.MissTag)
+		}
+		for _, f := range rc.Fields {
+			fr, err := parseFieldRef(f)
+			if err != nil {
+				return nil, fmt.Errorf("rule %q: %w", rc.Name, err)
+			}
+			fr.kvSlot = -1
+			if fr.kind == fkAuto || fr.kind == fkKV {
+				k := string(fr.name)
+				j, ok := kvIndex[k]
+				if !ok {
+					j = len(p.kvKeys)
+					kvIndex[k] = j
+					p.kvKeys = append(p.kvKeys, k)
+					p.kvKeysB = append(p.kvKeysB, []byte(k))
+				}
+				fr.kvSlot = j
+			}
+			r.fields = append(r.fields, fr)
+		}
+		if rc.MMDB {
+			paths := make([]string, len(rc.MMDBFields))
+			for j, f := range rc.MMDBFields {
+				paths[j] = f.From
+			}
+			if r.mmFields, err = mmdb.CompileFields(paths...); err != nil {
+				return nil, fmt.Errorf("rule %q: mmdb_fields: %w", rc.Name, err)
+			}
+		}
+		p.rules = append(p.rules, r)
+	}
+	p.extractor = parse.NewExtractor(p.kvKeys)
+	for _, k := range p.kvKeys {
+		p.kvSkip = append(p.kvSkip, p.topNames[k])
+	}
+	return p, nil
+}
+
+// msgRef locates one message in a batch's buffer.
+type msgRef struct {
+	off, n int32
+	flags  uint8
+}
+
+// batch is a set of raw messages from one input, in one buffer.
+type batch struct {
+	buf    []byte
+	msgs   []msgRef
+	in     *inputStats
+	format uint8
+	start  time.Time // when the first message was added
+}
+
+func (b *batch) reset() {
+	b.buf = b.buf[:0]
+	b.msgs = b.msgs[:0]
+	b.in = nil
+}
+
+// add copies msg into the batch.
+func (b *batch) add(msg []byte, flags uint8) {
+	off := len(b.buf)
+	b.buf = append(b.buf, msg...)
+	b.msgs = append(b.msgs, msgRef{off: int32(off), n: int32(len(msg)), flags: flags})
+}
+
+// outBuf is a buffer of enriched JSON lines.
+type outBuf struct {
+	b      []byte
+	events int
+}
+
+// evState is one event of the batch being processed.
+type evState struct {
+	ev     parse.Event
+	line   []byte
+	body   []byte // where key=value and JSON fields are read
+	kind   uint8  // fmtSyslog, fmtJSON, fmtRaw (a failed JSON line becomes raw)
+	tags   uint8  // system tags
+	misses uint64 // rule i missed (bit i)
+}
+
+// ruleWork is a worker's per-rule scratch.
+type ruleWork struct {
+	keys   [][]byte
+	views  []reader.View
+	hit    []bool
+	mmVals []mmdb.Value
+	lut    *reader.Table
+	mm     *mmdb.Reader
+	colIdx []int
+	colFor *reader.Table // table colIdx was resolved for
+}
+
+// worker processes batches; one per goroutine.
+type worker struct {
+	p       *Pipeline
+	evs     []evState
+	kvVals  [][]byte
+	rw      []ruleWork
+	scratch []byte
+	tmp     []byte
+	now     time.Time
+	buf     []byte
+	snapGen uint64
+}
+
+func (p *Pipeline) newWorker(batchSize int) *worker {
+	w := &worker{p: p, evs: make([]evState, batchSize), kvVals: make([][]byte, batchSize*max(1, len(p.kvKeys)))}
+	w.rw = make([]ruleWork, len(p.rules))
+	for i, r := range p.rules {
+		rw := &w.rw[i]
+		rw.keys = make([][]byte, batchSize)
+		rw.views = make([]reader.View, batchSize)
+		rw.hit = make([]bool, batchSize)
+		if r.mmFields != nil {
+			rw.mmVals = make([]mmdb.Value, batchSize*r.mmFields.Len())
+		}
+		rw.colIdx = make([]int, len(r.cfg.Columns))
+	}
+	w.scratch = make([]byte, 0, 64<<10)
+	return w
+}
+
+// process enriches the batch and appends one JSON line per message to
+// out. It returns the extended buffer.
+func (w *worker) process(b *batch, out []byte, now time.Time) []byte {
+	for len(b.msgs) > 0 {
+		n := min(len(b.msgs), len(w.evs))
+		out = w.processChunk(b, b.msgs[:n], out, now)
+		b.msgs = b.msgs[n:]
+	}
+	return out
+}
+
+func (w *worker) processChunk(b *batch, msgs []msgRef, out []byte, now time.Time) []byte {
+	p := w.p
+	w.now = now
+	n := len(msgs)
+	evs := w.evs[:n]
+	var malformed, truncated uint64
+	needKV := len(p.kvKeys) > 0
+	nkv := len(p.kvKeys)
+	// 1. Parse every event and extract its key=value pairs.
+	for i, m := range msgs {
+		e := &evs[i]
+		e.line = b.buf[m.off : m.off+m.n : m.off+m.n]
+		e.kind = b.format
+		e.tags = 0
+		e.misses = 0
+		if m.flags&flagTruncated != 0 {
+			e.tags |= tagTruncated
+			truncated++
+		}
+		switch b.format {
+		case fmtSyslog:
+			parse.ParseSyslog(e.line, &e.ev)
+			e.body = e.ev.Message
+			if e.ev.Malformed {
+				e.tags |= tagMalformed
+				malformed++
+			}
+		case fmtJSON:
+			e.ev.Reset()
+			e.body = e.line
+			if !validJSONObject(e.line) {
+				e.kind = fmtRaw
+				e.tags |= tagJSONFailure
+				malformed++
+			}
+		default:
+			e.ev.Reset()
+			e.body = e.line
+		}
+		if needKV {
+			vals := w.kvVals[i*nkv : (i+1)*nkv]
+			if e.kind == fmtJSON {
+				clear(vals)
+			} else {
+				p.extractor.Extract(e.body, vals)
+			}
+		}
+	}
+	if b.in != nil && (malformed|truncated) != 0 {
+		b.in.malformed.Add(malformed)
+		b.in.truncated.Add(truncated)
+	}
+	// 2. One snapshot of the table set for the whole batch; each rule is a
+	// batch lookup.
+	var snap *tables.Snapshot
+	if p.set != nil {
+		snap = p.set.Acquire()
+		w.snapGen = snap.Generation()
+	}
+	w.scratch = w.scratch[:0]
+	for ri, r := range p.rules {
+		w.runRule(ri, r, snap, evs)
+	}
+	// 3. Encode.
+	for i := range evs {
+		out = w.encode(i, &evs[i], out)
+	}
+	if snap != nil {
+		for i := range w.rw {
+			w.rw[i].lut, w.rw[i].mm = nil, nil
+		}
+		snap.Release()
+	}
+	return out
+}
+
+// validJSONObject reports whether line is one JSON object in valid UTF-8.
+func validJSONObject(line []byte) bool {
+	t := bytes.TrimSpace(line)
+	return len(t) >= 2 && t[0] == '{' && t[len(t)-1] == '}' && utf8.Valid(t) && json.Valid(t)
+}
+
+// fieldValue returns event e's value of f, or nil.
+func (w *worker) fieldValue(i int, e *evState, f *fieldRef) []byte {
+	switch f.kind {
+	case fkAuto:
+		if e.kind == fmtJSON {
+			return w.jsonValue(e.body, f.name)
+		}
+		return w.kvVals[i*len(w.p.kvKeys)+f.kvSlot]
+	case fkKV:
+		if e.kind == fmtJSON {
+			return nil
+		}
+		return w.kvVals[i*len(w.p.kvKeys)+f.kvSlot]
+	case fkJSON:
+		return w.jsonValue(e.body, f.name)
+	case fkSD:
+		var v []byte
+		parse.EachSDParam(e.ev.StructuredData, func(id, name, value []byte) bool {
+			if bytes.Equal(id, f.sdID) && bytes.Equal(name, f.name) {
+				v = value
+				return false
+			}
+			return true
+		})
+		if bytes.IndexByte(v, '\\') >= 0 {
+			s := len(w.scratch)
+			w.scratch = parse.AppendSDUnescape(w.scratch, v)
+			v = w.scratch[s:len(w.scratch):len(w.scratch)]
+		}
+		return v
+	case fkHost:
+		return e.ev.Host
+	case fkApp:
+		return e.ev.App
+	case fkProcID:
+		return e.ev.ProcID
+	case fkMsgID:
+		return e.ev.MsgID
+	case fkMessage:
+		if e.kind == fmtSyslog {
+			return e.ev.Message
+		}
+		return e.line
+	}
+	return nil
+}
+
+// jsonValue returns a JSON member's value as key bytes: strings unquoted,
+// numbers and booleans as text; objects, arrays and null give nil.
+func (w *worker) jsonValue(body, path []byte) []byte {
+	v, kind, ok := parse.JSONField(body, path)
+	if !ok {
+		return nil
+	}
+	switch kind {
+	case parse.KindString, parse.KindNumber, parse.KindBool:
+		return v
+	case parse.KindEscaped:
+		s := len(w.scratch)
+		w.scratch = parse.AppendUnquote(w.scratch, v)
+		return w.scratch[s:len(w.scratch):len(w.scratch)]
+	}
+	return nil
+}
+
+func (w *worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) {
+	rw := &w.rw[ri]
+	n := len(evs)
+	keys := rw.keys[:n]
+	for i := range evs {
+		e := &evs[i]
+		if len(r.fields) == 1 {
+			keys[i] = w.fieldValue(i, e, &r.fields[0])
+			continue
+		}
+		s := len(w.scratch)
+		ok := true
+		for j := range r.fields {
+			v := w.fieldValue(i, e, &r.fields[j])
+			if v == nil {
+				ok = false
+				break
+			}
+			if j > 0 {
+				w.scratch = append(w.scratch, format.KeySeparator)
+			}
+			w.scratch = append(w.scratch, v...)
+		}
+		if !ok {
+			w.scratch = w.scratch[:s]
+			keys[i] = nil
+			continue
+		}
+		keys[i] = w.scratch[s:len(w.scratch):len(w.scratch)]
+	}
+	hit := rw.hit[:n]
+	clear(hit)
+	var hits, badKey uint64
+	if snap != nil {
+		if r.mmFields != nil {
+			rw.mm = r.handle.MMDB(snap)
+		} else {
+			rw.lut = r.handle.LUT(snap)
+		}
+	}
+	switch {
+	case rw.lut != nil:
+		t := rw.lut
+		if rw.colFor != t {
+			for j, c := range r.cfg.Columns {
+				rw.colIdx[j] = t.ColumnIndex(c.From)
+			}
+			rw.colFor = t
+		}
+		views := rw.views[:n]
+		t.LookupBatch(keys, views)
+		for i := range views {
+			if keys[i] != nil && views[i].Len() > 0 {
+				hit[i] = true
+				hits++
+			}
+		}
+	case rw.mm != nil:
+		nf := r.mmFields.Len()
+		for i, k := range keys {
+			if k == nil {
+				continue
+			}
+			ip, ok := parseIP(k)
+			if !ok {
+				badKey++
+				continue
+			}
+			vals := rw.mmVals[i*nf : (i+1)*nf]
+			m, err := rw.mm.LookupFields(ip, r.mmFields, vals)
+			if err == nil && m.Found() {
+				hit[i] = true
+				hits++
+			}
+		}
+	default:
+		r.stats.noTable.Add(uint64(n))
+		for i := range evs {
+			evs[i].tags |= tagNoTable
+		}
+	}
+	bit := uint64(1) << uint(ri)
+	for i := range evs {
+		if !hit[i] {
+			evs[i].misses |= bit
+		}
+	}
+	r.stats.hits.Add(hits)
+	r.stats.misses.Add(uint64(n) - hits)
+	if badKey > 0 {
+		r.stats.badKey.Add(badKey)
+	}
+}
+
+// parseIP parses an IPv4 dotted quad without allocating, falling back to
+// netip for anything else.
+func parseIP(b []byte) (netip.Addr, bool) {
+	var a [4]byte
+	part, val, digits := 0, 0, 0
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			if digits > 0 && val == 0 {
+				return netip.Addr{}, false // leading zero
+			}
+			val = val*10 + int(c-'0')
+			digits++
+			if val > 255 {
+				return netip.Addr{}, false
+			}
+		case c == '.' && digits > 0 && part < 3:
+			a[part] = byte(val)
+			part++
+			val, digits = 0, 0
+		case c == ':':
+			return parseIPSlow(b)
+		default:
+			return netip.Addr{}, false
+		}
+	}
+	if part != 3 || digits == 0 {
+		return netip.Addr{}, false
+	}
+	a[3] = byte(val)
+	return netip.AddrFrom4(a), true
+}
+
+func parseIPSlow(b []byte) (netip.Addr, bool) {
+	if len(b) > 64 {
+		return netip.Addr{}, false
+	}
+	var s [64]byte
+	n := copy(s[:], b)
+	ip, err := netip.ParseAddr(string(s[:n]))
+	return ip.Unmap(), err == nil
+}
+
+// encode appends event e as one JSON line.
+func (w *worker) encode(i int, e *evState, out []byte) []byte {
+	w.buf = out
+	comma := false
+	if e.kind == fmtJSON {
+		t := bytes.TrimSpace(e.line)
+		inner := bytes.TrimSpace(t[1 : len(t)-1])
+		w.buf = append(w.buf, t[:len(t)-1]...)
+		comma = len(inner) > 0
+	} else {
+		w.buf = append(w.buf, '{')
+	}
+	for _, c := range w.p.tree.children {
+		comma = w.writeNode(c, i, e, comma)
+	}
+	if e.tags != 0 || e.misses != 0 {
+		comma = w.writeTags(e, comma)
+	}
+	w.buf = append(w.buf, '}', '\n')
+	return w.buf
+}
+
+func (w *worker) writeTags(e *evState, comma bool) bool {
+	mark := len(w.buf)
+	if comma {
+		w.buf = append(w.buf, ',')
+	}
+	w.buf = append(w.buf, `"tags":[`...)
+	first := true
+	for j, t := range w.p.tagJSON {
+		if e.tags&(1<<j) != 0 {
+			if !first {
+				w.buf = append(w.buf, ',')
+			}
+			w.buf = append(w.buf, t...)
+			first = false
+		}
+	}
+	for ri, r := range w.p.rules {
+		if e.misses&(1<<uint(ri)) != 0 && r.missTag != nil {
+			if !first {
+				w.buf = append(w.buf, ',')
+			}
+			w.buf = append(w.buf, r.missTag...)
+			first = false
+		}
+	}
+	if first {
+		w.buf = w.buf[:mark]
+		return comma
+	}
+	w.buf = append(w.buf, ']')
+	return true
+}
+
+// writeNode writes member n for event i; it writes nothing (and returns
+// comma unchanged) when the member has no value.
+func (w *worker) writeNode(n *node, i int, e *evState, comma bool) bool {
+	if n.kind == lfKV {
+		return w.writeKV(i, e, comma)
+	}
+	mark := len(w.buf)
+	if comma {
+		w.buf = append(w.buf, ',')
+	}
+	w.buf = append(w.buf, n.key...)
+	if n.kind == lfNone {
+		w.buf = append(w.buf, '{')
+		inner := false
+		for _, c := range n.children {
+			inner = w.writeNode(c, i, e, inner)
+		}
+		if !inner {
+			w.buf = w.buf[:mark]
+			return comma
+		}
+		w.buf = append(w.buf, '}')
+		return true
+	}
+	if !w.writeValue(n, i, e) {
+		w.buf = w.buf[:mark]
+		return comma
+	}
+	return true
+}
+
+func isDigits(b []byte) bool {
+	if len(b) == 0 || len(b) > 18 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// writeValue appends leaf n's value for event i, reporting false when it
+// has none.
+func (w *worker) writeValue(n *node, i int, e *evState) bool {
+	syslog := e.kind == fmtSyslog && e.ev.Format != parse.FormatUnknown
+	switch n.kind {
+	case lfTimestamp:
+		if e.kind == fmtJSON {
+			return false
+		}
+		w.buf = append(w.buf, '"')
+		w.buf = parse.AppendTimestampRFC3339(w.buf, &e.ev, w.now)
+		w.buf = append(w.buf, '"')
+	case lfHostName:
+		return syslog && w.str(e.ev.Host)
+	case lfFacility:
+		if !syslog {
+			return false
+		}
+		w.buf = strconv.AppendInt(w.buf, int64(e.ev.Facility), 10)
+	case lfSeverity:
+		if !syslog {
+			return false
+		}
+		w.buf = strconv.AppendInt(w.buf, int64(e.ev.Severity), 10)
+	case lfAppName:
+		return syslog && w.str(e.ev.App)
+	case lfMsgID:
+		return syslog && w.str(e.ev.MsgID)
+	case lfProcIDStr:
+		return syslog && e.ev.ProcID != nil && !isDigits(e.ev.ProcID) && w.str(e.ev.ProcID)
+	case lfPID:
+		if !syslog || !isDigits(e.ev.ProcID) {
+			return false
+		}
+		w.buf = append(w.buf, e.ev.ProcID...)
+	case lfSD:
+		return syslog && w.writeSD(e.ev.StructuredData)
+	case lfMessage:
+		switch e.kind {
+		case fmtJSON:
+			return false
+		case fmtSyslog:
+			if e.ev.Message == nil && e.ev.Format != parse.FormatUnknown {
+				return false
+			}
+			w.buf = parse.AppendString(w.buf, e.ev.Message)
+		default:
+			w.buf = parse.AppendString(w.buf, e.line)
+		}
+	case lfOriginal:
+		if e.kind == fmtJSON {
+			return false
+		}
+		w.buf = parse.AppendString(w.buf, e.line)
+	case lfLUTCol:
+		if e.misses&(1<<uint(n.rule)) != 0 {
+			return w.raw(n.def)
+		}
+		rw := &w.rw[n.rule]
+		ci := rw.colIdx[n.col]
+		if ci < 0 {
+			return false
+		}
+		w.buf = parse.AppendString(w.buf, rw.views[i].Col(ci))
+	case lfLUTAll:
+		if e.misses&(1<<uint(n.rule)) != 0 {
+			return w.raw(n.def)
+		}
+		rw := &w.rw[n.rule]
+		v := rw.views[i]
+		cols := rw.lut.Columns()
+		w.buf = append(w.buf, '{')
+		for j := range min(len(cols), v.Len()) {
+			if j > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			w.buf = parse.AppendKeyS(w.buf, cols[j])
+			w.buf = parse.AppendString(w.buf, v.Col(j))
+		}
+		w.buf = append(w.buf, '}')
+	case lfMMDB:
+		if e.misses&(1<<uint(n.rule)) != 0 {
+			return w.raw(n.def)
+		}
+		rw := &w.rw[n.rule]
+		nf := len(rw.mmVals) / len(w.evs)
+		return w.mmValue(rw.mmVals[i*nf+n.col])
+	case lfDefault:
+		if e.misses&(1<<uint(n.rule)) != 0 {
+			return w.raw(n.def)
+		}
+		return false
+	default:
+		return false
+	}
+	return true
+}
+
+func (w *worker) str(b []byte) bool {
+	if b == nil {
+		return false
+	}
+	w.buf = parse.AppendString(w.buf, b)
+	return true
+}
+
+func (w *worker) raw(b []byte) bool {
+	if b == nil {
+		return false
+	}
+	w.buf = append(w.buf, b...)
+	return true
+}
+
+func (w *worker) mmValue(v mmdb.Value) bool {
+	switch v.Kind() {
+	case mmdb.KindString, mmdb.KindBytes:
+		w.buf = parse.AppendString(w.buf, v.Bytes())
+	case mmdb.KindUint16, mmdb.KindUint32, mmdb.KindUint64:
+		w.buf = strconv.AppendUint(w.buf, v.Uint(), 10)
+	case mmdb.KindUint128:
+		hi, lo := v.Uint128()
+		if hi != 0 {
+			return false
+		}
+		w.buf = strconv.AppendUint(w.buf, lo, 10)
+	case mmdb.KindInt32:
+		w.buf = strconv.AppendInt(w.buf, v.Int(), 10)
+	case mmdb.KindDouble, mmdb.KindFloat:
+		f := v.Float()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return false
+		}
+		bits := 64
+		if v.Kind() == mmdb.KindFloat {
+			bits = 32
+		}
+		w.buf = strconv.AppendFloat(w.buf, f, 'g', -1, bits)
+	case mmdb.KindBool:
+		w.buf = strconv.AppendBool(w.buf, v.Bool())
+	default:
+		return false
+	}
+	return true
+}
+
+// writeSD writes structured data as {"SD-ID":{"name":"value",...},...}.
+func (w *worker) writeSD(sd []byte) bool {
+	if len(sd) == 0 {
+		return false
+	}
+	start := len(w.buf)
+	w.buf = append(w.buf, '{')
+	var cur []byte
+	open, params := false, 0
+	parse.EachSDParam(sd, func(id, name, value []byte) bool {
+		if !open || !bytes.Equal(id, cur) {
+			if open {
+				w.buf = append(w.buf, '}', ',')
+			}
+			w.buf = parse.AppendKey(w.buf, id)
+			w.buf = append(w.buf, '{')
+			cur, open, params = id, true, 0
+		}
+		if name == nil {
+			return true
+		}
+		if params > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		params++
+		w.buf = parse.AppendKey(w.buf, name)
+		if bytes.IndexByte(value, '\\') >= 0 {
+			w.tmp = parse.AppendSDUnescape(w.tmp[:0], value)
+			value = w.tmp
+		}
+		w.buf = parse.AppendString(w.buf, value)
+		return true
+	})
+	if !open {
+		w.buf = w.buf[:start]
+		return false
+	}
+	w.buf = append(w.buf, '}', '}')
+	return true
+}
+
+// writeKV writes the key=value pairs of the message as top-level members.
+func (w *worker) writeKV(i int, e *evState, comma bool) bool {
+	p := w.p
+	if e.kind == fmtJSON || p.kvMode == 0 {
+		return comma
+	}
+	if p.kvMode == 1 {
+		nkv := len(p.kvKeys)
+		for j, v := range w.kvVals[i*nkv : (i+1)*nkv] {
+			if v == nil || p.kvSkip[j] {
+				continue
+			}
+			if comma {
+				w.buf = append(w.buf, ',')
+			}
+			w.buf = parse.AppendKey(w.buf, p.kvKeysB[j])
+			w.buf = parse.AppendString(w.buf, v)
+			comma = true
+		}
+		return comma
+	}
+	parse.EachKV(e.body, func(k, v []byte) bool {
+		if len(k) == 0 || p.topNames[string(k)] {
+			return true
+		}
+		if comma {
+			w.buf = append(w.buf, ',')
+		}
+		w.buf = parse.AppendKey(w.buf, k)
+		w.buf = parse.AppendString(w.buf, v)
+		comma = true
+		return true
+	})
+	return comma
+}

@@ -1,0 +1,110 @@
+package enrichd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lutkit/lutkit/tables"
+)
+
+// benchSetup builds a pipeline with two rules (customers .lut, city
+// MMDB) and a batch of n RFC 5424 events like gen-events.py's.
+func benchSetup(tb testing.TB, rows, n int) (*Pipeline, *batch, *tables.Set) {
+	tb.Helper()
+	if _, err := os.Stat(realMMDB); err != nil {
+		tb.Skipf("needs %s", realMMDB)
+	}
+	dir := tb.TempDir()
+	buildCustomers(tb, filepath.Join(dir, "customers.lut"), rows, 1)
+	cfg := testConfig(tb, dir, filepath.Join(dir, "out.json"))
+	cfg.Rules[0].Columns = nil // every column, as the peer benchmark needs
+	set, err := tables.Open(dir, tables.Options{NoWatch: true, DataVerify: tables.DataVerifyDigest})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := NewPipeline(cfg, set)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b := &batch{format: fmtSyslog}
+	for i := range n {
+		src := fmt.Sprintf("%d.%d.%d.%d", 1+i*7%223, i*13%256, i*29%256, 1+i%250)
+		if i%3 == 0 {
+			src = fmt.Sprintf("10.%d.%d.%d", i%256, i*3%256, 1+i%250)
+		}
+		b.add([]byte(event(i, 1+(i*7919)%rows, src)), 0)
+	}
+	return p, b, set
+}
+
+func TestPipelineEncodes(t *testing.T) {
+	p, b, set := benchSetup(t, 1000, 10)
+	defer set.Close()
+	w := p.newWorker(512)
+	out := w.process(b, nil, time.Now())
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 10 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	for i, l := range lines {
+		m := decode(t, l)
+		cust := 1 + (i*7919)%1000
+		if got := get(m, "customer.Customer Id"); got != fmt.Sprintf("C%d-1", cust) {
+			t.Errorf("line %d: customer id %v: %s", i, got, l)
+		}
+		if get(m, "host.name") == nil || get(m, "log.syslog.severity.code") != 6.0 || get(m, "process.pid") == nil {
+			t.Errorf("line %d: header fields missing: %s", i, l)
+		}
+		if i%3 != 0 && get(m, "source.geo.country_iso_code") == nil {
+			t.Errorf("line %d: no geo: %s", i, l)
+		}
+	}
+}
+
+// TestPipelineZeroAlloc proves the steady state allocates nothing.
+func TestPipelineZeroAlloc(t *testing.T) {
+	p, b, set := benchSetup(t, 10000, 512)
+	defer set.Close()
+	w := p.newWorker(512)
+	msgs := b.msgs
+	out := make([]byte, 0, 1<<20)
+	now := time.Now()
+	allocs := testing.AllocsPerRun(20, func() {
+		b.msgs = msgs
+		out = w.process(b, out[:0], now)
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per batch of 512, want 0", allocs)
+	}
+}
+
+// BenchmarkPipeline: one op is one event (parse, extract, two lookups,
+// JSON), run in batches of 512 against a 2M-row table.
+func BenchmarkPipeline(b *testing.B) {
+	rows := 2_000_000
+	if testing.Short() {
+		rows = 100_000
+	}
+	p, bt, set := benchSetup(b, rows, 8192)
+	defer set.Close()
+	w := p.newWorker(512)
+	all := bt.msgs
+	out := make([]byte, 0, 4<<20)
+	now := time.Now()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(bt.buf) / len(all)))
+	b.ResetTimer()
+	done := 0
+	for done < b.N {
+		n := min(512, b.N-done)
+		off := done % (len(all) - 512)
+		bt.msgs = all[off : off+n]
+		out = w.process(bt, out[:0], now)
+		done += n
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")
+}

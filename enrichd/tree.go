@@ -1,0 +1,161 @@
+package enrichd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/lutkit/lutkit/enrichd/parse"
+)
+
+// leafKind says where an output member's value comes from.
+type leafKind uint8
+
+const (
+	lfNone leafKind = iota // an inner node
+	lfTimestamp
+	lfHostName
+	lfFacility
+	lfSeverity
+	lfAppName
+	lfMsgID
+	lfProcIDStr // non-numeric PROCID
+	lfPID       // numeric PROCID
+	lfSD        // RFC 5424 structured data, as an object of objects
+	lfMessage
+	lfOriginal
+	lfKV      // the key=value pairs of the message, written as members of the enclosing object
+	lfLUTCol  // column col of rule's row (or its default on a miss)
+	lfLUTAll  // every column of rule's row as an object (or the defaults on a miss)
+	lfMMDB    // record field col of rule's match (or its default on a miss)
+	lfDefault // a default value written only on a miss
+)
+
+// node is one member of the output object tree. The tree is built once
+// from the configuration; encoding walks it per event and drops objects
+// that end up empty.
+type node struct {
+	name     string
+	key      []byte // pre-encoded `"name":`
+	kind     leafKind
+	rule     int
+	col      int    // column (lfLUTCol) or field (lfMMDB) index within the rule
+	def      []byte // pre-encoded default value for a miss, or nil
+	children []*node
+}
+
+func (n *node) child(name string) *node {
+	for _, c := range n.children {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// insert adds a leaf at path, creating inner nodes.
+func (n *node) insert(path []string, leaf *node, what string) error {
+	cur := n
+	for i, seg := range path {
+		c := cur.child(seg)
+		last := i == len(path)-1
+		if c == nil {
+			if last {
+				leaf.name = seg
+				leaf.key = parse.AppendKeyS(nil, seg)
+				cur.children = append(cur.children, leaf)
+				return nil
+			}
+			c = &node{name: seg, key: parse.AppendKeyS(nil, seg)}
+			cur.children = append(cur.children, c)
+		}
+		if last || c.kind != lfNone {
+			return fmt.Errorf("output field %q (%s) collides with another output field", strings.Join(path[:i+1], "."), what)
+		}
+		cur = c
+	}
+	return nil
+}
+
+// buildTree lays out the output object of every event.
+func buildTree(cfg *Config) (*node, error) {
+	root := &node{}
+	add := func(path string, leaf *node, what string) error {
+		return root.insert(strings.Split(path, "."), leaf, what)
+	}
+	hdr := []struct {
+		path string
+		kind leafKind
+	}{
+		{"@timestamp", lfTimestamp},
+		{"host.name", lfHostName},
+		{"log.syslog.facility.code", lfFacility},
+		{"log.syslog.severity.code", lfSeverity},
+		{"log.syslog.appname", lfAppName},
+		{"log.syslog.msgid", lfMsgID},
+		{"log.syslog.procid", lfProcIDStr},
+		{"log.syslog.structured_data", lfSD},
+		{"process.pid", lfPID},
+		{"message", lfMessage},
+		{"event.original", lfOriginal},
+	}
+	for _, h := range hdr {
+		if h.kind == lfSD && !cfg.Pipeline.StructuredData || h.kind == lfOriginal && !cfg.Pipeline.Original {
+			continue
+		}
+		if err := add(h.path, &node{kind: h.kind}, "event header"); err != nil {
+			return nil, err
+		}
+	}
+	// The key=value pairs are members of the top level.
+	root.children = append(root.children, &node{kind: lfKV})
+	for ri, r := range cfg.Rules {
+		what := fmt.Sprintf("rule %q", r.Name)
+		defs := map[string][]byte{}
+		for _, d := range r.Defaults {
+			defs[d.From] = parse.AppendStringS(nil, d.To)
+		}
+		used := map[string]bool{}
+		switch {
+		case r.MMDB:
+			for j, f := range r.MMDBFields {
+				if err := add(r.Target+"."+f.To, &node{kind: lfMMDB, rule: ri, col: j, def: defs[f.To]}, what); err != nil {
+					return nil, err
+				}
+				used[f.To] = true
+			}
+		case r.Columns == nil:
+			// Every column: one object, written from the row; defaults
+			// make the object written on a miss.
+			var def []byte
+			if len(r.Defaults) > 0 {
+				o := parse.Object{}
+				o.Begin()
+				for _, d := range r.Defaults {
+					o.StringS(d.From, d.To)
+				}
+				def = o.End()
+			}
+			if err := add(r.Target, &node{kind: lfLUTAll, rule: ri, def: def}, what); err != nil {
+				return nil, err
+			}
+			continue
+		default:
+			for j, c := range r.Columns {
+				// A column name is one output name: dots in a rename nest.
+				if err := root.insert(append(strings.Split(r.Target, "."), strings.Split(c.To, ".")...),
+					&node{kind: lfLUTCol, rule: ri, col: j, def: defs[c.To]}, what); err != nil {
+					return nil, err
+				}
+				used[c.To] = true
+			}
+		}
+		for _, d := range r.Defaults {
+			if !used[d.From] {
+				if err := add(r.Target+"."+d.From, &node{kind: lfDefault, rule: ri, def: defs[d.From]}, what); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return root, nil
+}

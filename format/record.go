@@ -1,0 +1,118 @@
+package format
+
+import "encoding/binary"
+
+// Record is a decoded view of one record of the DATA section. It aliases
+// the bytes it was parsed from.
+type Record struct {
+	b    []byte // header, key and values (no padding)
+	cols int
+	hdr  int
+	klen int
+	wide bool
+}
+
+// ParseRecord parses the record at off in data, a DATA section of a table
+// with cols columns. It checks that the record lies within data; it reports
+// false for a record that does not.
+func ParseRecord(data []byte, off uint64, cols int) (Record, bool) {
+	if off >= uint64(len(data)) {
+		return Record{}, false
+	}
+	b := data[off:]
+	if len(b) < 2 {
+		return Record{}, false
+	}
+	le := binary.LittleEndian
+	r := Record{cols: cols}
+	var vlen int
+	if k := le.Uint16(b); k != WideMarker {
+		r.hdr = 2 * (cols + 1)
+		if len(b) < r.hdr {
+			return Record{}, false
+		}
+		r.klen = int(k)
+		vlen = int(le.Uint16(b[r.hdr-2:]))
+	} else {
+		r.wide = true
+		r.hdr = 4 * (cols + 2)
+		if len(b) < r.hdr {
+			return Record{}, false
+		}
+		r.klen = int(le.Uint32(b[4:]))
+		vlen = int(le.Uint32(b[r.hdr-4:]))
+	}
+	n := uint64(r.hdr) + uint64(r.klen) + uint64(vlen)
+	if cols == 0 {
+		n = uint64(r.hdr) + uint64(r.klen)
+	}
+	if n > uint64(len(b)) {
+		return Record{}, false
+	}
+	r.b = b[:n]
+	return r, true
+}
+
+// Key returns the record's normalised key.
+func (r Record) Key() []byte { return r.b[r.hdr : r.hdr+r.klen] }
+
+// Columns returns the number of values.
+func (r Record) Columns() int { return r.cols }
+
+// Size returns the record's size without padding.
+func (r Record) Size() int { return len(r.b) }
+
+// PaddedSize returns the record's size with padding.
+func (r Record) PaddedSize() int { return (len(r.b) + RecordAlign - 1) &^ (RecordAlign - 1) }
+
+// Bytes returns the record's bytes (header, key, values).
+func (r Record) Bytes() []byte { return r.b }
+
+// end returns the end offset of value i.
+func (r Record) end(i int) int {
+	if r.wide {
+		return int(binary.LittleEndian.Uint32(r.b[4*(i+2):]))
+	}
+	return int(binary.LittleEndian.Uint16(r.b[2*(i+1):]))
+}
+
+// Value returns value i, or nil if i is out of range or the record's end
+// offsets are inconsistent (a damaged file).
+func (r Record) Value(i int) []byte {
+	if uint(i) >= uint(r.cols) {
+		return nil
+	}
+	start := 0
+	if i > 0 {
+		start = r.end(i - 1)
+	}
+	end := r.end(i)
+	base := r.hdr + r.klen
+	if start > end || base+end > len(r.b) {
+		return nil
+	}
+	return r.b[base+start : base+end]
+}
+
+// Valid reports whether the end offsets are non-decreasing, so that every
+// Value is well defined. Verify checks it for every record.
+func (r Record) Valid() bool {
+	prev := 0
+	for i := 0; i < r.cols; i++ {
+		e := r.end(i)
+		if e < prev {
+			return false
+		}
+		prev = e
+	}
+	return true
+}
+
+// Clone returns a Record backed by a copy of its bytes appended to buf, and
+// the grown buf. The result aliases buf.
+func (r Record) Clone(buf []byte) (Record, []byte) {
+	start := len(buf)
+	buf = append(buf, r.b...)
+	r.b = buf[start:]
+	return r, buf
+}

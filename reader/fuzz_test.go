@@ -1,0 +1,49 @@
+package reader_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/lutkit/lutkit/reader"
+)
+
+// FuzzOpenBytes opens arbitrary bytes as a table. It must return an error
+// or a table that survives lookups, iteration and Verify without panicking.
+func FuzzOpenBytes(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.lut")
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		// Seeds with a damaged tail and a flipped byte in DATA.
+		f.Add(b[:len(b)-9])
+		d := bytes.Clone(b)
+		d[200] ^= 0xff
+		f.Add(d)
+	}
+	f.Add([]byte("not a table"))
+	f.Add([]byte(nil))
+	f.Add(bytes.Repeat([]byte{0xff}, 1024))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tbl, err := reader.OpenBytes(data)
+		if err != nil {
+			return
+		}
+		var row reader.Row
+		for _, k := range []string{"1", "2", "3", "", "ann\x1foslo, no", "zzz"} {
+			if tbl.Get([]byte(k), &row) {
+				for i := 0; i < row.Len()+1; i++ {
+					row.Col(i)
+				}
+			}
+		}
+		out := make([]reader.View, 2)
+		tbl.LookupBatch([][]byte{[]byte("1"), []byte("x")}, out)
+		tbl.Records(func(v reader.View) bool { v.Col(0); return true })
+		tbl.Verify()
+	})
+}

@@ -1,0 +1,31 @@
+//go:build unix
+
+package reader
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// mmapFile maps size bytes of f read-only and shared. The mapping stays
+// valid after f is closed.
+func mmapFile(f *os.File, size int) ([]byte, error) {
+	b, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, err
+	}
+	// Lookups touch random pages: read-ahead would only waste page cache.
+	_ = unix.Madvise(b, unix.MADV_RANDOM)
+	return b, nil
+}
+
+func munmap(b []byte) error { return unix.Munmap(b) }
+
+// willNeed asks the kernel to read b in ahead of use.
+func willNeed(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	_ = unix.Madvise(b, unix.MADV_WILLNEED)
+}

@@ -1,0 +1,286 @@
+package mmdb
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Kind is the type of one value in an MMDB data or metadata section. The
+// numbers are those of the MaxMind DB format specification.
+type Kind uint8
+
+// The MaxMind DB data types. KindInvalid (0) marks a Value that was not found.
+const (
+	KindInvalid Kind = 0
+	KindPointer Kind = 1
+	KindString  Kind = 2
+	KindDouble  Kind = 3
+	KindBytes   Kind = 4
+	KindUint16  Kind = 5
+	KindUint32  Kind = 6
+	KindMap     Kind = 7
+	KindInt32   Kind = 8
+	KindUint64  Kind = 9
+	KindUint128 Kind = 10
+	KindArray   Kind = 11
+	KindBool    Kind = 14
+	KindFloat   Kind = 15
+)
+
+var kindNames = [...]string{
+	KindInvalid: "invalid", KindPointer: "pointer", KindString: "string",
+	KindDouble: "double", KindBytes: "bytes", KindUint16: "uint16",
+	KindUint32: "uint32", KindMap: "map", KindInt32: "int32",
+	KindUint64: "uint64", KindUint128: "uint128", KindArray: "array",
+	12: "container", 13: "end marker", KindBool: "boolean", KindFloat: "float",
+}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// maxDepth is the deepest nesting readers accept (libmaxminddb and
+// maxminddb-golang both stop at 512).
+const maxDepth = 512
+
+var errDepth = errors.New("exceeded maximum data structure depth")
+
+// CorruptError reports malformed data at an offset of a data or metadata
+// section.
+type CorruptError struct {
+	Offset uint
+	Msg    string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("invalid MMDB data at offset %d: %s", e.Offset, e.Msg)
+}
+
+func corrupt(off uint, format string, args ...any) error {
+	return &CorruptError{Offset: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+// section is one data (or metadata) section. Offsets are relative to its
+// start, as are pointers.
+type section []byte
+
+// ctrl decodes the control byte(s) at off. For a pointer it returns the
+// target in size and the offset after the pointer in data. For other kinds
+// size is the payload size (pairs for maps, elements for arrays, the value
+// for booleans) and data is where the payload starts.
+func (s section) ctrl(off uint) (kind Kind, size, data uint, err error) {
+	n := uint(len(s))
+	if off >= n {
+		return 0, 0, 0, corrupt(off, "offset past end of section (%d bytes)", n)
+	}
+	b := s[off]
+	kind = Kind(b >> 5)
+	off++
+	if kind == KindPointer {
+		ss := uint(b>>3) & 3
+		v := uint(b & 7)
+		switch ss {
+		case 0:
+			if off+1 > n {
+				return 0, 0, 0, corrupt(off, "truncated pointer")
+			}
+			size = v<<8 | uint(s[off])
+			off++
+		case 1:
+			if off+2 > n {
+				return 0, 0, 0, corrupt(off, "truncated pointer")
+			}
+			size = (v<<16 | uint(s[off])<<8 | uint(s[off+1])) + 2048
+			off += 2
+		case 2:
+			if off+3 > n {
+				return 0, 0, 0, corrupt(off, "truncated pointer")
+			}
+			size = (v<<24 | uint(s[off])<<16 | uint(s[off+1])<<8 | uint(s[off+2])) + 526336
+			off += 3
+		default:
+			if off+4 > n {
+				return 0, 0, 0, corrupt(off, "truncated pointer")
+			}
+			size = uint(s[off])<<24 | uint(s[off+1])<<16 | uint(s[off+2])<<8 | uint(s[off+3])
+			off += 4
+		}
+		return KindPointer, size, off, nil
+	}
+	if kind == 0 {
+		if off >= n {
+			return 0, 0, 0, corrupt(off, "truncated extended type")
+		}
+		ext := uint(s[off]) + 7
+		off++
+		if ext < 8 || ext > uint(KindFloat) || ext == 12 || ext == 13 {
+			return 0, 0, 0, corrupt(off-2, "invalid extended type %d", ext)
+		}
+		kind = Kind(ext)
+	}
+	size = uint(b & 0x1f)
+	switch size {
+	case 29:
+		if off+1 > n {
+			return 0, 0, 0, corrupt(off, "truncated size")
+		}
+		size = 29 + uint(s[off])
+		off++
+	case 30:
+		if off+2 > n {
+			return 0, 0, 0, corrupt(off, "truncated size")
+		}
+		size = 285 + (uint(s[off])<<8 | uint(s[off+1]))
+		off += 2
+	case 31:
+		if off+3 > n {
+			return 0, 0, 0, corrupt(off, "truncated size")
+		}
+		size = 65821 + (uint(s[off])<<16 | uint(s[off+1])<<8 | uint(s[off+2]))
+		off += 3
+	}
+	switch kind {
+	case KindMap, KindArray:
+		// Every entry takes at least one byte: a cheap plausibility check
+		// that stops absurd counts before any loop runs.
+		if size > n-off {
+			return 0, 0, 0, corrupt(off, "%s of %d entries exceeds the section", kind, size)
+		}
+	case KindBool:
+		if size > 1 {
+			return 0, 0, 0, corrupt(off, "invalid boolean size %d", size)
+		}
+	default:
+		if size > n-off {
+			return 0, 0, 0, corrupt(off, "%s of %d bytes exceeds the section", kind, size)
+		}
+		if err := checkScalarSize(kind, size); err != nil {
+			return 0, 0, 0, corrupt(off, "%v", err)
+		}
+	}
+	return kind, size, off, nil
+}
+
+func checkScalarSize(k Kind, size uint) error {
+	max := uint(math.MaxUint32)
+	switch k {
+	case KindDouble:
+		if size != 8 {
+			return fmt.Errorf("invalid double size %d", size)
+		}
+		return nil
+	case KindFloat:
+		if size != 4 {
+			return fmt.Errorf("invalid float size %d", size)
+		}
+		return nil
+	case KindUint16:
+		max = 2
+	case KindUint32, KindInt32:
+		max = 4
+	case KindUint64:
+		max = 8
+	case KindUint128:
+		max = 16
+	}
+	if size > max {
+		return fmt.Errorf("invalid %s size %d", k, size)
+	}
+	return nil
+}
+
+// resolve follows a pointer at off, if there is one. It returns the value's
+// kind, size and payload offset, and next, the offset after the item at
+// off (after the pointer, not after its target).
+func (s section) resolve(off uint) (kind Kind, size, data, next uint, err error) {
+	kind, size, data, err = s.ctrl(off)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	if kind != KindPointer {
+		next, err = s.end(kind, size, data, 0)
+		return kind, size, data, next, err
+	}
+	next = data
+	target := size
+	kind, size, data, err = s.ctrl(target)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	if kind == KindPointer {
+		return 0, 0, 0, 0, corrupt(off, "pointer to a pointer")
+	}
+	return kind, size, data, next, nil
+}
+
+// end returns the offset after a value whose control bytes were decoded.
+// Containers are skipped entry by entry.
+func (s section) end(kind Kind, size, data uint, depth int) (uint, error) {
+	switch kind {
+	case KindMap:
+		return s.skipN(data, 2*size, depth+1)
+	case KindArray:
+		return s.skipN(data, size, depth+1)
+	case KindBool:
+		return data, nil
+	default:
+		return data + size, nil
+	}
+}
+
+// skipN skips count items starting at off (pointers are skipped, not
+// followed).
+func (s section) skipN(off, count uint, depth int) (uint, error) {
+	if depth > maxDepth {
+		return 0, errDepth
+	}
+	for ; count > 0; count-- {
+		kind, size, data, err := s.ctrl(off)
+		if err != nil {
+			return 0, err
+		}
+		if kind == KindPointer {
+			off = data
+			continue
+		}
+		off, err = s.end(kind, size, data, depth)
+		if err != nil {
+			return 0, err
+		}
+	}
+	return off, nil
+}
+
+// key reads a map key at off: a string, or a pointer to one. It returns the
+// key bytes (aliasing the section) and the offset of the value.
+func (s section) key(off uint) ([]byte, uint, error) {
+	kind, size, data, next, err := s.resolve(off)
+	if err != nil {
+		return nil, 0, err
+	}
+	if kind != KindString {
+		return nil, 0, corrupt(off, "map key is a %s, not a string", kind)
+	}
+	return s[data : data+size], next, nil
+}
+
+func (s section) uint(data, size uint) uint64 {
+	var v uint64
+	for _, b := range s[data : data+size] {
+		v = v<<8 | uint64(b)
+	}
+	return v
+}
+
+// uint128 returns the high and low words of a uint128 payload.
+func (s section) uint128(data, size uint) (hi, lo uint64) {
+	for _, b := range s[data : data+size] {
+		hi = hi<<8 | lo>>56
+		lo = lo<<8 | uint64(b)
+	}
+	return hi, lo
+}

@@ -1,0 +1,305 @@
+// Package mmdb reads MaxMind DB (.mmdb) files: it maps them into memory,
+// checks them, and looks addresses up decoding only the record fields a
+// caller asks for.
+//
+// # Basic use
+//
+//	r, err := mmdb.Open("assets.mmdb")
+//	...
+//	defer r.Close()
+//	fields, err := mmdb.CompileFields("country.iso_code", "city.names.en", "location.latitude")
+//	out := make([]mmdb.Value, fields.Len())
+//	m, err := r.LookupFields(netip.MustParseAddr("10.20.3.4"), fields, out)
+//	if m.Found() { fmt.Println(m.Prefix(), out[0].String(), out[2].Float()) }
+//
+// # Performance
+//
+// LookupFields walks the record once, visiting only the map keys on the
+// compiled paths, and stops as soon as every path below a map was seen. It
+// does not allocate: string values alias the mapping (Value.Bytes,
+// Value.UnsafeString) and must be copied to outlive the Reader.
+//
+// # Checks
+//
+// Open checks the metadata (the exact types libmaxminddb and the Java reader
+// require), the search tree bounds and the data section separator. Verify
+// adds the full maxminddb-golang verification (every node and record) and
+// the Elasticsearch tail scan for database_type. Files from untrusted
+// sources should be verified once before use; no input makes the package
+// panic.
+//
+// # Thread safety
+//
+// Lookups are safe for concurrent use. Close must not run concurrently with
+// lookups.
+package mmdb
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/oschwald/maxminddb-golang/v2"
+)
+
+// Reader is an open MMDB file.
+type Reader struct {
+	db       *maxminddb.Reader
+	buf      []byte  // the whole file
+	data     section // the data section
+	meta     Metadata
+	metaOff  int // offset of the metadata map (after the marker)
+	unmapped *atomic.Bool
+	mapped   bool
+}
+
+// Metadata is the file's metadata.
+type Metadata = maxminddb.Metadata
+
+// Option configures Open and OpenBytes.
+type Option func(*options)
+
+type options struct{ verify bool }
+
+// WithVerify makes Open and OpenBytes run Verify before returning.
+func WithVerify() Option { return func(o *options) { o.verify = true } }
+
+// Open maps the file at path read-only and opens it. If the file system
+// cannot map files, the file is read into memory instead.
+func Open(path string, opts ...Option) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := int(st.Size())
+	if int64(size) != st.Size() {
+		return nil, fmt.Errorf("%s: file too large", path)
+	}
+	if size == 0 {
+		return nil, fmt.Errorf("%s: file is empty", path)
+	}
+	buf, err := mapFile(f, size)
+	mapped := err == nil
+	if errors.Is(err, errors.ErrUnsupported) {
+		buf = make([]byte, size)
+		_, err = io.ReadFull(f, buf)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r, err := OpenBytes(buf, opts...)
+	if err != nil {
+		if mapped {
+			_ = unmapFile(buf)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if mapped {
+		r.mapped = true
+		flag := r.unmapped
+		runtime.AddCleanup(r, func(b []byte) {
+			if flag.CompareAndSwap(false, true) {
+				_ = unmapFile(b)
+			}
+		}, buf)
+	}
+	return r, nil
+}
+
+// OpenBytes opens an MMDB held in memory. The Reader keeps b, which must not
+// change while the Reader is in use.
+func OpenBytes(b []byte, opts ...Option) (r *Reader, err error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	metaOff, err := findMetadata(b)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMetadata(section(b[metaOff:])); err != nil {
+		return nil, err
+	}
+	db, err := maxminddb.OpenBytes(b)
+	if err != nil {
+		return nil, err
+	}
+	m := db.Metadata
+	treeSize := m.NodeCount * (m.RecordSize / 4)
+	dataStart := treeSize + 16
+	dataEnd := uint(metaOff - len(metadataMarker))
+	if dataStart > dataEnd {
+		db.Close()
+		return nil, errors.New("invalid MMDB: search tree overlaps the metadata")
+	}
+	for _, c := range b[treeSize:dataStart] {
+		if c != 0 {
+			db.Close()
+			return nil, errors.New("invalid MMDB: non-zero byte in the data section separator")
+		}
+	}
+	r = &Reader{
+		db:       db,
+		buf:      b,
+		data:     section(b[dataStart:dataEnd:dataEnd]),
+		meta:     m,
+		metaOff:  metaOff,
+		unmapped: &atomic.Bool{},
+	}
+	if o.verify {
+		if err := r.Verify(); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Close releases the file mapping. Values that alias it become invalid.
+func (r *Reader) Close() error {
+	if r.db == nil {
+		return nil
+	}
+	err := r.db.Close()
+	r.db = nil
+	r.data = nil
+	if r.mapped && r.unmapped.CompareAndSwap(false, true) {
+		if uerr := unmapFile(r.buf); err == nil {
+			err = uerr
+		}
+	}
+	r.buf = nil
+	return err
+}
+
+// Metadata returns the file's metadata.
+func (r *Reader) Metadata() Metadata { return r.meta }
+
+// Bytes returns the whole file. It aliases the mapping.
+func (r *Reader) Bytes() []byte { return r.buf }
+
+// DB returns the underlying maxminddb-golang reader, for full-record decoding
+// and network iteration.
+func (r *Reader) DB() *maxminddb.Reader { return r.db }
+
+// Match is the outcome of a lookup.
+type Match struct{ res maxminddb.Result }
+
+// Found reports whether the address has a record.
+func (m Match) Found() bool { return m.res.Found() }
+
+// Prefix returns the network of the matched record (or of the empty tree
+// region when not found). IPv4 addresses give IPv4 prefixes.
+func (m Match) Prefix() netip.Prefix { return m.res.Prefix() }
+
+// Offset returns the record's data-section offset: equal offsets are equal
+// records.
+func (m Match) Offset() uintptr { return m.res.Offset() }
+
+var errClosed = errors.New("mmdb: reader is closed")
+
+// LookupFields looks ip up and stores path i of fields in out[i] (out must
+// hold fields.Len() values; missing paths get the zero Value). It does not
+// allocate.
+func (r *Reader) LookupFields(ip netip.Addr, fields *Fields, out []Value) (Match, error) {
+	if r.db == nil {
+		return Match{}, errClosed
+	}
+	if len(out) < len(fields.paths) {
+		return Match{}, fmt.Errorf("mmdb: %d values for %d fields", len(out), len(fields.paths))
+	}
+	clear(out)
+	res := r.db.Lookup(ip)
+	if err := res.Err(); err != nil {
+		return Match{}, err
+	}
+	if !res.Found() {
+		return Match{res: res}, nil
+	}
+	err := r.data.extract(uint(res.Offset()), &fields.root, out, 0)
+	runtime.KeepAlive(r)
+	return Match{res: res}, err
+}
+
+// LookupRecord looks ip up and decodes its whole record (maps become
+// map[string]any). The record is nil when the address is not found.
+func (r *Reader) LookupRecord(ip netip.Addr) (Match, any, error) {
+	if r.db == nil {
+		return Match{}, nil, errClosed
+	}
+	res := r.db.Lookup(ip)
+	if err := res.Err(); err != nil {
+		return Match{}, nil, err
+	}
+	if !res.Found() {
+		return Match{res: res}, nil, nil
+	}
+	var v any
+	if err := res.Decode(&v); err != nil {
+		return Match{}, nil, err
+	}
+	return Match{res: res}, v, nil
+}
+
+// RecordAt decodes the record at a data-section offset (as returned by
+// Match.Offset) keeping the exact stored type of every value, for checks
+// that care about types, not just values.
+func (r *Reader) RecordAt(offset uintptr) (Typed, error) {
+	if r.db == nil {
+		return Typed{}, errClosed
+	}
+	t, _, err := r.data.typed(uint(offset), 0)
+	return t, err
+}
+
+// DataSection returns the data section. It aliases the mapping.
+func (r *Reader) DataSection() []byte { return r.data }
+
+// MetadataHasPointers reports whether the metadata map uses pointers, which
+// some readers mishandle.
+func (r *Reader) MetadataHasPointers() (bool, error) {
+	if r.db == nil {
+		return false, errClosed
+	}
+	s := section(r.buf[r.metaOff:])
+	found := false
+	var walk func(off uint, depth int) (uint, error)
+	walk = func(off uint, depth int) (uint, error) {
+		if depth > maxDepth {
+			return 0, errDepth
+		}
+		kind, size, data, err := s.ctrl(off)
+		if err != nil {
+			return 0, err
+		}
+		switch kind {
+		case KindPointer:
+			found = true
+			return data, nil
+		case KindMap, KindArray:
+			n := size
+			if kind == KindMap {
+				n *= 2
+			}
+			off = data
+			for range n {
+				if off, err = walk(off, depth+1); err != nil {
+					return 0, err
+				}
+			}
+			return off, nil
+		}
+		return s.end(kind, size, data, depth)
+	}
+	_, err := walk(0, 0)
+	return found, err
+}

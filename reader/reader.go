@@ -1,0 +1,453 @@
+// Package reader looks keys up in .lut tables in place: Open maps the file
+// read-only, checks its header, section table and schema (a few
+// microseconds, independent of the table's size), and lookups then read
+// the mapping directly, with no heap allocation and no lock.
+//
+// # Basic use
+//
+//	t, err := reader.Open("customers.lut")
+//	...
+//	defer t.Close()
+//	var row reader.Row
+//	if t.Get([]byte("42"), &row) {
+//		fmt.Printf("%s\n", row.Col(t.ColumnIndex("Email")))
+//	}
+//
+// # Three ways to look up
+//
+//   - Get copies the row into a caller-supplied Row. With a reused Row it
+//     allocates nothing, and the copy stays valid whatever happens to the
+//     table afterwards.
+//   - Lookup returns a View that aliases the mapped file: no copy at all.
+//     A View is valid only while the table is mapped: take it between
+//     Acquire and Release (the table is unmapped only after the last
+//     Release following Close).
+//   - LookupBatch looks many keys up at once, stage by stage (hash all,
+//     read all slots, read all records), so that the memory accesses of
+//     different keys overlap. It is the fast path for a batch of events.
+//
+// # Thread safety
+//
+// Lookups, Acquire and Release are safe for concurrent use. Close may be
+// called while other goroutines hold acquired references: the mapping is
+// released when the last of them calls Release. Calling a lookup method on
+// a table without holding a reference, concurrently with or after Close, is
+// a use-after-free of the mapping and may crash the process.
+//
+// # Damaged files
+//
+// Every offset read from the file is bounds-checked, so a damaged table
+// gives wrong answers or errors but never a panic or an access out of the
+// mapping. Open checks the structure; Verify checks every checksum and
+// every record, and OpenOptions.Verify runs it at open.
+package reader
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/lutkit/lutkit/format"
+)
+
+// Table is an open .lut table.
+type Table struct {
+	file     []byte // the whole file
+	mapped   bool
+	header   format.Header
+	sections [format.HighestSection + 1]format.Section
+	schema   *format.Schema
+	meta     Meta
+	mphf     *format.MPHF
+	slots    []byte
+	data     []byte
+	ncols    int
+	fold     bool
+	colIndex map[string]int
+	path     string
+
+	// refs counts the owner's reference (dropped by Close) and every
+	// Acquire. The mapping is released when it reaches zero.
+	refs   atomic.Int64
+	closed atomic.Bool
+}
+
+// Meta is the META section: how the table was built.
+type Meta struct {
+	Writer      string   `json:"writer"`
+	Key         []string `json:"key"`
+	FoldCase    bool     `json:"fold_case"`
+	OnDuplicate string   `json:"on_duplicate"`
+	SourceRows  int64    `json:"source_rows"`
+	SkippedRows int64    `json:"skipped_rows"`
+	Duplicates  int64    `json:"duplicates"`
+}
+
+// Options configure Open.
+type Options struct {
+	// Verify runs the full Verify at open (reads every byte).
+	Verify bool
+	// Prefetch asks the kernel to read the hash and slot sections in
+	// ahead of the first lookups.
+	Prefetch bool
+}
+
+// Open maps the table at path and checks its structure.
+func Open(path string) (*Table, error) { return OpenWith(path, Options{}) }
+
+// OpenWith is Open with options.
+func OpenWith(path string, opts Options) (*Table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	size := fi.Size()
+	if int64(int(size)) != size {
+		return nil, fmt.Errorf("%s: file too large", path)
+	}
+	if size < format.HeaderSize+format.FooterSize {
+		// Too small to map usefully; let the decoder explain.
+		b := make([]byte, size)
+		if _, err := f.ReadAt(b, 0); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		_, err := openBytes(b, false)
+		if err == nil {
+			err = format.Corruptf(size, "file truncated")
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	b, err := mmapFile(f, int(size))
+	if err != nil {
+		return nil, fmt.Errorf("%s: mapping: %w", path, err)
+	}
+	t, err := openBytes(b, true)
+	if err != nil {
+		munmap(b)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	t.path = path
+	if opts.Verify {
+		if err := t.Verify(); err != nil {
+			t.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if opts.Prefetch {
+		t.Prefetch()
+	}
+	return t, nil
+}
+
+// OpenBytes opens a table held in memory. The table aliases b.
+func OpenBytes(b []byte) (*Table, error) { return openBytes(b, false) }
+
+func openBytes(b []byte, mapped bool) (*Table, error) {
+	h, err := format.DecodeHeader(b, int64(len(b)))
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{file: b, mapped: mapped, header: h, ncols: int(h.Columns), fold: h.Incompat&format.FeatureFoldCase != 0}
+	t.sections, err = format.DecodeSections(b, &h)
+	if err != nil {
+		return nil, err
+	}
+	sec := func(kind int) []byte { s := t.sections[kind]; return b[s.Off : s.Off+s.Len] }
+	t.schema, err = format.DecodeSchema(sec(format.SectionSchema), int64(t.sections[format.SectionSchema].Off), h.Columns)
+	if err != nil {
+		return nil, err
+	}
+	t.mphf, err = format.ParseMPHF(sec(format.SectionMPHF), h.Rows)
+	if err != nil {
+		return nil, format.Corruptf(int64(t.sections[format.SectionMPHF].Off), "%v", err)
+	}
+	t.slots = sec(format.SectionSlots)
+	if uint64(len(t.slots)) != 8*h.Rows || h.Rows > uint64(len(b)) {
+		return nil, format.Corruptf(int64(t.sections[format.SectionSlots].Off), "SLOTS section of %d bytes does not hold %d rows", len(t.slots), h.Rows)
+	}
+	t.data = sec(format.SectionData)
+	if err := json.Unmarshal(sec(format.SectionMeta), &t.meta); err != nil {
+		return nil, format.Corruptf(int64(t.sections[format.SectionMeta].Off), "META section: %v", err)
+	}
+	t.colIndex = make(map[string]int, len(t.schema.Columns))
+	for i, c := range t.schema.Columns {
+		if _, dup := t.colIndex[c]; dup {
+			return nil, format.Corruptf(int64(t.sections[format.SectionSchema].Off), "column %q appears twice", c)
+		}
+		t.colIndex[c] = i
+	}
+	t.refs.Store(1)
+	return t, nil
+}
+
+// Close drops the owner's reference. The mapping is released now, or when
+// the last acquired reference is released. Close is idempotent.
+func (t *Table) Close() error {
+	if t.closed.Swap(true) {
+		return nil
+	}
+	return t.Release()
+}
+
+// Acquire takes a reference that keeps the mapping valid until Release.
+// It reports false if the table was already released.
+func (t *Table) Acquire() bool {
+	for {
+		n := t.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if t.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// Release drops a reference taken by Acquire.
+func (t *Table) Release() error {
+	n := t.refs.Add(-1)
+	if n > 0 {
+		return nil
+	}
+	if n < 0 {
+		panic("reader: Table released more often than acquired")
+	}
+	if t.mapped {
+		b := t.file
+		t.file, t.data, t.slots = nil, nil, nil
+		return munmap(b)
+	}
+	return nil
+}
+
+// Path returns the file the table was opened from ("" for OpenBytes).
+func (t *Table) Path() string { return t.path }
+
+// Rows returns the number of rows.
+func (t *Table) Rows() int { return int(t.header.Rows) }
+
+// Columns returns the column names, in order. The slice must not be
+// modified.
+func (t *Table) Columns() []string { return t.schema.Columns }
+
+// KeyColumns returns the indexes of the key columns.
+func (t *Table) KeyColumns() []int { return t.schema.Key }
+
+// ColumnIndex returns the index of the named column, or -1.
+func (t *Table) ColumnIndex(name string) int {
+	if i, ok := t.colIndex[name]; ok {
+		return i
+	}
+	return -1
+}
+
+// FoldCase reports whether keys are case-folded.
+func (t *Table) FoldCase() bool { return t.fold }
+
+// Header returns the decoded file header.
+func (t *Table) Header() format.Header { return t.header }
+
+// Sections returns the section table, indexed by kind.
+func (t *Table) Sections() []format.Section { return t.sections[1:] }
+
+// Meta returns how the table was built.
+func (t *Table) Meta() Meta { return t.meta }
+
+// BuildTime returns the recorded build time, or the zero time.
+func (t *Table) BuildTime() time.Time {
+	if t.header.BuildTime == 0 {
+		return time.Time{}
+	}
+	return time.Unix(t.header.BuildTime, 0).UTC()
+}
+
+// Size returns the file size in bytes.
+func (t *Table) Size() int64 { return int64(t.header.FileSize) }
+
+// Prefetch asks the kernel to read the hash and slot sections in ahead of
+// use, so that the first lookups do not wait on disk.
+func (t *Table) Prefetch() {
+	if !t.mapped {
+		return
+	}
+	s := t.sections[format.SectionMPHF]
+	willNeed(alignPage(t.file, s.Off, s.Len))
+	s = t.sections[format.SectionSlots]
+	willNeed(alignPage(t.file, s.Off, s.Len))
+}
+
+func alignPage(b []byte, off, n uint64) []byte {
+	const page = 4096
+	start := off &^ (page - 1)
+	return b[start : off+n]
+}
+
+// key normalises a lookup key: composite parts are already joined by the
+// caller; case folding happens here, into buf.
+func (t *Table) key(key []byte, buf []byte) []byte {
+	if t.fold {
+		return format.FoldKey(buf[:0], key)
+	}
+	return key
+}
+
+// find returns the record for a normalised key.
+func (t *Table) find(key []byte, h uint64) (format.Record, bool) {
+	if t.header.Rows == 0 {
+		return format.Record{}, false
+	}
+	pos := t.mphf.Index(h)
+	slot := binary.LittleEndian.Uint64(t.slots[8*pos:])
+	if format.SlotFingerprint(slot) != format.Fingerprint(h) {
+		return format.Record{}, false
+	}
+	r, ok := format.ParseRecord(t.data, format.SlotRecord(slot), t.ncols)
+	if !ok || !bytes.Equal(r.Key(), key) {
+		return format.Record{}, false
+	}
+	return r, true
+}
+
+// Lookup returns a View of the row for key, aliasing the mapping. The
+// caller must hold a reference (see Acquire) for as long as it uses the
+// View.
+func (t *Table) Lookup(key []byte) (View, bool) {
+	var buf [128]byte
+	k := t.key(key, buf[:])
+	r, ok := t.find(k, format.HashKey(k, t.header.Seed))
+	return View{r}, ok
+}
+
+// Get copies the row for key into row and reports whether it was found.
+// With a reused row it does not allocate.
+func (t *Table) Get(key []byte, row *Row) bool {
+	v, ok := t.Lookup(key)
+	if !ok {
+		return false
+	}
+	row.rec, row.buf = v.rec.Clone(row.buf[:0])
+	return true
+}
+
+// JoinKey appends a composite key (parts joined by format.KeySeparator) to
+// dst, for tables compiled with several key columns.
+func JoinKey(dst []byte, parts ...[]byte) []byte {
+	for i, p := range parts {
+		if i > 0 {
+			dst = append(dst, format.KeySeparator)
+		}
+		dst = append(dst, p...)
+	}
+	return dst
+}
+
+// View is a row aliasing the mapped table. The zero View is an absent row.
+type View struct{ rec format.Record }
+
+// Len returns the number of columns (0 for an absent row).
+func (v View) Len() int { return v.rec.Columns() }
+
+// Col returns column i's value (nil when out of range).
+func (v View) Col(i int) []byte { return v.rec.Value(i) }
+
+// Key returns the normalised key.
+func (v View) Key() []byte { return v.rec.Key() }
+
+// Row is a copied row; reuse one Row across Get calls to avoid allocation.
+type Row struct {
+	rec format.Record
+	buf []byte
+}
+
+// Len returns the number of columns.
+func (r *Row) Len() int { return r.rec.Columns() }
+
+// Col returns column i's value (nil when out of range). The slice aliases
+// the Row and is valid until its next use.
+func (r *Row) Col(i int) []byte { return r.rec.Value(i) }
+
+// Key returns the normalised key.
+func (r *Row) Key() []byte { return r.rec.Key() }
+
+// View returns the row as a View (aliasing the Row).
+func (r *Row) View() View { return View{r.rec} }
+
+// ErrVerify wraps every Verify failure.
+var ErrVerify = errors.New("verification failed")
+
+// Verify checks every section checksum, that every slot points at a
+// well-formed record whose key hashes to that slot, and that no two slots
+// share a record.
+func (t *Table) Verify() error {
+	for _, s := range t.sections[1:] {
+		if sum := xxh3.Hash(t.file[s.Off : s.Off+s.Len]); sum != s.Checksum {
+			return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(int64(s.Off), "%s section checksum mismatch (stored %#x, computed %#x)", format.SectionName(s.Kind), s.Checksum, sum))
+		}
+	}
+	// The gaps between sections (alignment padding) are covered by no
+	// checksum: they must be zero.
+	secs := slices.Clone(t.sections[1:])
+	slices.SortFunc(secs, func(a, b format.Section) int { return cmp.Compare(a.Off, b.Off) })
+	end := uint64(format.HeaderSize)
+	for _, s := range append(secs, format.Section{Off: t.header.SectionsOff}) {
+		for off := end; off < s.Off; off++ {
+			if t.file[off] != 0 {
+				return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(int64(off), "non-zero padding between sections"))
+			}
+		}
+		end = s.Off + s.Len
+	}
+	dataOff := int64(t.sections[format.SectionData].Off)
+	// A slot whose key hashes back to it proves the slots are a
+	// permutation: two slots cannot share a record, since its key has one
+	// position.
+	for pos := uint64(0); pos < t.header.Rows; pos++ {
+		slot := binary.LittleEndian.Uint64(t.slots[8*pos:])
+		off := format.SlotRecord(slot)
+		r, ok := format.ParseRecord(t.data, off, t.ncols)
+		if !ok || !r.Valid() {
+			return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "slot %d points at a malformed record", pos))
+		}
+		h := format.HashKey(r.Key(), t.header.Seed)
+		if got := t.mphf.Index(h); got != pos || format.Fingerprint(h) != format.SlotFingerprint(slot) {
+			return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "key %q does not find its own row (slot %d, hash gives %d)", r.Key(), pos, got))
+		}
+	}
+	return nil
+}
+
+// Records calls fn for every row in DATA order (the source order) whose
+// record is the live one for its key (rows dropped as duplicates are
+// skipped). The Views alias the mapping.
+func (t *Table) Records(fn func(View) bool) error {
+	for off := uint64(0); off < uint64(len(t.data)); {
+		r, ok := format.ParseRecord(t.data, off, t.ncols)
+		if !ok {
+			return format.Corruptf(int64(t.sections[format.SectionData].Off+off), "malformed record")
+		}
+		if live, found := t.find(r.Key(), format.HashKey(r.Key(), t.header.Seed)); found && live.Bytes() != nil && &live.Bytes()[0] == &r.Bytes()[0] {
+			if !fn(View{r}) {
+				return nil
+			}
+		}
+		off += uint64(r.PaddedSize())
+	}
+	return nil
+}

@@ -1,0 +1,431 @@
+package tables
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lutkit/lutkit/compile"
+	"github.com/lutkit/lutkit/compile/iptable"
+	"github.com/lutkit/lutkit/compile/source"
+	"github.com/lutkit/lutkit/reader"
+	"github.com/lutkit/lutkit/reader/mmdb"
+)
+
+// BuildOptions configure Build.
+type BuildOptions struct {
+	// Jobs bounds how many tables compile at once. Zero means the number
+	// of CPUs.
+	Jobs int
+	// Force rebuilds every table, changed or not.
+	Force bool
+	// BuildTime is recorded in .lut headers and in the manifest. Zero
+	// records no time in .lut headers (reproducible output) and the wall
+	// clock in the manifest. See compile.BuildTimeFromEnv.
+	BuildTime time.Time
+	// Prune removes artifacts named by neither the new nor the previous
+	// manifest once the new manifest is in place. The previous ones are
+	// kept for nodes still switching over.
+	Prune bool
+	// Report, if set, is called (from any goroutine, one call at a time)
+	// as each table finishes.
+	Report func(TableResult)
+}
+
+// Status is the outcome of one table in a build.
+type Status string
+
+// Statuses.
+const (
+	StatusBuilt     Status = "built"
+	StatusUnchanged Status = "unchanged"
+	StatusFailed    Status = "failed"
+)
+
+// TableResult is the outcome of one table.
+type TableResult struct {
+	Name    string
+	Kind    Kind
+	Status  Status
+	Entry   *ManifestTable // nil when failed
+	Err     error          // names the table and, where known, the file
+	Elapsed time.Duration
+}
+
+// BuildResult is the outcome of a build.
+type BuildResult struct {
+	Tables []TableResult // in configuration order
+	// Manifest is the manifest written, or nil when a table failed (the
+	// previous manifest is then left in place).
+	Manifest *Manifest
+	// Pruned lists the artifacts removed by BuildOptions.Prune.
+	Pruned []string
+}
+
+// Failed returns the results of the tables that failed.
+func (r *BuildResult) Failed() []TableResult {
+	var out []TableResult
+	for _, t := range r.Tables {
+		if t.Status == StatusFailed {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Build compiles every table of cfg that changed into outDir and then
+// writes outDir/MANIFEST.json.
+//
+// A table is unchanged, and not rebuilt, when the previous manifest in
+// outDir lists it with the same options digest and source digests and its
+// artifact is still present with the recorded size. Tables compile in
+// parallel (BuildOptions.Jobs). Each artifact is written to a temporary
+// file, fsynced, fully verified, and renamed to its content-addressed name;
+// the manifest is renamed into place last, and only when every table
+// succeeded: a failed or interrupted build leaves the previous manifest,
+// which names complete artifacts only. The returned error lists every
+// failed table; the BuildResult is returned in every case but a setup
+// failure.
+//
+// Only one Build may run on an output directory at a time; Build takes
+// an advisory lock on outDir/.lutbuild.lock to enforce it.
+func Build(ctx context.Context, cfg *Config, outDir string, opts BuildOptions) (*BuildResult, error) {
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, err
+	}
+	unlock, err := lockDir(outDir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	removeStaleTemps(outDir)
+
+	var prev *Manifest
+	if m, err := ReadManifest(filepath.Join(outDir, ManifestName)); err == nil {
+		prev = m
+	} else if !errors.Is(err, os.ErrNotExist) {
+		// A damaged previous manifest only costs a full rebuild.
+		prev = nil
+	}
+	jobs := opts.Jobs
+	if jobs <= 0 {
+		jobs = runtime.NumCPU()
+	}
+	res := &BuildResult{Tables: make([]TableResult, len(cfg.Tables))}
+	var (
+		wg       sync.WaitGroup
+		reportMu sync.Mutex
+		sem      = make(chan struct{}, jobs)
+	)
+	for i := range cfg.Tables {
+		t := &cfg.Tables[i]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				res.Tables[i] = TableResult{Name: t.Name, Kind: t.Kind, Status: StatusFailed,
+					Err: fmt.Errorf("table %s: %w", t.Name, ctx.Err())}
+				return
+			}
+			defer func() { <-sem }()
+			start := time.Now()
+			var old *ManifestTable
+			if prev != nil && !opts.Force {
+				old = prev.Table(t.Name)
+			}
+			r := buildTable(ctx, t, outDir, old, opts)
+			r.Elapsed = time.Since(start)
+			res.Tables[i] = r
+			if opts.Report != nil {
+				reportMu.Lock()
+				opts.Report(r)
+				reportMu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+
+	var errs []error
+	for _, r := range res.Tables {
+		if r.Err != nil {
+			errs = append(errs, r.Err)
+		}
+	}
+	if len(errs) > 0 {
+		return res, errors.Join(errs...)
+	}
+	// Every artifact's rename must be durable before the manifest names it.
+	if err := syncDir(outDir); err != nil {
+		return res, fmt.Errorf("syncing %s: %w", outDir, err)
+	}
+	m := &Manifest{Version: ManifestVersion, Writer: compile.Version, Generated: time.Now().UTC()}
+	if !opts.BuildTime.IsZero() {
+		m.Generated = opts.BuildTime.UTC()
+	}
+	for _, r := range res.Tables {
+		m.Tables = append(m.Tables, *r.Entry)
+	}
+	if err := writeManifest(outDir, m); err != nil {
+		return res, fmt.Errorf("writing %s: %w", filepath.Join(outDir, ManifestName), err)
+	}
+	res.Manifest = m
+	if opts.Prune {
+		res.Pruned = prune(outDir, m, prev)
+	}
+	return res, nil
+}
+
+// buildTable builds (or reuses) one table.
+func buildTable(ctx context.Context, t *TableConfig, outDir string, old *ManifestTable, opts BuildOptions) TableResult {
+	r := TableResult{Name: t.Name, Kind: t.Kind}
+	fail := func(err error) TableResult {
+		r.Status, r.Err = StatusFailed, fmt.Errorf("table %s: %w", t.Name, err)
+		return r
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	optDigest, err := optionsDigest(t)
+	if err != nil {
+		return fail(err)
+	}
+	srcs := make([]SourceDigest, 0, len(t.Sources))
+	for _, s := range t.Sources {
+		sum, size, err := fileSHA256(s.Resolved)
+		if err != nil {
+			return fail(fmt.Errorf("source %s: %w", s.Resolved, unwrapPath(err)))
+		}
+		srcs = append(srcs, SourceDigest{Path: s.Path, SHA256: sum, Size: size})
+	}
+	if old != nil && old.Kind == t.Kind && old.OptionsDigest == optDigest && slices.Equal(old.Sources, srcs) {
+		if fi, err := os.Stat(filepath.Join(outDir, old.File)); err == nil && fi.Mode().IsRegular() && fi.Size() == old.Size {
+			e := *old
+			r.Status, r.Entry = StatusUnchanged, &e
+			return r
+		}
+	}
+	tmp, err := os.CreateTemp(outDir, "."+t.Name+".build-*"+t.Kind.Ext())
+	if err != nil {
+		return fail(err)
+	}
+	tmpPath := tmp.Name()
+	tmp.Close()
+	os.Remove(tmpPath) // the compilers create it atomically
+	defer os.Remove(tmpPath)
+
+	e := &ManifestTable{Name: t.Name, Kind: t.Kind, OptionsDigest: optDigest, Sources: srcs}
+	switch t.Kind {
+	case KindLUT:
+		err = buildLUT(t, tmpPath, opts.BuildTime)
+	case KindMMDB:
+		err = buildMMDB(t, tmpPath, opts.BuildTime)
+	default:
+		err = fmt.Errorf("unknown kind %q", t.Kind)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	// Verify what was written, as a node would, before naming it.
+	sum, size, err := fileSHA256(tmpPath)
+	if err != nil {
+		return fail(err)
+	}
+	e.SHA256, e.Size = sum, size
+	info, err := inspectArtifact(tmpPath, t.Kind, true)
+	if err != nil {
+		return fail(fmt.Errorf("verifying the new artifact: %w", err))
+	}
+	e.Rows, e.FormatVersion, e.BuildTime = info.rows, info.formatVersion, info.buildTime
+	if e.BuildTime.IsZero() {
+		e.BuildTime = time.Now().UTC().Truncate(time.Second)
+	}
+	e.File = ArtifactName(t.Name, t.Kind, sum)
+	final := filepath.Join(outDir, e.File)
+	if fi, err := os.Stat(final); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
+		if s, _, err := fileSHA256(final); err == nil && s == sum {
+			r.Status, r.Entry = StatusBuilt, e
+			return r
+		}
+	}
+	if err := os.Rename(tmpPath, final); err != nil {
+		return fail(err)
+	}
+	r.Status, r.Entry = StatusBuilt, e
+	return r
+}
+
+func buildLUT(t *TableConfig, out string, buildTime time.Time) error {
+	s := t.Sources[0]
+	delim, err := parseDelimiter(s.Delimiter)
+	if err != nil {
+		return fmt.Errorf("source %s: %w", s.Resolved, err)
+	}
+	src, err := source.Open(s.Resolved, source.Options{
+		Format: s.Format, Delimiter: delim, Header: s.Header,
+		SQLiteTable: s.SQLiteTable, SQLiteQuery: s.SQLiteQuery,
+	})
+	if err != nil {
+		return fmt.Errorf("source %s: %w", s.Resolved, unwrapPath(err))
+	}
+	defer src.Close()
+	o := t.LUT
+	_, err = compile.File(src, out, compile.Options{
+		Key: o.Key, Columns: o.Columns, FoldCase: o.FoldCase,
+		OnDuplicate: o.OnDuplicate, SkipBadRows: o.SkipBadRows,
+		BuildTime: buildTime, SourceName: s.Resolved,
+	})
+	if err != nil {
+		if strings.Contains(err.Error(), s.Resolved) {
+			return err
+		}
+		return fmt.Errorf("source %s: %w", s.Resolved, err)
+	}
+	return nil
+}
+
+func buildMMDB(t *TableConfig, out string, buildTime time.Time) error {
+	srcs, err := ipSources(t)
+	if err != nil {
+		return err
+	}
+	o := t.MMDB
+	opts := iptable.Options{
+		Profile: iptable.Profile(o.Profile), DatabaseType: o.DatabaseType,
+		Description: o.Description, Languages: o.Languages,
+		IPVersion: o.IPVersion, RecordSize: o.RecordSize, CustomKey: o.CustomKey,
+		DefaultLocation: o.DefaultLocation,
+	}
+	if !buildTime.IsZero() {
+		opts.BuildEpoch = buildTime.Unix()
+	}
+	_, err = iptable.Compile(out, opts, srcs)
+	return err
+}
+
+// artifactInfo is what opening an artifact tells.
+type artifactInfo struct {
+	rows          int64
+	formatVersion string
+	buildTime     time.Time
+}
+
+// inspectArtifact opens an artifact, checks its structure and, with full,
+// every checksum and record.
+func inspectArtifact(path string, kind Kind, full bool) (artifactInfo, error) {
+	switch kind {
+	case KindLUT:
+		t, err := reader.OpenWith(path, reader.Options{Verify: full})
+		if err != nil {
+			return artifactInfo{}, err
+		}
+		defer t.Close()
+		h := t.Header()
+		return artifactInfo{rows: int64(t.Rows()), formatVersion: fmt.Sprintf("%d.%d", h.Major, h.Minor), buildTime: t.BuildTime()}, nil
+	case KindMMDB:
+		var o []mmdb.Option
+		if full {
+			o = append(o, mmdb.WithVerify())
+		}
+		m, err := mmdb.Open(path, o...)
+		if err != nil {
+			return artifactInfo{}, err
+		}
+		defer m.Close()
+		md := m.Metadata()
+		return artifactInfo{
+			rows:          int64(md.NodeCount),
+			formatVersion: fmt.Sprintf("%d.%d", md.BinaryFormatMajorVersion, md.BinaryFormatMinorVersion),
+			buildTime:     time.Unix(int64(md.BuildEpoch), 0).UTC(),
+		}, nil
+	}
+	return artifactInfo{}, fmt.Errorf("%s: unknown kind %q", path, kind)
+}
+
+// optionsDigest hashes what, besides the sources' content, determines a
+// table's artifact.
+func optionsDigest(t *TableConfig) (string, error) {
+	c := *t
+	c.Sources = slices.Clone(t.Sources)
+	b, err := json.Marshal(struct {
+		Writer string       `json:"writer"`
+		Table  *TableConfig `json:"table"`
+	}{compile.Version, &c})
+	if err != nil {
+		return "", err
+	}
+	return bytesSHA256(b), nil
+}
+
+// removeStaleTemps removes the temporary files an interrupted build left.
+func removeStaleTemps(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, ".") && (strings.Contains(n, ".build-") || strings.Contains(n, ".tmp-")) {
+			os.Remove(filepath.Join(dir, n))
+		}
+	}
+}
+
+// prune removes artifacts named by neither m nor prev.
+func prune(dir string, m, prev *Manifest) []string {
+	keep := map[string]bool{}
+	for _, mm := range []*Manifest{m, prev} {
+		if mm == nil {
+			continue
+		}
+		for _, t := range mm.Tables {
+			keep[t.File] = true
+		}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if keep[n] || !e.Type().IsRegular() || !artifactRE.MatchString(n) {
+			continue
+		}
+		if os.Remove(filepath.Join(dir, n)) == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// unwrapPath drops the *PathError wrapper when the caller names the file
+// itself.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
+}

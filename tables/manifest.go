@@ -1,0 +1,167 @@
+package tables
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/lutkit/lutkit/compile"
+)
+
+// ManifestName is the name of the manifest in a built directory.
+const ManifestName = "MANIFEST.json"
+
+// ManifestVersion is the version of the manifest format written by Build.
+const ManifestVersion = 1
+
+// Manifest lists the artifacts of one build: the unit that a live Set
+// switches to as a whole.
+type Manifest struct {
+	Version   int             `json:"version"`
+	Writer    string          `json:"writer"`
+	Generated time.Time       `json:"generated"`
+	Tables    []ManifestTable `json:"tables"`
+}
+
+// ManifestTable describes one artifact.
+type ManifestTable struct {
+	Name string `json:"name"`
+	Kind Kind   `json:"kind"`
+	// File is the artifact's name in the manifest's directory:
+	// NAME-DIGEST.lut or NAME-DIGEST.mmdb, DIGEST being the first 16 hex
+	// digits of SHA256.
+	File   string `json:"file"`
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+	// Rows is the row count of a .lut table, the search tree node count
+	// of an .mmdb table.
+	Rows int64 `json:"rows"`
+	// FormatVersion is the file format's major.minor version.
+	FormatVersion string    `json:"format_version"`
+	BuildTime     time.Time `json:"build_time"`
+	// OptionsDigest is the SHA256 of the table's declaration (kind,
+	// options, source paths and source options) and of the writer
+	// version: with the source digests, it decides whether a table must
+	// be rebuilt.
+	OptionsDigest string         `json:"options_digest"`
+	Sources       []SourceDigest `json:"sources"`
+}
+
+// SourceDigest identifies one source file's content.
+type SourceDigest struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}
+
+var (
+	hexDigestRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	artifactRE  = regexp.MustCompile(`^(.+)-([0-9a-f]{16})\.(lut|mmdb)$`)
+)
+
+// ArtifactName returns the content-addressed file name of a table.
+func ArtifactName(name string, kind Kind, sha256hex string) string {
+	return name + "-" + sha256hex[:16] + kind.Ext()
+}
+
+// ParseManifest decodes and checks a manifest. path names it in errors.
+func ParseManifest(path string, b []byte) (*Manifest, error) {
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("manifest %s: not a valid manifest: %w", path, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("manifest %s: trailing data after the JSON object", path)
+	}
+	if m.Version != ManifestVersion {
+		return nil, fmt.Errorf("manifest %s: unsupported version %d (want %d)", path, m.Version, ManifestVersion)
+	}
+	seen := map[string]bool{}
+	for i, t := range m.Tables {
+		if !nameRE.MatchString(t.Name) {
+			return nil, fmt.Errorf("manifest %s: table #%d: invalid name %q", path, i+1, t.Name)
+		}
+		if seen[t.Name] {
+			return nil, fmt.Errorf("manifest %s: table %q is listed twice", path, t.Name)
+		}
+		seen[t.Name] = true
+		if t.Kind != KindLUT && t.Kind != KindMMDB {
+			return nil, fmt.Errorf("manifest %s: table %q: unknown kind %q", path, t.Name, t.Kind)
+		}
+		if t.File == "" || t.File != filepath.Base(t.File) || strings.ContainsAny(t.File, `/\`) || t.File == "." || t.File == ".." || t.File == ManifestName {
+			return nil, fmt.Errorf("manifest %s: table %q: file %q must be a plain file name in the manifest's directory", path, t.Name, t.File)
+		}
+		if filepath.Ext(t.File) != t.Kind.Ext() {
+			return nil, fmt.Errorf("manifest %s: table %q: file %q does not end in %s", path, t.Name, t.File, t.Kind.Ext())
+		}
+		if !hexDigestRE.MatchString(t.SHA256) {
+			return nil, fmt.Errorf("manifest %s: table %q: sha256 %q is not 64 lowercase hex digits", path, t.Name, t.SHA256)
+		}
+	}
+	return &m, nil
+}
+
+// ReadManifest reads and checks the manifest at path.
+func ReadManifest(path string) (*Manifest, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseManifest(path, b)
+}
+
+// Table returns the entry of the named table, or nil.
+func (m *Manifest) Table(name string) *ManifestTable {
+	for i := range m.Tables {
+		if m.Tables[i].Name == name {
+			return &m.Tables[i]
+		}
+	}
+	return nil
+}
+
+// writeManifest writes m to dir/MANIFEST.json atomically: temporary
+// file, fsync, rename, fsync of the directory.
+func writeManifest(dir string, m *Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = compile.WriteAtomic(filepath.Join(dir, ManifestName), func(f *os.File) (struct{}, error) {
+		_, err := f.Write(b)
+		return struct{}{}, err
+	})
+	return err
+}
+
+// fileSHA256 returns the hex SHA256 and size of a file.
+func fileSHA256(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// bytesSHA256 returns the hex SHA256 of b.
+func bytesSHA256(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
