@@ -95,7 +95,10 @@ type PipelineConfig struct {
 }
 
 // HTTPConfig is the metrics and health endpoint.
-type HTTPConfig struct{ Listen string }
+type HTTPConfig struct {
+	Listen string
+	Pprof  bool // serve /debug/pprof/ too
+}
 
 // LogConfig sets up log/slog.
 type LogConfig struct{ Level, Format string }
@@ -227,6 +230,7 @@ func parseConfig(path string, data []byte, opts LoadOptions) (*Config, error) {
 		"http": func(k, v *yaml.Node) {
 			p.fields(v, "http", map[string]func(k, v *yaml.Node){
 				"listen": func(k, v *yaml.Node) { cfg.HTTP.Listen = p.addr(v, "http.listen") },
+				"pprof":  func(k, v *yaml.Node) { cfg.HTTP.Pprof = p.bool(v, "http.pprof") },
 			})
 		},
 		"log": func(k, v *yaml.Node) {
@@ -614,7 +618,13 @@ func (p *cparser) output(n *yaml.Node, field string) OutputConfig {
 
 func (p *cparser) pipeline(v *yaml.Node, pc *PipelineConfig) {
 	p.fields(v, "pipeline", map[string]func(k, v *yaml.Node){
-		"workers":         func(k, v *yaml.Node) { pc.Workers = p.posInt(v, "pipeline.workers") },
+		"workers": func(k, v *yaml.Node) {
+			if v.Kind == yaml.ScalarNode && v.Value == "0" {
+				pc.Workers = 0 // GOMAXPROCS
+				return
+			}
+			pc.Workers = p.posInt(v, "pipeline.workers")
+		},
 		"batch_size":      func(k, v *yaml.Node) { pc.BatchSize = p.posInt(v, "pipeline.batch_size") },
 		"batch_bytes":     func(k, v *yaml.Node) { pc.BatchBytes = p.posInt(v, "pipeline.batch_bytes") },
 		"flush_interval":  func(k, v *yaml.Node) { pc.FlushInterval = p.dur(v, "pipeline.flush_interval") },

@@ -134,7 +134,7 @@ func (bt *batcher) flush() {
 		return
 	}
 	bt.cur = nil
-	n := uint64(len(b.msgs))
+	n, size := uint64(len(b.msgs)), uint64(len(b.buf))
 	if bt.udp {
 		select {
 		case bt.d.work <- b:
@@ -148,7 +148,7 @@ func (bt *batcher) flush() {
 		bt.d.work <- b
 	}
 	bt.in.events.Add(n)
-	bt.in.bytes.Add(uint64(len(b.buf)))
+	bt.in.bytes.Add(size)
 }
 
 // ---- TCP

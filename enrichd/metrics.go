@@ -3,6 +3,7 @@ package enrichd
 import (
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -129,5 +130,10 @@ func (d *Daemon) httpHandler() http.Handler {
 		}
 		fmt.Fprintln(w, "ready")
 	})
+	if d.cfg.HTTP.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/heap", pprof.Index)
+	}
 	return mux
 }

@@ -63,9 +63,9 @@ func (s *writerSink) count(n int, err error) {
 	}
 	s.st.bytes.Add(uint64(n))
 }
-func (s *writerSink) Flush() error         { return s.w.Flush() }
-func (s *writerSink) Reopen() error        { return nil }
-func (s *writerSink) Close() error         { return s.w.Flush() }
+func (s *writerSink) Flush() error        { return s.w.Flush() }
+func (s *writerSink) Reopen() error       { return nil }
+func (s *writerSink) Close() error        { return s.w.Flush() }
 func (s *writerSink) Stats() *outputStats { return s.st }
 
 // fileSink appends to a file, reopened on SIGHUP so that log rotation

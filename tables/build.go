@@ -16,6 +16,7 @@ import (
 	"github.com/lutkit/lutkit/compile"
 	"github.com/lutkit/lutkit/compile/iptable"
 	"github.com/lutkit/lutkit/compile/source"
+	_ "github.com/lutkit/lutkit/compile/source/all" // every source format
 	"github.com/lutkit/lutkit/reader"
 	"github.com/lutkit/lutkit/reader/mmdb"
 )

@@ -192,7 +192,7 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	}
 	seen := map[string]int{}
 	for i, tn := range tablesNode.Content {
-		t := p.table(cfg, tn, i)
+		t, ok := p.table(cfg, tn, i)
 		if t == nil {
 			continue
 		}
@@ -201,7 +201,9 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 			continue
 		}
 		seen[t.Name] = tn.Line
-		cfg.Tables = append(cfg.Tables, *t)
+		if ok {
+			cfg.Tables = append(cfg.Tables, *t)
+		}
 	}
 	if len(tablesNode.Content) == 0 {
 		p.errf(tablesNode, "", "tables", "the list is empty")
@@ -307,12 +309,14 @@ func (p *parser) strs(v *yaml.Node, table, field string) ([]string, bool) {
 	return nil, false
 }
 
-func (p *parser) table(cfg *Config, n *yaml.Node, index int) *TableConfig {
+// table parses one table entry. It returns nil when the entry has no
+// usable name, and ok false when it has errors.
+func (p *parser) table(cfg *Config, n *yaml.Node, index int) (t *TableConfig, ok bool) {
 	if n.Kind != yaml.MappingNode {
 		p.errf(n, "", fmt.Sprintf("tables[%d]", index), "must be a mapping with name, kind, sources and options")
-		return nil
+		return nil, false
 	}
-	t := &TableConfig{Line: n.Line}
+	t = &TableConfig{Line: n.Line}
 	// The name and kind come first: every other message names the table,
 	// and which options are allowed depends on the kind.
 	var kindNode, nameNode, sourcesNode *yaml.Node
@@ -329,15 +333,15 @@ func (p *parser) table(cfg *Config, n *yaml.Node, index int) *TableConfig {
 	label := fmt.Sprintf("#%d", index+1)
 	if nameNode == nil {
 		p.errf(n, label, "name", "missing")
-		return nil
+		return nil, false
 	}
-	name, ok := p.str(nameNode, label, "name")
-	if !ok {
-		return nil
+	name, valid := p.str(nameNode, label, "name")
+	if !valid {
+		return nil, false
 	}
 	if !nameRE.MatchString(name) {
 		p.errf(nameNode, name, "name", "must be 1-128 letters, digits, '_', '.' or '-', starting with a letter or digit")
-		return nil
+		return nil, false
 	}
 	t.Name = name
 	t.Kind = KindLUT
@@ -350,7 +354,7 @@ func (p *parser) table(cfg *Config, n *yaml.Node, index int) *TableConfig {
 			t.Kind = KindMMDB
 		default:
 			p.errf(kindNode, name, "kind", "unknown kind %q (want lut or mmdb)", k)
-			return nil
+			return t, false
 		}
 	}
 	nerr := len(p.errs)
@@ -426,10 +430,7 @@ func (p *parser) table(cfg *Config, n *yaml.Node, index int) *TableConfig {
 	} else {
 		p.sources(cfg, t, sourcesNode)
 	}
-	if len(p.errs) > nerr {
-		return nil
-	}
-	return t
+	return t, len(p.errs) == nerr
 }
 
 func (p *parser) sources(cfg *Config, t *TableConfig, n *yaml.Node) {

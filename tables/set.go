@@ -549,3 +549,37 @@ func (st Stats) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "  %-20s %-4s %10d rows  gen %-4d %s\n", t.Name, t.Kind, t.Rows, t.Generation, filepath.Base(t.File))
 	}
 }
+
+// Local is a per-goroutine cache of the current snapshot for hot loops:
+// Snapshot costs one atomic load while the set is unchanged, instead of
+// the atomic add of Acquire and of Release. The price is that a Local pins
+// the snapshot it last returned until its next Snapshot call after a swap,
+// or Close: an idle Local keeps an old version mapped. A Local is not safe
+// for concurrent use; give each worker goroutine its own.
+type Local struct {
+	set  *Set
+	snap *Snapshot
+}
+
+// NewLocal returns a Local for one goroutine.
+func (s *Set) NewLocal() *Local { return &Local{set: s} }
+
+// Snapshot returns the current snapshot, valid until the next call to
+// Snapshot or Close on this Local. It does not need to be released.
+func (l *Local) Snapshot() *Snapshot {
+	if cur := l.set.cur.Load(); cur != l.snap {
+		if l.snap != nil {
+			l.snap.Release()
+		}
+		l.snap = l.set.Acquire()
+	}
+	return l.snap
+}
+
+// Close releases the pinned snapshot.
+func (l *Local) Close() {
+	if l.snap != nil {
+		l.snap.Release()
+		l.snap = nil
+	}
+}

@@ -470,3 +470,30 @@ func TestBuildAndServeExamples(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// TestLocal: a Local follows swaps and releases what it pinned.
+func TestLocal(t *testing.T) {
+	dir := t.TempDir()
+	compileVersion(t, filepath.Join(dir, "a.lut"), 100, 1)
+	set, err := Open(dir, Options{NoWatch: true, DataVerify: DataVerifyNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	l := set.NewLocal()
+	s1 := l.Snapshot()
+	if l.Snapshot() != s1 {
+		t.Fatal("unchanged set, different snapshots")
+	}
+	compileVersion(t, filepath.Join(dir, ".a"), 100, 2)
+	os.Rename(filepath.Join(dir, ".a"), filepath.Join(dir, "a.lut"))
+	set.Reload()
+	s2 := l.Snapshot()
+	if v, err := lookupVersion(s2, "a", 1); err != nil || v != 2 {
+		t.Fatalf("after a swap: %d %v", v, err)
+	}
+	if s1.refs.Load()&snapFreed == 0 {
+		t.Error("the old snapshot was not freed")
+	}
+	l.Close()
+}

@@ -21,8 +21,8 @@ func main() {
 
 type flags struct {
 	config, tables, out, tcp, udp, file, format, http, verify string
-	check                                                      bool
-	workers                                                    int
+	check                                                     bool
+	workers                                                   int
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -131,7 +131,6 @@ func loadConfig(f *flags) (*enrichd.Config, error) {
 	}
 	return cfg, nil
 }
-
 
 func newLogger(cfg *enrichd.Config, w io.Writer) *slog.Logger {
 	var lvl slog.Level

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	_ "github.com/lutkit/lutkit/compile/source/all" // SQLite, Parquet and Arrow sources
 )
 
 func main() {

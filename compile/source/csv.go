@@ -38,9 +38,9 @@ type csvReader struct {
 	// end if there is none; it is recomputed when it falls behind pos.
 	// A negative value means unknown.
 	quote int
-	eof  bool  // src is exhausted
-	rerr error // read error to report once the data before it is used
-	err  error // sticky final error (or io.EOF)
+	eof   bool  // src is exhausted
+	rerr  error // read error to report once the data before it is used
+	err   error // sticky final error (or io.EOF)
 
 	delim   byte
 	columns []string
@@ -65,8 +65,23 @@ type syntaxErr struct {
 // decompressed when name ends in ".gz" or the data starts with the gzip
 // magic bytes. The name is used in error messages (and, when
 // opts.Format is empty, to choose the delimiter: ".tsv" and ".tab" mean
-// tab). The header row is read before NewCSVReader returns. Close does not
-// close r.
+// tab). The header row is read before NewCSVReader returns; a header that
+// is missing or blank, holds invalid UTF-8 or repeats a name is an error.
+// Close does not close r.
+//
+// The dialect is RFC 4180: fields may be quoted, a quote inside a quoted
+// field is doubled, quoted fields may hold the delimiter, CR and LF (kept
+// as they are), and lines end in LF or CRLF. A UTF-8 byte order mark at
+// the start is skipped. Blank lines at the end are ignored; a blank line
+// elsewhere is a row with one empty field, which is an error unless the
+// table has a single column.
+//
+// Bad rows are reported as *RowError, positioned at the line where the
+// row starts: a wrong number of fields, invalid UTF-8, a bare quote in an
+// unquoted field, or text after a closing quote; reading continues with
+// the next row. An unterminated quoted field swallows the rest of the
+// input, so the next call to Next after it returns io.EOF. A record longer
+// than 64 MiB and read errors are final errors.
 func NewCSVReader(r io.Reader, name string, opts Options) (Reader, error) {
 	cr, err := newCSVReader(r, name, opts, nil)
 	if err != nil {
@@ -76,6 +91,12 @@ func NewCSVReader(r io.Reader, name string, opts Options) (Reader, error) {
 }
 
 func newCSVReader(r io.Reader, name string, opts Options, closer io.Closer) (*csvReader, error) {
+	return newCSVReaderSize(r, name, opts, closer, csvBufSize)
+}
+
+// newCSVReaderSize is newCSVReader with an initial buffer of bufSize
+// bytes (tests use tiny buffers to exercise refilling).
+func newCSVReaderSize(r io.Reader, name string, opts Options, closer io.Closer, bufSize int) (*csvReader, error) {
 	delim, err := csvDelimiter(name, opts)
 	if err != nil {
 		if closer != nil {
@@ -87,7 +108,7 @@ func newCSVReader(r io.Reader, name string, opts Options, closer io.Closer) (*cs
 	if closer != nil {
 		cr.closers = append(cr.closers, closer)
 	}
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, min(bufSize, 64<<10))
 	magic, _ := br.Peek(2)
 	if strings.HasSuffix(strings.ToLower(name), ".gz") || (len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
 		zr, err := gzip.NewReader(br)
@@ -100,7 +121,7 @@ func newCSVReader(r io.Reader, name string, opts Options, closer io.Closer) (*cs
 	} else {
 		cr.src = br
 	}
-	cr.buf = make([]byte, csvBufSize)
+	cr.buf = make([]byte, max(bufSize, 4))
 	if err := cr.readHeader(opts.Header); err != nil {
 		cr.Close()
 		return nil, err
@@ -142,7 +163,7 @@ func (r *csvReader) readHeader(names []string) error {
 		r.pos = len(utf8BOM)
 	}
 	if len(names) > 0 {
-		if err := checkColumnNames(names); err != nil {
+		if err := CheckColumnNames(names); err != nil {
 			return fmt.Errorf("%s: %w", r.name, err)
 		}
 		r.columns = append([]string(nil), names...)
@@ -174,7 +195,7 @@ func (r *csvReader) readHeader(names []string) error {
 	for i, f := range r.fields {
 		cols[i] = string(f)
 	}
-	if err := checkColumnNames(cols); err != nil {
+	if err := CheckColumnNames(cols); err != nil {
 		return fmt.Errorf("%s:1: %w", r.name, err)
 	}
 	r.columns = cols
@@ -184,8 +205,9 @@ func (r *csvReader) readHeader(names []string) error {
 	return nil
 }
 
-// checkColumnNames rejects an empty list and duplicate names.
-func checkColumnNames(names []string) error {
+// CheckColumnNames rejects an empty list of column names and duplicate
+// names. Readers of every format use it.
+func CheckColumnNames(names []string) error {
 	if len(names) == 0 {
 		return errors.New("empty header")
 	}
@@ -552,16 +574,18 @@ func (r *csvReader) parseBuffered(atEOF bool) (next int, lines int64, serr synta
 
 		// Unquoted field.
 		k := i
-		for k < len(buf) && buf[k] != d && buf[k] != '\n' {
+		for k < len(buf) {
+			if c := buf[k]; c == d || c == '\n' {
+				break
+			} else if c == '"' && serr.msg == "" {
+				serr = syntaxErr{col, "bare quote in unquoted field"}
+			}
 			k++
 		}
 		if k == len(buf) && !atEOF {
 			return 0, 0, syntaxErr{}, true
 		}
 		f := buf[i:k]
-		if serr.msg == "" && bytes.IndexByte(f, '"') >= 0 {
-			serr = syntaxErr{col, "bare quote in unquoted field"}
-		}
 		if k < len(buf) && buf[k] == d {
 			r.fields = append(r.fields, f[:len(f):len(f)])
 			i = k + 1

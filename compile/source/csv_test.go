@@ -341,13 +341,17 @@ var csvCases = []csvCase{
 	},
 }
 
-func runCSVCase(t *testing.T, tc csvCase, wrap func(io.Reader) io.Reader) {
+func runCSVCase(t *testing.T, tc csvCase, wrap func(io.Reader) io.Reader, bufSize int) {
 	t.Helper()
 	name := tc.file
 	if name == "" {
 		name = "t.csv"
 	}
-	r, err := NewCSVReader(wrap(strings.NewReader(tc.in)), name, tc.opts)
+	var r Reader
+	cr, err := newCSVReaderSize(wrap(strings.NewReader(tc.in)), name, tc.opts, nil, bufSize)
+	if err == nil {
+		r = cr
+	}
 	if tc.openErr != "" {
 		if err == nil || err.Error() != tc.openErr {
 			t.Fatalf("open error = %v, want %q", err, tc.openErr)
@@ -372,8 +376,10 @@ func TestCSV(t *testing.T) {
 	}
 	for _, tc := range csvCases {
 		for wn, wrap := range wrappers {
-			t.Run(tc.name+"/"+wn, func(t *testing.T) { runCSVCase(t, tc, wrap) })
+			t.Run(tc.name+"/"+wn, func(t *testing.T) { runCSVCase(t, tc, wrap, csvBufSize) })
 		}
+		// A tiny buffer makes every record cross buffer boundaries.
+		t.Run(tc.name+"/tinybuf", func(t *testing.T) { runCSVCase(t, tc, iotest.HalfReader, 4) })
 	}
 }
 
@@ -765,5 +771,34 @@ func BenchmarkCSV(b *testing.B) {
 		}
 		r.Close()
 		b.ReportMetric(float64(rows), "rows/op")
+	}
+}
+
+func TestOpenStdin(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "in")
+	if err := os.WriteFile(p, []byte("a\tb\n1\t2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	saved := os.Stdin
+	os.Stdin = f
+	defer func() { os.Stdin = saved }()
+
+	if _, err := Open("-", Options{Format: "parquet"}); err == nil {
+		t.Error("parquet from standard input accepted")
+	}
+	r, err := Open("-", Options{Format: "tsv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, r)
+	r.Close()
+	want := result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %#v, want %#v", got, want)
 	}
 }

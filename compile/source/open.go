@@ -2,8 +2,10 @@ package source
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -45,14 +47,42 @@ func Open(path string, opts Options) (Reader, error) {
 			return nil, err
 		}
 		return r, nil
-	case "sqlite":
-		return openSQLite(path, opts)
-	case "parquet":
-		return openParquet(path)
-	case "arrow":
-		return openArrow(path)
+	}
+	if f, ok := formats[format]; ok {
+		return f.open(path, opts)
+	}
+	if linkable[format] {
+		return nil, fmt.Errorf("%s: the %s format is not linked into this program (import github.com/lutkit/lutkit/compile/source/all)", path, format)
 	}
 	return nil, fmt.Errorf("%s: unknown source format %q (want csv, tsv, sqlite, parquet or arrow)", path, opts.Format)
+}
+
+// Formats other than CSV and TSV live in their own packages (sqlite,
+// columnar), so that programs and tests that only read CSV do not link
+// their large dependencies. Importing a format package registers it;
+// package all imports every one.
+type format struct {
+	exts []string
+	open func(path string, opts Options) (Reader, error)
+}
+
+var (
+	formats = map[string]format{}
+	writers = map[string]func(io.Writer, []string) (Writer, error){}
+	// linkable lists the formats a format package provides.
+	linkable = map[string]bool{"sqlite": true, "parquet": true, "arrow": true}
+)
+
+// RegisterFormat makes Open read the named format, detected from the
+// given file name extensions (with the dot, lower case). It is called from
+// the init functions of format packages.
+func RegisterFormat(name string, exts []string, open func(path string, opts Options) (Reader, error)) {
+	formats[name] = format{exts: exts, open: open}
+}
+
+// RegisterWriter makes NewWriter write the named format.
+func RegisterWriter(name string, newWriter func(w io.Writer, columns []string) (Writer, error)) {
+	writers[name] = newWriter
 }
 
 // formatFromName maps a file name's extension to a format.
@@ -69,13 +99,16 @@ func formatFromName(name string) (string, bool) {
 	if gz {
 		return "", false
 	}
-	switch filepath.Ext(base) {
-	case ".db", ".sqlite", ".sqlite3":
-		return "sqlite", true
-	case ".parquet":
-		return "parquet", true
-	case ".arrow", ".feather", ".ipc":
-		return "arrow", true
+	ext := filepath.Ext(base)
+	for name, f := range formats {
+		if slices.Contains(f.exts, ext) {
+			return name, true
+		}
+	}
+	for name, exts := range map[string][]string{"sqlite": {".db", ".sqlite", ".sqlite3"}, "parquet": {".parquet"}, "arrow": {".arrow", ".feather", ".ipc"}} {
+		if slices.Contains(exts, ext) {
+			return name, true // Open then says the format is not linked
+		}
 	}
 	return "", false
 }

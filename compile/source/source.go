@@ -17,7 +17,7 @@ import (
 // A Reader is not safe for concurrent use.
 type Reader interface {
 	// Columns returns the column names, from the header row, the
-	// Options.Columns list, or the source's schema.
+	// Options.Header list, or the source's schema.
 	Columns() []string
 	// Next returns the next row, one field per column. The slices alias
 	// the reader's buffers and are valid only until the next call to Next.

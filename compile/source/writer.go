@@ -7,18 +7,7 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
-
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
-
-// parquetRowGroupRows is the number of rows the Parquet writer buffers and
-// writes as one row group.
-const parquetRowGroupRows = 64 << 10
 
 // NewWriter returns a Writer that writes rows with the given columns to w
 // in format "csv", "tsv", "jsonl" or "parquet".
@@ -58,13 +47,17 @@ func NewWriter(format string, w io.Writer, columns []string) (Writer, error) {
 		return cw, nil
 	case "jsonl":
 		return newJSONLWriter(w, columns), nil
-	case "parquet":
-		return newParquetWriter(w, columns)
+	default:
+		if nw, ok := writers[format]; ok {
+			return nw(w, columns)
+		}
 	}
 	return nil, fmt.Errorf("source: unknown output format %q (want csv, tsv, jsonl or parquet)", format)
 }
 
-func checkFieldCount(got, want int) error {
+// CheckFieldCount is the error a Writer returns for a row of the wrong
+// width.
+func CheckFieldCount(got, want int) error {
 	if got != want {
 		return fmt.Errorf("source: row has %d fields, want %d", got, want)
 	}
@@ -80,7 +73,7 @@ type csvWriter struct {
 }
 
 func (w *csvWriter) Write(fields [][]byte) error {
-	if err := checkFieldCount(len(fields), w.ncol); err != nil {
+	if err := CheckFieldCount(len(fields), w.ncol); err != nil {
 		return err
 	}
 	for i, f := range fields {
@@ -148,7 +141,7 @@ func newJSONLWriter(w io.Writer, columns []string) *jsonlWriter {
 }
 
 func (w *jsonlWriter) Write(fields [][]byte) error {
-	if err := checkFieldCount(len(fields), len(w.keys)); err != nil {
+	if err := CheckFieldCount(len(fields), len(w.keys)); err != nil {
 		return err
 	}
 	b := w.buf[:0]
@@ -215,97 +208,4 @@ func appendJSONString(dst, s []byte) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
-}
-
-// parquetWriter buffers up to parquetRowGroupRows rows in Arrow string
-// builders and writes them as one row group.
-type parquetWriter struct {
-	fw       *pqarrow.FileWriter
-	schema   *arrow.Schema
-	builders []*array.StringBuilder
-	rows     int
-	closed   bool
-}
-
-// nopCloser hides the Close method of the destination, which the Parquet
-// file writer would otherwise call.
-type nopCloser struct{ io.Writer }
-
-func newParquetWriter(w io.Writer, columns []string) (Writer, error) {
-	if err := checkColumnNames(columns); err != nil {
-		return nil, fmt.Errorf("source: %w", err)
-	}
-	fields := make([]arrow.Field, len(columns))
-	for i, c := range columns {
-		fields[i] = arrow.Field{Name: c, Type: arrow.BinaryTypes.String, Nullable: false}
-	}
-	schema := arrow.NewSchema(fields, nil)
-	props := parquet.NewWriterProperties(
-		parquet.WithCompression(compress.Codecs.Snappy),
-		parquet.WithMaxRowGroupLength(parquetRowGroupRows),
-		parquet.WithDictionaryDefault(true),
-	)
-	fw, err := pqarrow.NewFileWriter(schema, nopCloser{w}, props, pqarrow.DefaultWriterProps())
-	if err != nil {
-		return nil, fmt.Errorf("source: parquet: %w", err)
-	}
-	pw := &parquetWriter{fw: fw, schema: schema, builders: make([]*array.StringBuilder, len(columns))}
-	for i := range pw.builders {
-		pw.builders[i] = array.NewStringBuilder(memory.DefaultAllocator)
-	}
-	return pw, nil
-}
-
-func (w *parquetWriter) Write(fields [][]byte) error {
-	if w.closed {
-		return errors.New("source: parquet writer closed")
-	}
-	if err := checkFieldCount(len(fields), len(w.builders)); err != nil {
-		return err
-	}
-	for i, f := range fields {
-		w.builders[i].BinaryBuilder.Append(f) // no string conversion
-	}
-	w.rows++
-	if w.rows == parquetRowGroupRows {
-		return w.flush()
-	}
-	return nil
-}
-
-// flush writes the buffered rows as one row group.
-func (w *parquetWriter) flush() error {
-	if w.rows == 0 {
-		return nil
-	}
-	cols := make([]arrow.Array, len(w.builders))
-	for i, b := range w.builders {
-		cols[i] = b.NewArray()
-	}
-	rec := array.NewRecordBatch(w.schema, cols, int64(w.rows))
-	for _, c := range cols {
-		c.Release()
-	}
-	w.rows = 0
-	err := w.fw.Write(rec)
-	rec.Release()
-	if err != nil {
-		return fmt.Errorf("source: parquet: %w", err)
-	}
-	return nil
-}
-
-func (w *parquetWriter) Close() error {
-	if w.closed {
-		return nil
-	}
-	w.closed = true
-	err := w.flush()
-	for _, b := range w.builders {
-		b.Release()
-	}
-	if cerr := w.fw.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("source: parquet: %w", cerr)
-	}
-	return err
 }

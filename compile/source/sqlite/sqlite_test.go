@@ -1,6 +1,10 @@
-package source
+package sqlite_test
 
 import (
+	"github.com/lutkit/lutkit/compile/source"
+	"github.com/lutkit/lutkit/compile/source/sourcetest"
+	_ "github.com/lutkit/lutkit/compile/source/sqlite"
+
 	"database/sql"
 	"os"
 	"path/filepath"
@@ -41,7 +45,7 @@ func TestSQLite(t *testing.T) {
 		`INSERT INTO "cust ""x""" VALUES (-9223372036854775808, 'Bo', 0.1, NULL, '2021-03-04 05:06:07', 42)`,
 		`INSERT INTO "cust ""x""" VALUES (3, '', 1e300, x'', 'not a date', 2.5)`,
 	)
-	want := result{
+	want := sourcetest.Result{
 		Columns: []string{"id", "name", "score", "raw", "joined", "note"},
 		Rows: []string{
 			"1:1|Ann, \"A\"|1.5|\x00\xffA|2021-03-04|",
@@ -51,41 +55,41 @@ func TestSQLite(t *testing.T) {
 	}
 
 	t.Run("only table", func(t *testing.T) {
-		r, err := Open(one, Options{})
+		r, err := source.Open(one, source.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		if got := readAll(t, r); !reflect.DeepEqual(got, want) {
+		if got := sourcetest.ReadAll(t, r); !reflect.DeepEqual(got, want) {
 			t.Errorf("got  %#v\nwant %#v", got, want)
 		}
 	})
 	t.Run("named table", func(t *testing.T) {
-		r, err := Open(one, Options{Format: "sqlite", SQLiteTable: `cust "x"`})
+		r, err := source.Open(one, source.Options{Format: "sqlite", SQLiteTable: `cust "x"`})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		if got := readAll(t, r); !reflect.DeepEqual(got, want) {
+		if got := sourcetest.ReadAll(t, r); !reflect.DeepEqual(got, want) {
 			t.Errorf("got  %#v\nwant %#v", got, want)
 		}
 	})
 	t.Run("query", func(t *testing.T) {
-		r, err := Open(one, Options{SQLiteQuery: `SELECT name AS n, id * 2 AS twice, upper(name) FROM "cust ""x""" WHERE id > 0 ORDER BY id`})
+		r, err := source.Open(one, source.Options{SQLiteQuery: `SELECT name AS n, id * 2 AS twice, upper(name) FROM "cust ""x""" WHERE id > 0 ORDER BY id`})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		w := result{
+		w := sourcetest.Result{
 			Columns: []string{"n", "twice", "upper(name)"},
 			Rows:    []string{"1:Ann, \"A\"|2|ANN, \"A\"", "2:|6|"},
 		}
-		if got := readAll(t, r); !reflect.DeepEqual(got, w) {
+		if got := sourcetest.ReadAll(t, r); !reflect.DeepEqual(got, w) {
 			t.Errorf("got  %#v\nwant %#v", got, w)
 		}
 	})
 	t.Run("read-only", func(t *testing.T) {
-		r, err := Open(one, Options{SQLiteQuery: `INSERT INTO "cust ""x""" VALUES (9, 'x', 0, NULL, NULL, NULL) RETURNING id`})
+		r, err := source.Open(one, source.Options{SQLiteQuery: `INSERT INTO "cust ""x""" VALUES (9, 'x', 0, NULL, NULL, NULL) RETURNING id`})
 		if err == nil {
 			_, err = r.Next()
 			r.Close()
@@ -97,37 +101,37 @@ func TestSQLite(t *testing.T) {
 	t.Run("errors", func(t *testing.T) {
 		two := filepath.Join(dir, "two.sqlite")
 		makeSQLite(t, two, `CREATE TABLE b (x)`, `CREATE TABLE a (y)`)
-		_, err := Open(two, Options{})
+		_, err := source.Open(two, source.Options{})
 		if err == nil || err.Error() != two+": database has 2 tables (a, b); choose one with a table name or a query" {
 			t.Errorf("two tables: %v", err)
 		}
-		_, err = Open(two, Options{SQLiteTable: "nope"})
+		_, err = source.Open(two, source.Options{SQLiteTable: "nope"})
 		if err == nil || !strings.HasPrefix(err.Error(), two+`: table "nope": `) {
 			t.Errorf("missing table: %v", err)
 		}
-		_, err = Open(two, Options{SQLiteQuery: "SELEC 1"})
+		_, err = source.Open(two, source.Options{SQLiteQuery: "SELEC 1"})
 		if err == nil || !strings.HasPrefix(err.Error(), two+": ") {
 			t.Errorf("bad query: %v", err)
 		}
-		_, err = Open(two, Options{SQLiteQuery: "SELECT x, x FROM b"})
+		_, err = source.Open(two, source.Options{SQLiteQuery: "SELECT x, x FROM b"})
 		if err == nil || !strings.Contains(err.Error(), "duplicate column name") {
 			t.Errorf("duplicate columns: %v", err)
 		}
 		empty := filepath.Join(dir, "empty.sqlite3")
 		makeSQLite(t, empty, `CREATE VIEW v AS SELECT 1`)
-		_, err = Open(empty, Options{})
+		_, err = source.Open(empty, source.Options{})
 		if err == nil || err.Error() != empty+": database has no tables" {
 			t.Errorf("no tables: %v", err)
 		}
-		r, err := Open(empty, Options{SQLiteTable: "v"})
+		r, err := source.Open(empty, source.Options{SQLiteTable: "v"})
 		if err != nil {
 			t.Fatalf("view: %v", err)
 		}
-		if got := readAll(t, r); !reflect.DeepEqual(got.Rows, []string{"1:1"}) {
+		if got := sourcetest.ReadAll(t, r); !reflect.DeepEqual(got.Rows, []string{"1:1"}) {
 			t.Errorf("view rows %q", got.Rows)
 		}
 		r.Close()
-		if _, err := Open(filepath.Join(dir, "missing.db"), Options{}); err == nil || !strings.Contains(err.Error(), "missing.db") {
+		if _, err := source.Open(filepath.Join(dir, "missing.db"), source.Options{}); err == nil || !strings.Contains(err.Error(), "missing.db") {
 			t.Errorf("missing file: %v", err)
 		}
 	})

@@ -1,6 +1,8 @@
-package source
+package sqlite
 
 import (
+	"github.com/lutkit/lutkit/compile/source"
+
 	"database/sql"
 	"errors"
 	"fmt"
@@ -37,7 +39,7 @@ type sqliteReader struct {
 // columns declared DATE, DATETIME or TIMESTAMP comes out exactly as
 // stored. Values that a query returns straight from such a column are
 // turned into time.Time by the driver and come out in RFC 3339 form.
-func openSQLite(path string, opts Options) (_ Reader, err error) {
+func openSQLite(path string, opts source.Options) (_ source.Reader, err error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
@@ -92,7 +94,7 @@ func openSQLite(path string, opts Options) (_ Reader, err error) {
 		rows.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := checkColumnNames(cols); err != nil {
+	if err := source.CheckColumnNames(cols); err != nil {
 		rows.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

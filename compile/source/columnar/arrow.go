@@ -1,6 +1,8 @@
-package source
+package columnar
 
 import (
+	"github.com/lutkit/lutkit/compile/source"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -21,7 +23,7 @@ var arrowMagic = []byte("ARROW1")
 
 // openArrow opens an Arrow IPC file (also known as Feather version 2) or
 // an Arrow IPC stream, reading one record batch at a time.
-func openArrow(path string) (Reader, error) {
+func openArrow(path string) (source.Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -103,12 +105,12 @@ type batchReader struct {
 // appendFunc appends the text form of row i of one column to dst.
 type appendFunc func(dst []byte, i int) []byte
 
-func newBatchReader(name string, schema *arrow.Schema, next func() (arrow.RecordBatch, error), closeFn func() error) (Reader, error) {
+func newBatchReader(name string, schema *arrow.Schema, next func() (arrow.RecordBatch, error), closeFn func() error) (source.Reader, error) {
 	cols := make([]string, schema.NumFields())
 	for i, f := range schema.Fields() {
 		cols[i] = f.Name
 	}
-	if err := checkColumnNames(cols); err != nil {
+	if err := source.CheckColumnNames(cols); err != nil {
 		closeFn()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

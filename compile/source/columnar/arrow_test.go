@@ -1,6 +1,9 @@
-package source
+package columnar
 
 import (
+	"github.com/lutkit/lutkit/compile/source"
+	"github.com/lutkit/lutkit/compile/source/sourcetest"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -133,15 +136,15 @@ func TestArrowIPC(t *testing.T) {
 	}{{"data.arrow", false}, {"data.feather", false}, {"stream.ipc", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := write(tc.name, tc.stream)
-			r, err := Open(p, Options{})
+			r, err := source.Open(p, source.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := readAll(t, r)
+			got := sourcetest.ReadAll(t, r)
 			if err := r.Close(); err != nil {
 				t.Error(err)
 			}
-			w := result{Columns: cols, Rows: want}
+			w := sourcetest.Result{Columns: cols, Rows: want}
 			if !reflect.DeepEqual(got, w) {
 				t.Errorf("got  %q\nwant %q", got, w)
 			}
@@ -150,7 +153,7 @@ func TestArrowIPC(t *testing.T) {
 	t.Run("garbage", func(t *testing.T) {
 		p := filepath.Join(dir, "bad.arrow")
 		os.WriteFile(p, []byte("not arrow at all"), 0o644)
-		if _, err := Open(p, Options{}); err == nil || !strings.HasPrefix(err.Error(), p+": ") {
+		if _, err := source.Open(p, source.Options{}); err == nil || !strings.HasPrefix(err.Error(), p+": ") {
 			t.Errorf("err = %v", err)
 		}
 	})
@@ -176,23 +179,23 @@ func TestParquetRead(t *testing.T) {
 	if err := fw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Open(p, Options{})
+	r, err := source.Open(p, source.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	got := readAll(t, r)
+	got := sourcetest.ReadAll(t, r)
 	cols := make([]string, schema.NumFields())
 	for i, f := range schema.Fields() {
 		cols[i] = f.Name
 	}
-	if w := (result{Columns: cols, Rows: want}); !reflect.DeepEqual(got, w) {
+	if w := (sourcetest.Result{Columns: cols, Rows: want}); !reflect.DeepEqual(got, w) {
 		t.Errorf("got  %q\nwant %q", got, w)
 	}
 
 	bad := filepath.Join(t.TempDir(), "bad.parquet")
 	os.WriteFile(bad, []byte("PAR1 nope"), 0o644)
-	if _, err := Open(bad, Options{}); err == nil || !strings.HasPrefix(err.Error(), bad+": ") {
+	if _, err := source.Open(bad, source.Options{}); err == nil || !strings.HasPrefix(err.Error(), bad+": ") {
 		t.Errorf("bad parquet: %v", err)
 	}
 }
@@ -205,14 +208,14 @@ func TestParquetWriterRoundTrip(t *testing.T) {
 	n := parquetRowGroupRows + 1234
 	rows := make([][]string, n)
 	for i := range rows {
-		rows[i] = []string{fmt.Sprintf("k%d", i), randomField(rng) + "\xff", ""}
+		rows[i] = []string{fmt.Sprintf("k%d", i), sourcetest.RandomField(rng) + "\xff", ""}
 	}
 	p := filepath.Join(t.TempDir(), "out.parquet")
 	f, err := os.Create(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWriter("parquet", f, cols)
+	w, err := source.NewWriter("parquet", f, cols)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +233,7 @@ func TestParquetWriterRoundTrip(t *testing.T) {
 	}
 	f.Close()
 
-	r, err := Open(p, Options{})
+	r, err := source.Open(p, source.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +275,7 @@ func TestParquetWriterRoundTrip(t *testing.T) {
 
 func TestJSONLWriter(t *testing.T) {
 	var buf bytes.Buffer
-	w, err := NewWriter("jsonl", &buf, []string{"b", "a", "q\"uote"})
+	w, err := source.NewWriter("jsonl", &buf, []string{"b", "a", "q\"uote"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,16 +318,16 @@ func TestJSONLWriter(t *testing.T) {
 }
 
 func TestWriterErrors(t *testing.T) {
-	if _, err := NewWriter("xml", io.Discard, []string{"a"}); err == nil {
+	if _, err := source.NewWriter("xml", io.Discard, []string{"a"}); err == nil {
 		t.Error("unknown format accepted")
 	}
-	if _, err := NewWriter("csv", io.Discard, nil); err == nil {
+	if _, err := source.NewWriter("csv", io.Discard, nil); err == nil {
 		t.Error("no columns accepted")
 	}
-	if _, err := NewWriter("parquet", io.Discard, []string{"a", "a"}); err == nil {
+	if _, err := source.NewWriter("parquet", io.Discard, []string{"a", "a"}); err == nil {
 		t.Error("duplicate parquet columns accepted")
 	}
-	w, _ := NewWriter("csv", io.Discard, []string{"a", "b"})
+	w, _ := source.NewWriter("csv", io.Discard, []string{"a", "b"})
 	if err := w.Write([][]byte{[]byte("x")}); err == nil || err.Error() != "source: row has 1 fields, want 2" {
 		t.Errorf("short row: %v", err)
 	}
@@ -332,7 +335,7 @@ func TestWriterErrors(t *testing.T) {
 
 func TestCSVWriterOutput(t *testing.T) {
 	var buf bytes.Buffer
-	w, err := NewWriter("csv", &buf, []string{"a", "b c"})
+	w, err := source.NewWriter("csv", &buf, []string{"a", "b c"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +348,7 @@ func TestCSVWriterOutput(t *testing.T) {
 		t.Errorf("got %q\nwant %q", buf.String(), want)
 	}
 	buf.Reset()
-	w, _ = NewWriter("tsv", &buf, []string{"only"})
+	w, _ = source.NewWriter("tsv", &buf, []string{"only"})
 	w.Write([][]byte{[]byte("")})
 	w.Write([][]byte{[]byte("a,b\tc")})
 	w.Close()

@@ -1,6 +1,8 @@
-package source
+package columnar
 
 import (
+	"github.com/lutkit/lutkit/compile/source"
+
 	"context"
 	"fmt"
 	"io"
@@ -17,7 +19,7 @@ const parquetBatchRows = 64 << 10
 
 // openParquet opens a Parquet file and reads it one record batch at a
 // time through the Arrow conversion of pqarrow.
-func openParquet(path string) (Reader, error) {
+func openParquet(path string) (source.Reader, error) {
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

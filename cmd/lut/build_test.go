@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lutkit/lutkit/tables"
+)
+
+// writeKillFixture writes a tables.yaml of three .lut tables and one
+// .mmdb table with sources large enough that a build takes a moment.
+func writeKillFixture(t *testing.T, dir string, rows int) string {
+	t.Helper()
+	for _, name := range []string{"alpha", "beta", "gamma"} {
+		f, err := os.Create(filepath.Join(dir, name+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := bufio.NewWriter(f)
+		fmt.Fprintln(w, "id,name,value")
+		for i := range rows {
+			fmt.Fprintf(w, "%d,%s-%d,%x\n", i, name, i, i*7919)
+		}
+		w.Flush()
+		f.Close()
+	}
+	f, err := os.Create(filepath.Join(dir, "nets.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	fmt.Fprintln(w, "network,site")
+	for i := range 4000 {
+		fmt.Fprintf(w, "10.%d.%d.0/24,site%d\n", i/256, i%256, i%17)
+	}
+	w.Flush()
+	f.Close()
+	yml := `version: 1
+tables:
+  - {name: alpha, sources: [alpha.csv], key: id}
+  - {name: beta, sources: [beta.csv], key: id}
+  - {name: gamma, sources: [gamma.csv], key: id}
+  - name: nets
+    kind: mmdb
+    sources:
+      - {path: nets.csv, type: networks, network_column: network}
+`
+	p := filepath.Join(dir, "tables.yaml")
+	if err := os.WriteFile(p, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkDist asserts that the manifest of dist, if any, names complete,
+// verified artifacts only.
+func checkDist(t *testing.T, dist string, round int) bool {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dist, tables.ManifestName)); os.IsNotExist(err) {
+		return false
+	}
+	res, err := tables.VerifyDir(dist)
+	if err != nil {
+		t.Fatalf("round %d: the manifest names a bad artifact: %v", round, err)
+	}
+	if len(res) != 4 {
+		t.Fatalf("round %d: manifest lists %d tables", round, len(res))
+	}
+	return true
+}
+
+// TestBuildKill9 kills "lut build" with SIGKILL at random points, 20
+// times: the manifest must always name complete, verified artifacts only.
+func TestBuildKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the lut command")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "lut")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	src := filepath.Join(tmp, "src")
+	os.Mkdir(src, 0o755)
+	cfg := writeKillFixture(t, src, 60_000)
+	dist := filepath.Join(tmp, "dist")
+
+	run := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, append([]string{"build", cfg, "--out", dist, "-j", "2"}, args...)...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	// One uninterrupted build tells how long a build takes.
+	t0 := time.Now()
+	if err := run("--force").Wait(); err != nil {
+		t.Fatalf("uninterrupted build: %v", err)
+	}
+	full := time.Since(t0)
+	if !checkDist(t, dist, -1) {
+		t.Fatal("no manifest after a complete build")
+	}
+	os.RemoveAll(dist)
+	t.Logf("a full build takes %v", full)
+
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 4))
+	var withManifest, completed int
+	for round := range 20 {
+		// Change a source so that the build has work to do, and force
+		// every other round.
+		name := []string{"alpha", "beta", "gamma"}[round%3]
+		f, _ := os.OpenFile(filepath.Join(src, name+".csv"), os.O_APPEND|os.O_WRONLY, 0)
+		fmt.Fprintf(f, "r%d,%s-round,%d\n", round, name, round)
+		f.Close()
+		var args []string
+		if round%2 == 1 {
+			args = append(args, "--force")
+		}
+		cmd := run(args...)
+		delay := time.Duration(rng.Int64N(int64(full) * 11 / 10))
+		time.Sleep(delay)
+		cmd.Process.Signal(syscall.SIGKILL)
+		err := cmd.Wait()
+		if err == nil {
+			completed++
+		} else if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() > 0 {
+			t.Fatalf("round %d: build failed on its own: %v\n%s", round, err, cmd.Stdout)
+		}
+		if checkDist(t, dist, round) {
+			withManifest++
+		}
+		// No temporary file is ever named by the manifest; stale ones
+		// are removed by the next build.
+		if m, err := tables.ReadManifest(filepath.Join(dist, tables.ManifestName)); err == nil {
+			for _, e := range m.Tables {
+				if strings.HasPrefix(e.File, ".") {
+					t.Fatalf("round %d: manifest names a temporary file %s", round, e.File)
+				}
+			}
+		}
+	}
+	t.Logf("20 kills: %d builds completed before the kill, %d rounds left a manifest", completed, withManifest)
+	// A build after all this completes and verifies.
+	cmd := run()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("final build: %v\n%s", err, cmd.Stdout)
+	}
+	if !checkDist(t, dist, 20) {
+		t.Fatal("no manifest after the final build")
+	}
+	ents, _ := os.ReadDir(dist)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") || strings.Contains(e.Name(), ".build-") {
+			t.Errorf("temporary file left after a complete build: %s", e.Name())
+		}
+	}
+	out, err := exec.Command(bin, "verify", dist).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ok (MANIFEST.json and 4 artifacts)") {
+		t.Errorf("lut verify %s: %v\n%s", dist, err, out)
+	}
+}

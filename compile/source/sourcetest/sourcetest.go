@@ -1,0 +1,69 @@
+// Package sourcetest reads a whole source.Reader into a comparable form,
+// for the tests of the source format packages.
+package sourcetest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/lutkit/lutkit/compile/source"
+)
+
+// Result is everything a reader produced, in a comparable form.
+type Result struct {
+	Columns []string
+	Rows    []string // fields joined with "|", prefixed with the line: "3:a|b"
+	Errs    []string
+}
+
+// ReadAll reads r to the end, continuing after row errors, and checks that
+// row errors carry the reader's line and that the end is sticky.
+func ReadAll(t testing.TB, r source.Reader) Result {
+	t.Helper()
+	res := Result{Columns: r.Columns()}
+	for i := 0; ; i++ {
+		if i > 1e6 {
+			t.Fatal("reader does not end")
+		}
+		fields, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		var re *source.RowError
+		if errors.As(err, &re) {
+			if re.Line != r.Line() {
+				t.Errorf("RowError line %d, Line() %d", re.Line, r.Line())
+			}
+			res.Errs = append(res.Errs, err.Error())
+			continue
+		}
+		if err != nil {
+			res.Errs = append(res.Errs, "final: "+err.Error())
+			break
+		}
+		strs := make([]string, len(fields))
+		for j, f := range fields {
+			strs[j] = string(f)
+		}
+		res.Rows = append(res.Rows, fmt.Sprintf("%d:%s", r.Line(), strings.Join(strs, "|")))
+	}
+	if _, err := r.Next(); err == nil {
+		t.Error("Next after the end returned a row")
+	}
+	return res
+}
+
+// RandomField returns a field mixing plain text, delimiters, quotes,
+// newlines, spaces, a byte order mark and multi-byte characters: the
+// values a writer must quote correctly.
+func RandomField(rng interface{ IntN(int) int }) string {
+	parts := []string{"a", "Zz", " ", ",", "\t", ";", "\"", "\"\"", "\n", "\r\n", "\r", "é", "日本", "🚀", "\xEF\xBB\xBF", "x y", "'", "\\"}
+	var b strings.Builder
+	for range rng.IntN(6) {
+		b.WriteString(parts[rng.IntN(len(parts))])
+	}
+	return b.String()
+}

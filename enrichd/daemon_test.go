@@ -1,0 +1,304 @@
+package enrichd
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestSwapUnderLoad streams events while the customers table is replaced
+// 10 times and a corrupt version is dropped in: every event arrives once,
+// enriched from exactly one version, and the corrupt file is rejected.
+// 1M events normally, 200k under -race.
+func TestSwapUnderLoad(t *testing.T) {
+	n := 1_000_000
+	if raceEnabled || testing.Short() {
+		n = 200_000
+	}
+	const rows = 20_000
+	dir, build := t.TempDir(), t.TempDir()
+	buildCustomers(t, filepath.Join(dir, "customers.lut"), rows, 1)
+	out := filepath.Join(dir, "..", "swap-out.json")
+	out = filepath.Join(build, "out.json")
+	r := startDaemon(t, testConfig(t, dir, out))
+
+	sendDone := make(chan error, 1)
+	go func() {
+		c, err := net.Dial("tcp", r.d.Addr("tcp").String())
+		if err != nil {
+			sendDone <- err
+			return
+		}
+		w := bufio.NewWriterSize(c, 1<<16)
+		for i := range n {
+			fmt.Fprintf(w, "<134>1 2026-11-30T05:24:00.000Z h app 1 m - seq=%d cust=%d\n", i, i%rows+1)
+		}
+		w.Flush()
+		sendDone <- c.Close()
+	}()
+	for v := 2; v <= 11; v++ {
+		p := filepath.Join(build, fmt.Sprintf("v%d.lut", v))
+		buildCustomers(t, p, rows, v)
+		if err := os.Rename(p, filepath.Join(dir, "customers.lut")); err != nil {
+			t.Fatal(err)
+		}
+		if v == 6 {
+			bad := filepath.Join(build, "bad.lut")
+			os.WriteFile(bad, bytes.Repeat([]byte("garbage!"), 4096), 0o644)
+			time.Sleep(150 * time.Millisecond)
+			os.Rename(bad, filepath.Join(dir, "customers.lut"))
+			time.Sleep(150 * time.Millisecond)
+			buildCustomers(t, p, rows, v)
+			os.Rename(p, filepath.Join(dir, "customers.lut"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := <-sendDone; err != nil {
+		t.Fatal(err)
+	}
+	lines := waitLines(t, out, n, 5*time.Minute)
+	time.Sleep(200 * time.Millisecond)
+	lines = readLines(t, out)
+	if len(lines) != n {
+		t.Fatalf("%d lines, want %d", len(lines), n)
+	}
+	idRE := regexp.MustCompile(`"message":"seq=(\d+) cust=(\d+)".*"customer":\{"Customer Id":"C(\d+)-(\d+)","Email":"u(\d+)@v(\d+)\.example"\}`)
+	seen := make([]bool, n)
+	versions := map[string]int{}
+	for _, l := range lines {
+		m := idRE.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("unexpected line %s", l)
+		}
+		seq, _ := strconv.Atoi(m[1])
+		if seen[seq] {
+			t.Fatalf("seq %d twice", seq)
+		}
+		seen[seq] = true
+		if m[2] != m[3] || m[3] != m[5] || m[4] != m[6] {
+			t.Fatalf("mixed enrichment: %s", l)
+		}
+		versions[m[4]]++
+	}
+	t.Logf("events per table version: %v", versions)
+	if rej := metric(t, r.d, "enrichd_table_swap_rejections_total"); rej < 1 {
+		t.Errorf("corrupt table not rejected (rejections %v)", rej)
+	}
+	if gen := metric(t, r.d, "enrichd_table_generation"); gen < 11 {
+		t.Errorf("generation %v, want >= 11", gen)
+	}
+	if !r.d.Ready() {
+		t.Errorf("daemon not ready after swaps")
+	}
+}
+
+// TestBadInput: oversize lines, binary garbage, a half-open frame, 1,000
+// idle connections and a sender that disconnects mid-frame; the daemon
+// keeps serving and counts each.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	buildCustomers(t, filepath.Join(dir, "customers.lut"), 100, 1)
+	out := filepath.Join(dir, "out.json")
+	r := startDaemon(t, testConfig(t, dir, out))
+	addr := r.d.Addr("tcp").String()
+
+	var idle []net.Conn
+	for range 1000 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+	}
+	defer func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	}()
+	// Half-open: a frame announced and never completed, connection kept.
+	half := dialTCP(t, r.d, "tcp")
+	defer half.Close()
+	half.Write([]byte("100 <13>1 - - - - - - cust=1 never finished"))
+	// Disconnect mid-frame.
+	mid := dialTCP(t, r.d, "tcp")
+	mid.Write([]byte("50 <13>1 - - - - - - cust=1 cut"))
+	mid.Close()
+
+	c := dialTCP(t, r.d, "tcp")
+	var b bytes.Buffer
+	b.WriteString("<13>1 - h app - - - seq=0 cust=1 " + strings.Repeat("x", 5000) + "\n") // oversize
+	b.WriteString("\x00\xff\xfe binary \x01\x02 seq=1 cust=2 \xc3\x28\n")                 // garbage, no PRI
+	b.WriteString("<13>1 - h app - - - seq=2 cust=3\n")
+	c.Write(b.Bytes())
+	c.Close()
+	// JSON input: a good line and a broken one.
+	j := dialTCP(t, r.d, "json")
+	j.Write([]byte("{\"seq\":3,\"cust\":\"4\"}\n{\"seq\":4, broken\n"))
+	j.Close()
+
+	lines := waitLines(t, out, 5, 20*time.Second)
+	byseq := map[string]map[string]any{}
+	for _, l := range lines {
+		m := decode(t, l)
+		s := fmt.Sprint(m["seq"])
+		if msg, ok := m["message"].(string); ok {
+			if sm := seqRE.FindStringSubmatch(msg); sm != nil {
+				s = sm[1]
+			} else if strings.Contains(msg, `"seq":4`) {
+				s = "4"
+			}
+		}
+		byseq[s] = m
+	}
+	if m := byseq["0"]; m == nil || !hasTag(m, "_truncated") || len(m["message"].(string)) > 4096 {
+		t.Errorf("oversize line: %v", m)
+	}
+	if m := byseq["1"]; m == nil || !hasTag(m, "_malformed") || get(m, "customer.Customer Id") != "C2-1" {
+		t.Errorf("garbage line: %v", m)
+	}
+	if m := byseq["2"]; m == nil || get(m, "customer.Customer Id") != "C3-1" {
+		t.Errorf("good line: %v", m)
+	}
+	if m := byseq["3"]; m == nil || get(m, "customer.Customer Id") != "C4-1" {
+		t.Errorf("json line: %v", m)
+	}
+	if m := byseq["4"]; m == nil || !hasTag(m, "_jsonparsefailure") {
+		t.Errorf("broken json line: %v", m)
+	}
+	time.Sleep(100 * time.Millisecond)
+	checks := map[string]float64{
+		`enrichd_events_truncated_total{input="tcp",type="tcp"}`: 1,
+		`enrichd_parse_errors_total{input="tcp",type="tcp"}`:     1,
+		`enrichd_parse_errors_total{input="json",type="tcp"}`:    1,
+		`enrichd_frame_errors_total{input="tcp",type="tcp"}`:     1,
+		`enrichd_connections_active{input="tcp"}`:                1001,
+		`enrichd_events_in_total{input="tcp",type="tcp"}`:        3,
+	}
+	for s, want := range checks {
+		if got := metric(t, r.d, s); got != want {
+			t.Errorf("%s = %v, want %v", s, got, want)
+		}
+	}
+	// Still serving.
+	c = dialTCP(t, r.d, "tcp")
+	c.Write([]byte("<13>1 - h app - - - seq=5 cust=5\n"))
+	c.Close()
+	waitLines(t, out, 6, 10*time.Second)
+}
+
+// TestGracefulShutdown runs the binary, sends events, and SIGTERMs it
+// right after the sender closes: every event must be in the output.
+func TestGracefulShutdown(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "enrichd")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/enrichd").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	buildCustomers(t, filepath.Join(dir, "customers.lut"), 1000, 1)
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	out := filepath.Join(dir, "out.json")
+	cfg := fmt.Sprintf(`
+inputs: [{type: tcp, listen: %q}]
+tables: {path: %q, verify: digest}
+rules: [{name: customer, table: customers, field: cust, target: customer}]
+outputs: [{type: file, path: %q}]
+log: {level: warn}
+`, addr, dir, out)
+	cf := filepath.Join(dir, "enrichd.yaml")
+	os.WriteFile(cf, []byte(cfg), 0o644)
+	if o, err := exec.Command(bin, "--config", cf, "--check-config").CombinedOutput(); err != nil {
+		t.Fatalf("--check-config: %v\n%s", err, o)
+	}
+	cmd := exec.Command(bin, "--config", cf)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var c net.Conn
+	for i := 0; ; i++ {
+		var err error
+		if c, err = net.Dial("tcp", addr); err == nil {
+			break
+		}
+		if i > 200 {
+			t.Fatalf("daemon not listening: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	n := 100_000
+	if raceEnabled {
+		n = 30_000
+	}
+	w := bufio.NewWriter(c)
+	for i := range n {
+		fmt.Fprintf(w, "<13>1 - h app - - - seq=%d cust=%d\n", i, i%1000+1)
+	}
+	w.Flush()
+	c.Close()
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v\n%s", err, stderr.String())
+	}
+	lines := readLines(t, out)
+	if len(lines) != n {
+		t.Fatalf("%d lines after SIGTERM, want %d\n%s", len(lines), n, stderr.String())
+	}
+	checkExactlyOnce(t, lines, n, 1000)
+}
+
+func TestConfigErrors(t *testing.T) {
+	f := func(yml, want string) {
+		t.Helper()
+		_, err := ParseConfig("e.yaml", []byte(yml))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want it to contain %q", err, want)
+		}
+	}
+	f("inputs: [{type: tcp}]\noutputs: [{type: stdout}]\n", "e.yaml:1:10: inputs[0].listen: required")
+	f("inputs:\n  - {type: tcp, listen: \"x:1\", bogus: 1}\noutputs: [{type: stdout}]\n", "e.yaml:2:32: inputs[0].bogus: unknown field")
+	f("inputs: [{type: file, path: x}]\noutputs: [{type: stdout}]\ntables: {path: d}\nrules:\n  - table: t\n    field: a\n    columns: all\n    mmdb_fields: {a: b}\n", "e.yaml:7:14: rules[0].columns")
+	f("inputs: [{type: file, path: x}]\noutputs: [{type: stdout}]\npipeline:\n  flush_interval: soon\n", "e.yaml:4:19: pipeline.flush_interval")
+	f("inputs: [{type: file, path: x}]\noutputs: [{type: stdout}]\ntables: {path: d}\nrules:\n  - {table: t, field: a, target: x}\n  - {table: u, field: b, target: x.y}\n", "collides")
+	_, err := ParseConfig("e.yaml", []byte("inputs: [{type: file, path: x}]\noutputs: [{type: stdout}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFileInputLastLine: a file without a final newline loses nothing.
+func TestFileInputLastLine(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.log")
+	os.WriteFile(in, []byte("a=1\nb=2\nlast=3"), 0o644)
+	out := filepath.Join(dir, "out.json")
+	cfg, err := ParseConfig("t.yaml", []byte(fmt.Sprintf("inputs: [{type: file, path: %q}]\noutputs: [{type: file, path: %q}]\n", in, out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(out)
+	if got := strings.Count(string(b), "\n"); got != 3 || !strings.Contains(string(b), `"message":"last=3"`) {
+		t.Fatalf("output:\n%s", b)
+	}
+	_ = io.EOF
+}

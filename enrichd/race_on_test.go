@@ -1,0 +1,5 @@
+//go:build race
+
+package enrichd
+
+const raceEnabled = true

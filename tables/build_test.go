@@ -1,0 +1,181 @@
+package tables
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// copyExamples copies examples/ into a temporary directory and returns
+// the path of its tables.yaml.
+func copyExamples(t *testing.T) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir("../examples", func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel("../examples", p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dst, "tables.yaml")
+}
+
+func statuses(r *BuildResult) map[string]Status {
+	m := map[string]Status{}
+	for _, t := range r.Tables {
+		m[t.Name] = t.Status
+	}
+	return m
+}
+
+func TestBuildIncremental(t *testing.T) {
+	cfgPath := copyExamples(t)
+	cfg, err := LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "dist")
+	ctx := context.Background()
+	r1, err := Build(ctx, cfg, out, BuildOptions{Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range statuses(r1) {
+		if s != StatusBuilt {
+			t.Errorf("first build: %s %s", name, s)
+		}
+	}
+	for _, e := range r1.Manifest.Tables {
+		if !strings.HasPrefix(e.File, e.Name+"-"+e.SHA256[:16]) || e.Rows == 0 || e.FormatVersion == "" || len(e.Sources) == 0 || e.BuildTime.IsZero() {
+			t.Errorf("manifest entry %+v", e)
+		}
+	}
+	// Nothing changed: nothing is rebuilt.
+	r2, err := Build(ctx, cfg, out, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range statuses(r2) {
+		if s != StatusUnchanged {
+			t.Errorf("second build: %s %s", name, s)
+		}
+	}
+	// A changed source rebuilds its table only; changed options too.
+	src := filepath.Join(filepath.Dir(cfgPath), "sources", "customers.csv")
+	f, _ := os.OpenFile(src, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("9,aaaaaaaaaaaaaaa,Ann,Lee,Acme,Peru,ann@example.com\n")
+	f.Close()
+	for i := range cfg.Tables {
+		if cfg.Tables[i].Name == "services" {
+			cfg.Tables[i].LUT.FoldCase = false
+		}
+	}
+	r3, err := Build(ctx, cfg, out, BuildOptions{Prune: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := statuses(r3)
+	if st["customers"] != StatusBuilt || st["services"] != StatusBuilt || st["sites"] != StatusUnchanged {
+		t.Errorf("third build: %v", st)
+	}
+	if e := r3.Manifest.Table("customers"); e == nil || e.Rows != 9 {
+		t.Errorf("customers after the change: %+v", e)
+	}
+	res, err := VerifyDir(out)
+	if err != nil || len(res) != 3 {
+		t.Fatalf("VerifyDir: %v %v", res, err)
+	}
+	// A damaged artifact fails VerifyDir, naming the table and the file.
+	e := r3.Manifest.Table("customers")
+	p := filepath.Join(out, e.File)
+	b, _ := os.ReadFile(p)
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(p, b, 0o644)
+	_, err = VerifyDir(out)
+	if err == nil || !strings.Contains(err.Error(), "table customers: "+p+": digest mismatch") {
+		t.Errorf("VerifyDir of a damaged artifact: %v", err)
+	}
+	// Forced: rebuilt even though unchanged, and the damage repaired.
+	r4, err := Build(ctx, cfg, out, BuildOptions{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := statuses(r4); st["sites"] != StatusBuilt {
+		t.Errorf("forced build: %v", st)
+	}
+	if _, err := VerifyDir(out); err != nil {
+		t.Errorf("after the forced build: %v", err)
+	}
+}
+
+// TestBuildFailures: every failing table is listed, the others are built,
+// and the previous manifest stays in place.
+func TestBuildFailures(t *testing.T) {
+	cfgPath := copyExamples(t)
+	cfg, err := LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := Build(context.Background(), cfg, out, BuildOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(out, ManifestName))
+	dir := filepath.Dir(cfgPath)
+	bad := `tables:
+  - name: customers
+    sources: [sources/customers.csv]
+    key: NoSuchColumn
+  - name: missing
+    sources: [sources/nope.csv]
+    key: id
+  - name: services
+    sources: [{path: sources/services.tsv, format: tsv}]
+    key: [host, port]
+  - name: badips
+    kind: mmdb
+    sources:
+      - path: sources/customers.csv
+        network_column: Email
+`
+	writeFile(t, filepath.Join(dir, "bad.yaml"), []byte(bad))
+	cfg2, err := LoadConfig(filepath.Join(dir, "bad.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Build(context.Background(), cfg2, out, BuildOptions{Jobs: 3})
+	if err == nil {
+		t.Fatal("build with failing tables succeeded")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		`table customers: `, `key column "NoSuchColumn" is not in the source`,
+		`table missing: source ` + filepath.Join(dir, "sources/nope.csv"),
+		`table badips: `,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error does not say %q:\n%s", want, msg)
+		}
+	}
+	if len(res.Failed()) != 3 || statuses(res)["services"] != StatusBuilt {
+		t.Errorf("statuses %v", statuses(res))
+	}
+	after, _ := os.ReadFile(filepath.Join(out, ManifestName))
+	if string(before) != string(after) {
+		t.Error("a failed build replaced the manifest")
+	}
+	t.Logf("failures:\n%s", msg)
+}
