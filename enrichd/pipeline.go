@@ -2,6 +2,7 @@ package enrichd
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -264,14 +265,66 @@ type evState struct {
 
 // ruleWork is a worker's per-rule scratch.
 type ruleWork struct {
-	keys   [][]byte
-	views  []reader.View
-	hit    []bool
-	mmVals []mmdb.Value
-	lut    *reader.Table
-	mm     *mmdb.Reader
-	colIdx []int
-	colFor *reader.Table // table colIdx was resolved for
+	keys    [][]byte
+	views   []reader.View
+	hit     []bool
+	mmVals  []mmdb.Value
+	lut     *reader.Table
+	mm      *mmdb.Reader
+	colIdx  []int
+	colFor  *reader.Table // table colIdx and allKeys were resolved for
+	colGen  uint64
+	allKeys [][]byte // encoded `"column":` of every column
+	cache   ipCache
+}
+
+// ipCacheSize is the number of networks an mmdb rule's cache holds per
+// worker.
+const ipCacheSize = 2048
+
+type ipCacheEntry struct {
+	prefix netip.Prefix
+	idx    int
+	valid  bool
+	found  bool
+}
+
+// ipCache remembers recent mmdb matches by network. It is tied to one
+// table set generation: the values alias the mapping, so the cache is
+// cleared whenever the generation changes.
+type ipCache struct {
+	gen   uint64
+	slots []ipCacheEntry
+	vals  []mmdb.Value
+}
+
+func (c *ipCache) reset(nf int, gen uint64) {
+	if c.slots == nil {
+		c.slots = make([]ipCacheEntry, ipCacheSize)
+		c.vals = make([]mmdb.Value, ipCacheSize*nf)
+		for i := range c.slots {
+			c.slots[i].idx = i
+		}
+	}
+	for i := range c.slots {
+		c.slots[i].valid = false
+	}
+	clear(c.vals)
+	c.gen = gen
+}
+
+// slot returns the entry for ip's /24 (IPv4) or /48 (IPv6).
+func (c *ipCache) slot(ip netip.Addr) *ipCacheEntry {
+	var h uint64
+	if ip.Is4() {
+		a := ip.As4()
+		h = uint64(a[0])<<16 | uint64(a[1])<<8 | uint64(a[2])
+	} else {
+		a := ip.As16()
+		h = binary.BigEndian.Uint64(a[:8]) >> 16
+	}
+	h *= 0x9E3779B97F4A7C15
+	return &c.slots[h>>(64-11)]
 }
 
 // worker processes batches; one per goroutine.
@@ -505,11 +558,17 @@ func (w *worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 	switch {
 	case rw.lut != nil:
 		t := rw.lut
-		if rw.colFor != t {
+		if rw.colFor != t || rw.colGen != w.snapGen {
+			// Resolved once per table version (a new version may have
+			// other columns).
 			for j, c := range r.cfg.Columns {
 				rw.colIdx[j] = t.ColumnIndex(c.From)
 			}
-			rw.colFor = t
+			rw.allKeys = rw.allKeys[:0]
+			for _, c := range t.Columns() {
+				rw.allKeys = append(rw.allKeys, parse.AppendKeyS(nil, c))
+			}
+			rw.colFor, rw.colGen = t, w.snapGen
 		}
 		views := rw.views[:n]
 		t.LookupBatch(keys, views)
@@ -521,6 +580,10 @@ func (w *worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 		}
 	case rw.mm != nil:
 		nf := r.mmFields.Len()
+		c := &rw.cache
+		if c.gen != w.snapGen || c.slots == nil {
+			c.reset(nf, w.snapGen)
+		}
 		for i, k := range keys {
 			if k == nil {
 				continue
@@ -531,10 +594,28 @@ func (w *worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 				continue
 			}
 			vals := rw.mmVals[i*nf : (i+1)*nf]
+			// Every address of a matched network gets the same record, so
+			// a cached network that contains ip answers without a lookup.
+			e := c.slot(ip)
+			if e.valid && e.prefix.Contains(ip) {
+				copy(vals, c.vals[e.idx*nf:(e.idx+1)*nf])
+				if e.found {
+					hit[i] = true
+					hits++
+				}
+				continue
+			}
 			m, err := rw.mm.LookupFields(ip, r.mmFields, vals)
-			if err == nil && m.Found() {
+			if err != nil {
+				continue
+			}
+			if m.Found() {
 				hit[i] = true
 				hits++
+			}
+			if p := m.Prefix(); p.IsValid() {
+				e.valid, e.prefix, e.found = true, p, m.Found()
+				copy(c.vals[e.idx*nf:(e.idx+1)*nf], vals)
 			}
 		}
 	default:
@@ -742,15 +823,15 @@ func (w *worker) writeValue(n *node, i int, e *evState) bool {
 			if e.ev.Message == nil && e.ev.Format != parse.FormatUnknown {
 				return false
 			}
-			w.buf = parse.AppendString(w.buf, e.ev.Message)
+			w.buf = appendStr(w.buf, e.ev.Message)
 		default:
-			w.buf = parse.AppendString(w.buf, e.line)
+			w.buf = appendStr(w.buf, e.line)
 		}
 	case lfOriginal:
 		if e.kind == fmtJSON {
 			return false
 		}
-		w.buf = parse.AppendString(w.buf, e.line)
+		w.buf = appendStr(w.buf, e.line)
 	case lfLUTCol:
 		if e.misses&(1<<uint(n.rule)) != 0 {
 			return w.raw(n.def)
@@ -760,21 +841,20 @@ func (w *worker) writeValue(n *node, i int, e *evState) bool {
 		if ci < 0 {
 			return false
 		}
-		w.buf = parse.AppendString(w.buf, rw.views[i].Col(ci))
+		w.buf = appendStr(w.buf, rw.views[i].Col(ci))
 	case lfLUTAll:
 		if e.misses&(1<<uint(n.rule)) != 0 {
 			return w.raw(n.def)
 		}
 		rw := &w.rw[n.rule]
 		v := rw.views[i]
-		cols := rw.lut.Columns()
 		w.buf = append(w.buf, '{')
-		for j := range min(len(cols), v.Len()) {
+		for j := range min(len(rw.allKeys), v.Len()) {
 			if j > 0 {
 				w.buf = append(w.buf, ',')
 			}
-			w.buf = parse.AppendKeyS(w.buf, cols[j])
-			w.buf = parse.AppendString(w.buf, v.Col(j))
+			w.buf = append(w.buf, rw.allKeys[j]...)
+			w.buf = appendStr(w.buf, v.Col(j))
 		}
 		w.buf = append(w.buf, '}')
 	case lfMMDB:
@@ -799,7 +879,7 @@ func (w *worker) str(b []byte) bool {
 	if b == nil {
 		return false
 	}
-	w.buf = parse.AppendString(w.buf, b)
+	w.buf = appendStr(w.buf, b)
 	return true
 }
 
@@ -814,7 +894,7 @@ func (w *worker) raw(b []byte) bool {
 func (w *worker) mmValue(v mmdb.Value) bool {
 	switch v.Kind() {
 	case mmdb.KindString, mmdb.KindBytes:
-		w.buf = parse.AppendString(w.buf, v.Bytes())
+		w.buf = appendStr(w.buf, v.Bytes())
 	case mmdb.KindUint16, mmdb.KindUint32, mmdb.KindUint64:
 		w.buf = strconv.AppendUint(w.buf, v.Uint(), 10)
 	case mmdb.KindUint128:
@@ -873,7 +953,7 @@ func (w *worker) writeSD(sd []byte) bool {
 			w.tmp = parse.AppendSDUnescape(w.tmp[:0], value)
 			value = w.tmp
 		}
-		w.buf = parse.AppendString(w.buf, value)
+		w.buf = appendStr(w.buf, value)
 		return true
 	})
 	if !open {
@@ -900,7 +980,7 @@ func (w *worker) writeKV(i int, e *evState, comma bool) bool {
 				w.buf = append(w.buf, ',')
 			}
 			w.buf = parse.AppendKey(w.buf, p.kvKeysB[j])
-			w.buf = parse.AppendString(w.buf, v)
+			w.buf = appendStr(w.buf, v)
 			comma = true
 		}
 		return comma
@@ -913,7 +993,7 @@ func (w *worker) writeKV(i int, e *evState, comma bool) bool {
 			w.buf = append(w.buf, ',')
 		}
 		w.buf = parse.AppendKey(w.buf, k)
-		w.buf = parse.AppendString(w.buf, v)
+		w.buf = appendStr(w.buf, v)
 		comma = true
 		return true
 	})

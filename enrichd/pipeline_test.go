@@ -2,12 +2,14 @@ package enrichd
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lutkit/lutkit/enrichd/parse"
 	"github.com/lutkit/lutkit/tables"
 )
 
@@ -22,7 +24,7 @@ func benchSetup(tb testing.TB, rows, n int) (*Pipeline, *batch, *tables.Set) {
 	buildCustomers(tb, filepath.Join(dir, "customers.lut"), rows, 1)
 	cfg := testConfig(tb, dir, filepath.Join(dir, "out.json"))
 	cfg.Rules[0].Columns = nil // every column, as the peer benchmark needs
-	set, err := tables.Open(dir, tables.Options{NoWatch: true, DataVerify: tables.DataVerifyDigest})
+	set, err := tables.Open(dir, tables.Options{NoWatch: true, DataVerify: tables.DataVerifyDigest, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -107,4 +109,29 @@ func BenchmarkPipeline(b *testing.B) {
 		done += n
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")
+}
+
+func TestAppendStr(t *testing.T) {
+	for _, s := range []string{"", "a", "plain ascii text that is long enough", "quote\"in", "back\\slash", "ctl\x01x", "tab\there",
+		"h\u00e9llo w\u00f6rld", "bad \xff utf8", "0123456\"", "01234567\\", "\u2028 line sep", strings.Repeat("x", 17) + "\x1f"} {
+		if got, want := string(appendStr(nil, []byte(s))), string(parse.AppendString(nil, []byte(s))); got != want {
+			t.Errorf("appendStr(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+// TestPipelineIPCache: answers from the network cache equal lookups.
+func TestPipelineIPCache(t *testing.T) {
+	p, b, set := benchSetup(t, 1000, 2000)
+	defer set.Close()
+	msgs := b.msgs
+	cold := p.newWorker(512).process(b, nil, time.Unix(0, 0))
+	w := p.newWorker(512)
+	b.msgs = msgs
+	w.process(b, nil, time.Unix(0, 0))
+	b.msgs = msgs
+	warm := w.process(b, nil, time.Unix(0, 0))
+	if string(cold) != string(warm) {
+		t.Fatal("cached mmdb answers differ from lookups")
+	}
 }

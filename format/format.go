@@ -445,7 +445,6 @@ func AppendRecord(dst []byte, key []byte, values [][]byte) []byte {
 	return dst
 }
 
-
 // Slot packs a record offset (a multiple of 8, below 32 GiB) and a key
 // fingerprint into a SLOTS entry.
 func Slot(recordOff uint64, fp uint32) uint64 { return recordOff/RecordAlign | uint64(fp)<<32 }

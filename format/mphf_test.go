@@ -2,9 +2,9 @@ package format
 
 import (
 	"encoding/binary"
-	"slices"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 

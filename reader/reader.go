@@ -71,6 +71,7 @@ type Table struct {
 	slots    []byte
 	data     []byte
 	ncols    int
+	touch    uint64 // offset past a narrow record's header, for prefetching
 	fold     bool
 	colIndex map[string]int
 	path     string
@@ -165,6 +166,7 @@ func openBytes(b []byte, mapped bool) (*Table, error) {
 		return nil, err
 	}
 	t := &Table{file: b, mapped: mapped, header: h, ncols: int(h.Columns), fold: h.Incompat&format.FeatureFoldCase != 0}
+	t.touch = uint64(format.RecordHeaderSize(t.ncols, false)) + 8
 	t.sections, err = format.DecodeSections(b, &h)
 	if err != nil {
 		return nil, err

@@ -39,20 +39,20 @@ type inspectSection struct {
 }
 
 type inspectInfo struct {
-	Path       string           `json:"path"`
-	Format     string           `json:"format"`
-	Version    string           `json:"version"`
-	Rows       int              `json:"rows"`
-	Columns    []string         `json:"columns"`
-	Key        []string         `json:"key"`
-	FoldCase   bool             `json:"fold_case"`
-	Size       int64            `json:"size"`
-	BuildTime  string           `json:"build_time,omitempty"`
-	Seed       string           `json:"hash_seed"`
-	HashBits   float64          `json:"hash_bits_per_key"`
-	Meta       reader.Meta      `json:"meta"`
-	Sections   []inspectSection `json:"sections"`
-	BytesPerRow float64         `json:"bytes_per_row"`
+	Path        string           `json:"path"`
+	Format      string           `json:"format"`
+	Version     string           `json:"version"`
+	Rows        int              `json:"rows"`
+	Columns     []string         `json:"columns"`
+	Key         []string         `json:"key"`
+	FoldCase    bool             `json:"fold_case"`
+	Size        int64            `json:"size"`
+	BuildTime   string           `json:"build_time,omitempty"`
+	Seed        string           `json:"hash_seed"`
+	HashBits    float64          `json:"hash_bits_per_key"`
+	Meta        reader.Meta      `json:"meta"`
+	Sections    []inspectSection `json:"sections"`
+	BytesPerRow float64          `json:"bytes_per_row"`
 }
 
 func runInspect(cmd *cobra.Command, path string, asJSON bool) error {
