@@ -153,7 +153,7 @@ const (
 // inputs, rules or outputs.
 func DefaultConfig() *Config {
 	return &Config{
-		Tables: TablesConfig{Verify: "full"},
+		Tables: TablesConfig{Verify: "digest"},
 		Pipeline: PipelineConfig{
 			BatchSize: DefaultBatchSize, BatchBytes: DefaultBatchBytes,
 			FlushInterval: DefaultFlushInterval, KVFields: "used", StructuredData: true,

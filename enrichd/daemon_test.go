@@ -29,40 +29,64 @@ func TestSwapUnderLoad(t *testing.T) {
 	const rows = 20_000
 	dir, build := t.TempDir(), t.TempDir()
 	buildCustomers(t, filepath.Join(dir, "customers.lut"), rows, 1)
-	out := filepath.Join(dir, "..", "swap-out.json")
-	out = filepath.Join(build, "out.json")
+	out := filepath.Join(build, "out.json")
 	r := startDaemon(t, testConfig(t, dir, out))
 
+	// The stream is sent in 11 parts; the table is replaced between
+	// parts, so the swaps happen while events flow, whatever the speed.
+	const parts = 11
+	sent := make(chan struct{})
+	next := make(chan struct{})
 	sendDone := make(chan error, 1)
 	go func() {
 		c, err := net.Dial("tcp", r.d.Addr("tcp").String())
 		if err != nil {
 			sendDone <- err
+			close(sent)
 			return
 		}
 		w := bufio.NewWriterSize(c, 1<<16)
-		for i := range n {
-			fmt.Fprintf(w, "<134>1 2026-11-30T05:24:00.000Z h app 1 m - seq=%d cust=%d\n", i, i%rows+1)
+		for p := range parts {
+			for i := p * n / parts; i < (p+1)*n/parts; i++ {
+				fmt.Fprintf(w, "<134>1 2026-11-30T05:24:00.000Z h app 1 m - seq=%d cust=%d\n", i, i%rows+1)
+			}
+			w.Flush()
+			if p < parts-1 {
+				sent <- struct{}{}
+				<-next
+			}
 		}
-		w.Flush()
 		sendDone <- c.Close()
 	}()
+	waitGen := func(gen uint64) {
+		for deadline := time.Now().Add(30 * time.Second); r.d.Set().Generation() < gen; {
+			if time.Now().After(deadline) {
+				t.Fatalf("generation %d not reached", gen)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 	for v := 2; v <= 11; v++ {
+		<-sent
 		p := filepath.Join(build, fmt.Sprintf("v%d.lut", v))
+		if v == 6 {
+			// A corrupt version first: rejected, v5 stays live.
+			bad := filepath.Join(build, "bad.lut")
+			os.WriteFile(bad, bytes.Repeat([]byte("garbage!"), 4096), 0o644)
+			os.Rename(bad, filepath.Join(dir, "customers.lut"))
+			for deadline := time.Now().Add(30 * time.Second); metric(t, r.d, "enrichd_table_swap_rejections_total") < 1; {
+				if time.Now().After(deadline) {
+					t.Fatal("corrupt table not rejected")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
 		buildCustomers(t, p, rows, v)
 		if err := os.Rename(p, filepath.Join(dir, "customers.lut")); err != nil {
 			t.Fatal(err)
 		}
-		if v == 6 {
-			bad := filepath.Join(build, "bad.lut")
-			os.WriteFile(bad, bytes.Repeat([]byte("garbage!"), 4096), 0o644)
-			time.Sleep(150 * time.Millisecond)
-			os.Rename(bad, filepath.Join(dir, "customers.lut"))
-			time.Sleep(150 * time.Millisecond)
-			buildCustomers(t, p, rows, v)
-			os.Rename(p, filepath.Join(dir, "customers.lut"))
-		}
-		time.Sleep(100 * time.Millisecond)
+		waitGen(uint64(v))
+		next <- struct{}{}
 	}
 	if err := <-sendDone; err != nil {
 		t.Fatal(err)
@@ -92,6 +116,9 @@ func TestSwapUnderLoad(t *testing.T) {
 		versions[m[4]]++
 	}
 	t.Logf("events per table version: %v", versions)
+	if versions["1"] == 0 || versions["11"] == 0 || len(versions) < 6 {
+		t.Errorf("versions seen: %v", versions)
+	}
 	if rej := metric(t, r.d, "enrichd_table_swap_rejections_total"); rej < 1 {
 		t.Errorf("corrupt table not rejected (rejections %v)", rej)
 	}

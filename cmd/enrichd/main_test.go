@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCheckConfig(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	os.WriteFile(good, []byte("inputs: [{type: tcp, listen: \"127.0.0.1:0\"}]\noutputs: [{type: stdout}]\n"), 0o644)
+	var out, errb bytes.Buffer
+	if code := run([]string{"--config", good, "--check-config"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "ok") {
+		t.Fatalf("good config: exit %d, %s %s", code, out.String(), errb.String())
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("inputs: [{type: tcp, listen: \"127.0.0.1:0\"}]\noutputs:\n  - {type: file}\n"), 0o644)
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"--config", bad, "--check-config"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "bad.yaml:3:5: outputs[0].path") {
+		t.Fatalf("bad config: exit %d, %q", code, errb.String())
+	}
+	// Flags complete a file without inputs and outputs.
+	partial := filepath.Join(dir, "partial.yaml")
+	os.WriteFile(partial, []byte("pipeline: {batch_size: 64}\n"), 0o644)
+	errb.Reset()
+	if code := run([]string{"--config", partial, "--tcp", "127.0.0.1:0", "--out", "-", "--check-config"}, &out, &errb); code != 0 {
+		t.Fatalf("partial config with flags: exit %d, %s", code, errb.String())
+	}
+}
+
+// TestRunFile runs the command on a file input: it exits 0 once the
+// file is read, having written every line.
+func TestRunFile(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.log")
+	os.WriteFile(in, []byte("<13>1 2026-11-30T06:16:21Z h app - - - a=1\nno pri\n"), 0o644)
+	outp := filepath.Join(dir, "out.json")
+	var out, errb bytes.Buffer
+	if code := run([]string{"--file", in, "--format", "syslog", "--out", outp}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	b, _ := os.ReadFile(outp)
+	if strings.Count(string(b), "\n") != 2 || !strings.Contains(string(b), `"_malformed"`) {
+		t.Fatalf("output:\n%s", b)
+	}
+}
