@@ -168,16 +168,27 @@ func WriteAtomic[T any](path string, write func(*os.File) (T, error)) (T, error)
 // countingWriter tracks the offset and checksum of the section being
 // written.
 type countingWriter struct {
-	w   *bufio.Writer
-	off uint64
-	sum *xxh3.Hasher
+	w       *bufio.Writer
+	f       *os.File
+	off     uint64
+	sum     *xxh3.Hasher
+	flushed uint64 // offset up to which writeback has been started
 }
+
+// writebackChunk is how much written data accumulates before the compiler
+// asks the kernel to start writing it to disk.
+const writebackChunk = 32 << 20
 
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.off += uint64(n)
 	if c.sum != nil {
 		c.sum.Write(p[:n])
+	}
+	if buffered := uint64(c.w.Buffered()); c.off-buffered-c.flushed >= writebackChunk {
+		end := c.off - buffered
+		startWriteback(c.f, int64(c.flushed), int64(end-c.flushed))
+		c.flushed = end
 	}
 	return n, err
 }
@@ -308,7 +319,7 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 	// 2 MiB writes at 2 MiB-aligned offsets let the page cache hold the
 	// file in huge folios, which readers can map with huge pages.
 	bw := bufio.NewWriterSize(f, 2<<20)
-	w := &countingWriter{w: bw}
+	w := &countingWriter{w: bw, f: f}
 	var sections []format.Section
 	// Header placeholder, rewritten at the end.
 	if _, err := w.Write(make([]byte, format.HeaderSize)); err != nil {

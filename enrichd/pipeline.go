@@ -276,6 +276,12 @@ type ruleWork struct {
 	colGen  uint64
 	allKeys [][]byte // encoded `"column":` of every column
 	cache   ipCache
+	// mmdb batch lookups: the addresses the cache did not answer, their
+	// events, and the batch's values and matches.
+	addrs     []netip.Addr
+	idx       []int32
+	batchVals []mmdb.Value
+	matches   []mmdb.Match
 }
 
 // ipCacheSize is the number of networks an mmdb rule's cache holds per
@@ -350,6 +356,10 @@ func (p *Pipeline) newWorker(batchSize int) *worker {
 		rw.hit = make([]bool, batchSize)
 		if r.mmFields != nil {
 			rw.mmVals = make([]mmdb.Value, batchSize*r.mmFields.Len())
+			rw.batchVals = make([]mmdb.Value, batchSize*r.mmFields.Len())
+			rw.addrs = make([]netip.Addr, 0, batchSize)
+			rw.idx = make([]int32, 0, batchSize)
+			rw.matches = make([]mmdb.Match, batchSize)
 		}
 		rw.colIdx = make([]int, len(r.cfg.Columns))
 	}
@@ -584,6 +594,8 @@ func (w *worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 		if c.gen != w.snapGen || c.slots == nil {
 			c.reset(nf, w.snapGen)
 		}
+		// Answer what the cache holds; look the rest up in one batch.
+		addrs, idx := rw.addrs[:0], rw.idx[:0]
 		for i, k := range keys {
 			if k == nil {
 				continue
@@ -605,19 +617,29 @@ func (w *worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 				}
 				continue
 			}
-			m, err := rw.mm.LookupFields(ip, r.mmFields, vals)
-			if err != nil {
-				continue
-			}
-			if m.Found() {
-				hit[i] = true
-				hits++
-			}
-			if p := m.Prefix(); p.IsValid() {
-				e.valid, e.prefix, e.found = true, p, m.Found()
-				copy(c.vals[e.idx*nf:(e.idx+1)*nf], vals)
+			addrs = append(addrs, ip)
+			idx = append(idx, int32(i))
+		}
+		if len(addrs) > 0 {
+			bv := rw.batchVals[:len(addrs)*nf]
+			ms := rw.matches[:len(addrs)]
+			_ = rw.mm.LookupFieldsBatch(addrs, r.mmFields, bv, ms)
+			for j, i := range idx {
+				m := &ms[j]
+				vals := rw.mmVals[int(i)*nf : (int(i)+1)*nf]
+				copy(vals, bv[j*nf:(j+1)*nf])
+				if m.Found() {
+					hit[i] = true
+					hits++
+				}
+				if p := m.Prefix(); p.IsValid() {
+					e := c.slot(addrs[j])
+					e.valid, e.prefix, e.found = true, p, m.Found()
+					copy(c.vals[e.idx*nf:(e.idx+1)*nf], vals)
+				}
 			}
 		}
+		rw.addrs, rw.idx = addrs, idx
 	default:
 		r.stats.noTable.Add(uint64(n))
 		for i := range evs {

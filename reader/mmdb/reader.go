@@ -52,6 +52,8 @@ type Reader struct {
 	buf      []byte  // the whole file
 	data     section // the data section
 	meta     Metadata
+	tree     searchTree
+	freeTree func() // releases a copy of the search tree, or nil
 	metaOff  int // offset of the metadata map (after the marker)
 	unmapped *atomic.Bool
 	mapped   bool
@@ -155,6 +157,23 @@ func OpenBytes(b []byte, opts ...Option) (r *Reader, err error) {
 		metaOff:  metaOff,
 		unmapped: &atomic.Bool{},
 	}
+	if err := r.tree.init(b, m); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if len(r.tree.nodes) >= hugeTreeMin {
+		r.tree.buildV4Top()
+		if c, free := hugeCopy(r.tree.nodes); c != nil {
+			r.tree.nodes = c
+			flag := &atomic.Bool{}
+			r.freeTree = func() {
+				if flag.CompareAndSwap(false, true) {
+					free()
+				}
+			}
+			runtime.AddCleanup(r, func(f func()) { f() }, r.freeTree)
+		}
+	}
 	if o.verify {
 		if err := r.Verify(); err != nil {
 			db.Close()
@@ -163,6 +182,10 @@ func OpenBytes(b []byte, opts ...Option) (r *Reader, err error) {
 	}
 	return r, nil
 }
+
+// hugeTreeMin is the search tree size from which lookups walk a copy of the
+// tree on huge pages (see hugeCopy).
+const hugeTreeMin = 4 << 20
 
 // Close releases the file mapping. Values that alias it become invalid.
 func (r *Reader) Close() error {
@@ -178,6 +201,10 @@ func (r *Reader) Close() error {
 		}
 	}
 	r.buf = nil
+	r.tree = searchTree{}
+	if r.freeTree != nil {
+		r.freeTree()
+	}
 	return err
 }
 
@@ -192,18 +219,37 @@ func (r *Reader) Bytes() []byte { return r.buf }
 func (r *Reader) DB() *maxminddb.Reader { return r.db }
 
 // Match is the outcome of a lookup.
-type Match struct{ res maxminddb.Result }
+type Match struct {
+	ip     netip.Addr
+	offset uint  // data-section offset of the record, or notFound
+	plen   uint8 // bits of the search tree walked
+	found  bool
+	ok     bool // the lookup ran (the zero Match is not found, no prefix)
+}
 
 // Found reports whether the address has a record.
-func (m Match) Found() bool { return m.res.Found() }
+func (m Match) Found() bool { return m.found }
 
 // Prefix returns the network of the matched record (or of the empty tree
 // region when not found). IPv4 addresses give IPv4 prefixes.
-func (m Match) Prefix() netip.Prefix { return m.res.Prefix() }
+func (m Match) Prefix() netip.Prefix {
+	if !m.ok {
+		return netip.Prefix{}
+	}
+	n := int(m.plen)
+	if m.ip.Is4() {
+		if n < 96 {
+			return netip.PrefixFrom(netip.IPv6Unspecified(), n)
+		}
+		n -= 96
+	}
+	p, _ := m.ip.Prefix(n)
+	return p
+}
 
 // Offset returns the record's data-section offset: equal offsets are equal
 // records.
-func (m Match) Offset() uintptr { return m.res.Offset() }
+func (m Match) Offset() uintptr { return uintptr(m.offset) }
 
 var errClosed = errors.New("mmdb: reader is closed")
 
@@ -218,16 +264,13 @@ func (r *Reader) LookupFields(ip netip.Addr, fields *Fields, out []Value) (Match
 		return Match{}, fmt.Errorf("mmdb: %d values for %d fields", len(out), len(fields.paths))
 	}
 	clear(out)
-	res := r.db.Lookup(ip)
-	if err := res.Err(); err != nil {
-		return Match{}, err
+	m, err := r.lookup(ip)
+	if err != nil || !m.found {
+		return m, err
 	}
-	if !res.Found() {
-		return Match{res: res}, nil
-	}
-	err := r.data.extract(uint(res.Offset()), &fields.root, out, 0)
+	err = r.data.extract(m.offset, &fields.root, out, 0)
 	runtime.KeepAlive(r)
-	return Match{res: res}, err
+	return m, err
 }
 
 // LookupRecord looks ip up and decodes its whole record (maps become
@@ -236,18 +279,18 @@ func (r *Reader) LookupRecord(ip netip.Addr) (Match, any, error) {
 	if r.db == nil {
 		return Match{}, nil, errClosed
 	}
-	res := r.db.Lookup(ip)
-	if err := res.Err(); err != nil {
+	m, err := r.lookup(ip)
+	if err != nil {
 		return Match{}, nil, err
 	}
-	if !res.Found() {
-		return Match{res: res}, nil, nil
+	if !m.found {
+		return m, nil, nil
 	}
 	var v any
-	if err := res.Decode(&v); err != nil {
+	if err := r.db.LookupOffset(m.Offset()).Decode(&v); err != nil {
 		return Match{}, nil, err
 	}
-	return Match{res: res}, v, nil
+	return m, v, nil
 }
 
 // RecordAt decodes the record at a data-section offset (as returned by

@@ -332,3 +332,28 @@ func BenchmarkCityLookup3Fields(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCityLookup3FieldsBatch: as BenchmarkCityLookup3Fields, with
+// LookupFieldsBatch over batches of 512 addresses; ns/op is per address.
+func BenchmarkCityLookup3FieldsBatch(b *testing.B) {
+	r, err := Open(cityIPv4)
+	if err != nil {
+		b.Skipf("no city file: %v", err)
+	}
+	defer r.Close()
+	ips := randomPublicIPv4(1 << 16)
+	f, _ := CompileFields("country_code", "city", "latitude")
+	const n = 512
+	out := make([]Value, n*f.Len())
+	ms := make([]Match, n)
+	b.Run("lutkit-LookupFieldsBatch", func(b *testing.B) {
+		b.ReportAllocs()
+		done := 0
+		for done < b.N {
+			k := min(n, b.N-done)
+			off := done % (len(ips) - n)
+			_ = r.LookupFieldsBatch(ips[off:off+k], f, out, ms)
+			done += k
+		}
+	})
+}

@@ -1,0 +1,288 @@
+package mmdb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"runtime"
+	"unsafe"
+)
+
+// notFound is the offset of a Match without a record.
+const notFound = uint(math.MaxUint)
+
+var (
+	errInvalidIP   = errors.New("mmdb: invalid IP address")
+	errInvalidNode = errors.New("invalid MMDB: invalid node in search tree")
+	errBadPointer  = errors.New("invalid MMDB: search tree points past the data section")
+)
+
+// searchTree is the decoded shape of the search tree, resolved once at open.
+type searchTree struct {
+	nodes     []byte // the search tree
+	nodeCount uint
+	recSize   uint // record size in bits: 24, 28 or 32
+	ipv4Only  bool
+	v4Start   uint // node where IPv4 lookups start
+	v4Depth   int  // its depth (96 in an IPv4 tree)
+	// v4Top[a>>(32-v4TopBits)] is where the walk of IPv4 address a stands
+	// after its first v4TopBits bits: node<<8 | bits walked. Nil for small
+	// trees.
+	v4Top []uint64
+}
+
+// v4TopBits is how many leading bits of an IPv4 address v4Top resolves in
+// one read instead of as many dependent node reads.
+const v4TopBits = 16
+
+// buildV4Top fills v4Top.
+func (t *searchTree) buildV4Top() {
+	if t.v4Depth < 96 || t.v4Start >= t.nodeCount {
+		return
+	}
+	top := make([]uint64, 1<<v4TopBits)
+	for p := range top {
+		node, j := t.v4Start, 0
+		for ; j < v4TopBits && node < t.nodeCount; j++ {
+			node = t.child(node, uint(p>>(v4TopBits-1-j))&1)
+		}
+		top[p] = uint64(node)<<8 | uint64(j)
+	}
+	t.v4Top = top
+}
+
+func (t *searchTree) init(buf []byte, m Metadata) error {
+	switch m.RecordSize {
+	case 24, 28, 32:
+	default:
+		return fmt.Errorf("invalid MMDB: unsupported record size %d", m.RecordSize)
+	}
+	t.recSize = m.RecordSize
+	t.nodeCount = m.NodeCount
+	size := m.NodeCount * (m.RecordSize / 4)
+	if size > uint(len(buf)) {
+		return errors.New("invalid MMDB: search tree exceeds the file")
+	}
+	t.nodes = buf[:size:size]
+	t.ipv4Only = m.IPVersion != 6
+	if t.ipv4Only {
+		t.v4Start, t.v4Depth = 0, 96
+		return nil
+	}
+	node, i := uint(0), 0
+	for ; i < 96 && node < t.nodeCount; i++ {
+		node = t.child(node, 0)
+	}
+	t.v4Start, t.v4Depth = node, i
+	return nil
+}
+
+// child returns record bit (0 left, 1 right) of node, which must be below
+// nodeCount.
+func (t *searchTree) child(node, bit uint) uint {
+	switch t.recSize {
+	case 24:
+		o := node*6 + bit*3
+		b := t.nodes[o : o+3]
+		return uint(b[0])<<16 | uint(b[1])<<8 | uint(b[2])
+	case 28:
+		o := node*7 + bit*3
+		w := binary.BigEndian.Uint32(t.nodes[o : o+4])
+		left := 1 - bit
+		return uint((w>>(left*8))&0x00FFFFFF | (w<<(left*20))&0x0F000000)
+	default:
+		o := node*8 + bit*4
+		return uint(binary.BigEndian.Uint32(t.nodes[o : o+4]))
+	}
+}
+
+// walkState is one address being walked down the tree.
+type walkState struct {
+	hi, lo uint64 // the address bits not yet used, most significant first
+	node   uint
+	depth  int // bits used so far
+	stop   int // depth at which the walk ends
+}
+
+// start sets s up for ip, reporting an error for addresses the tree cannot
+// hold.
+func (t *searchTree) start(ip netip.Addr, s *walkState) error {
+	if !ip.IsValid() {
+		return errInvalidIP
+	}
+	if ip.Is4() {
+		a := ip.As4()
+		s.hi, s.lo = uint64(binary.BigEndian.Uint32(a[:]))<<32, 0
+		s.node, s.depth = t.v4Start, t.v4Depth
+		s.stop = s.depth + 32
+		if s.depth < 96 {
+			s.stop = s.depth // the IPv4 region is empty or a single record
+		} else if t.v4Top != nil {
+			e := t.v4Top[s.hi>>(64-v4TopBits)]
+			j := int(e & 0xff)
+			s.node, s.depth = uint(e>>8), s.depth+j
+			s.hi <<= j
+		}
+		return nil
+	}
+	if t.ipv4Only {
+		return fmt.Errorf("error looking up '%s': you attempted to look up an IPv6 address in an IPv4-only database", ip)
+	}
+	a := ip.As16()
+	s.hi, s.lo = binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(a[8:])
+	s.node, s.depth, s.stop = 0, 0, 128
+	return nil
+}
+
+// step advances s by one level; it reports false when the walk is over.
+func (t *searchTree) step(s *walkState) bool {
+	if s.node >= t.nodeCount || s.depth >= s.stop {
+		return false
+	}
+	bit := uint(s.hi >> 63)
+	s.hi = s.hi<<1 | s.lo>>63
+	s.lo <<= 1
+	s.node = t.child(s.node, bit)
+	s.depth++
+	return true
+}
+
+// finish turns the end of a walk into a Match.
+func (r *Reader) finish(ip netip.Addr, s *walkState) (Match, error) {
+	m := Match{ip: ip, plen: uint8(s.depth), offset: notFound, ok: true}
+	t := &r.tree
+	switch {
+	case s.node == t.nodeCount:
+		return m, nil
+	case s.node < t.nodeCount:
+		return Match{}, errInvalidNode
+	}
+	off := s.node - t.nodeCount - 16
+	if s.node < t.nodeCount+16 || off >= uint(len(r.data)) {
+		return Match{}, errBadPointer
+	}
+	m.offset, m.found = off, true
+	return m, nil
+}
+
+// lookup walks the tree for one address.
+func (r *Reader) lookup(ip netip.Addr) (Match, error) {
+	var s walkState
+	if err := r.tree.start(ip, &s); err != nil {
+		return Match{}, err
+	}
+	t := &r.tree
+	if ip.Is4() && s.depth < s.stop && s.node < t.nodeCount {
+		// IPv4: one 32-bit word of address bits.
+		bits := uint32(s.hi >> 32)
+		node, n := s.node, s.stop-s.depth
+		j := 0
+		for ; j < n && node < t.nodeCount; j++ {
+			node = t.child(node, uint(bits>>31))
+			bits <<= 1
+		}
+		s.node, s.depth = node, s.depth+j
+	} else {
+		for t.step(&s) {
+		}
+	}
+	return r.finish(ip, &s)
+}
+
+// batchWalk is how many addresses LookupFieldsBatch walks down the tree
+// together: enough for many cache misses in flight, small enough for its
+// state to stay on the stack.
+const batchWalk = 32
+
+// LookupFieldsBatch looks every address up like LookupFields, storing the
+// values of address i in out[i*fields.Len():(i+1)*fields.Len()] and its
+// match in matches[i]. out must hold len(addrs)*fields.Len() values and
+// matches len(addrs) entries. The addresses walk the search tree together,
+// one level per pass, and their records are touched before any is decoded,
+// so that the cache misses of different addresses overlap instead of
+// queueing. An address that cannot be looked up (invalid, IPv6 in an IPv4
+// tree, corrupt tree or record) gets the zero Match; the first such error is
+// returned after every address was processed. It does not allocate.
+func (r *Reader) LookupFieldsBatch(addrs []netip.Addr, fields *Fields, out []Value, matches []Match) error {
+	if r.db == nil {
+		return errClosed
+	}
+	nf := len(fields.paths)
+	if len(out) < len(addrs)*nf || len(matches) < len(addrs) {
+		return fmt.Errorf("mmdb: %d values and %d matches for %d addresses of %d fields", len(out), len(matches), len(addrs), nf)
+	}
+	clear(out[:len(addrs)*nf])
+	var first error
+	t := &r.tree
+	var (
+		st     [batchWalk]walkState
+		active [batchWalk]uint8
+	)
+	for base := 0; base < len(addrs); base += batchWalk {
+		ips := addrs[base:min(base+batchWalk, len(addrs))]
+		ms := matches[base : base+len(ips)]
+		na := 0
+		for i, ip := range ips {
+			ms[i] = Match{}
+			if err := t.start(ip, &st[i]); err != nil {
+				if first == nil {
+					first = err
+				}
+				continue
+			}
+			active[na] = uint8(i)
+			na++
+		}
+		// One tree level per pass for every address still walking; the
+		// node reads of a pass are independent.
+		for na > 0 {
+			k := 0
+			for _, i := range active[:na] {
+				s := &st[i]
+				if t.step(s) {
+					active[k] = i
+					k++
+				}
+			}
+			na = k
+		}
+		var sink byte
+		for i, ip := range ips {
+			if !ip.IsValid() || (t.ipv4Only && !ip.Is4()) {
+				continue
+			}
+			m, err := r.finish(ip, &st[i])
+			if err != nil {
+				if first == nil {
+					first = err
+				}
+				continue
+			}
+			ms[i] = m
+			if m.found {
+				sink ^= r.data[m.offset]
+			}
+		}
+		runtime.KeepAlive(sink)
+		for i := range ips {
+			m := &ms[i]
+			if !m.found {
+				continue
+			}
+			o := out[(base+i)*nf : (base+i+1)*nf]
+			if err := r.data.extract(m.offset, &fields.root, o, 0); err != nil {
+				clear(o)
+				*m = Match{}
+				if first == nil {
+					first = err
+				}
+			}
+		}
+	}
+	runtime.KeepAlive(r)
+	return first
+}
+
+func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
