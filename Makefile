@@ -2,7 +2,7 @@
 GO      ?= go
 BIN     := bin
 SHARED  ?= ../shared
-FUZZTIME ?= 8s
+FUZZTIME ?= 6s
 export GOFLAGS ?= -buildvcs=false
 
 .PHONY: all build test unit race fuzz bench demo lint fmt deps clean
@@ -23,11 +23,11 @@ deps:
 	fi
 	$(GO) mod download
 
-# test is what CI runs: vet, every test (with the race detector), and a short
-# run of every fuzz target.
-test: deps build
-	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 20m ./...
+# test is what CI runs: every test with the race detector (go test also runs
+# the main vet checks), then a short run of every fuzz target. "make lint"
+# runs the full vet and gofmt.
+test: deps
+	$(GO) test -race -count=1 -timeout 25m ./...
 	FUZZTIME=$(FUZZTIME) ./.ci/fuzz.sh
 
 unit:

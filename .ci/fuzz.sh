@@ -5,14 +5,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzztime=${FUZZTIME:-8s}
 status=0
+passed=0
+failed=0
 while IFS= read -r file; do
   dir=$(dirname "$file")
   for name in $(grep -oE '^func (Fuzz[A-Za-z0-9_]+)\(' "$file" | sed -E 's/^func (Fuzz[A-Za-z0-9_]+)\(/\1/'); do
     echo "fuzz: ./$dir $name ($fuzztime)"
-    if ! go test -run='^$' -fuzz="^${name}\$" -fuzztime="$fuzztime" "./$dir" >"/tmp/fuzz-$name.log" 2>&1; then
-      cat "/tmp/fuzz-$name.log"
+    log=$(mktemp)
+    if go test -run='^$' -fuzz="^${name}\$" -fuzztime="$fuzztime" "./$dir" >"$log" 2>&1; then
+      passed=$((passed + 1))
+      grep -E '^fuzz: elapsed' "$log" | tail -n 1
+    else
+      cat "$log"
+      failed=$((failed + 1))
       status=1
     fi
+    rm -f "$log"
   done
 done < <(grep -rlE '^func Fuzz' --include='*_test.go' . | sed 's|^\./||' | sort)
+echo "fuzzing: $passed passed, $failed failed"
 exit $status

@@ -54,7 +54,7 @@ type Reader struct {
 	meta     Metadata
 	tree     searchTree
 	freeTree func() // releases a copy of the search tree, or nil
-	metaOff  int // offset of the metadata map (after the marker)
+	metaOff  int    // offset of the metadata map (after the marker)
 	unmapped *atomic.Bool
 	mapped   bool
 }
