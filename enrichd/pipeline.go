@@ -582,6 +582,9 @@ func (w *worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 		}
 		views := rw.views[:n]
 		t.LookupBatch(keys, views)
+		// Fetch every row whole now, so that their misses overlap instead
+		// of stalling the encoder row by row.
+		reader.TouchRows(views)
 		for i := range views {
 			if keys[i] != nil && views[i].Len() > 0 {
 				hit[i] = true
