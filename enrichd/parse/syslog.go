@@ -376,11 +376,32 @@ func ts3164Len(b []byte) int {
 // year for a January timestamp received in December. Fractions are
 // truncated to milliseconds.
 func AppendTimestampRFC3339(dst []byte, ev *Event, now time.Time) []byte {
+	if isUTCMilli(ev.Timestamp) {
+		// Already in the output form (what most RFC 5424 senders send):
+		// copy it through.
+		return append(dst, ev.Timestamp...)
+	}
 	t, ok := parseTimestamp(ev.Timestamp, now)
 	if !ok {
 		t = now
 	}
 	return appendRFC3339Milli(dst, t.UTC())
+}
+
+// isUTCMilli reports whether b is exactly YYYY-MM-DDTHH:MM:SS.mmmZ with a
+// valid date and time.
+func isUTCMilli(b []byte) bool {
+	if len(b) != 24 || b[17] > '5' || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' || b[19] != '.' || b[23] != 'Z' {
+		return false
+	}
+	for _, i := range [...]int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22} {
+		if !isDigit(b[i]) {
+			return false
+		}
+	}
+	year := num2(b[0])*1000 + num2(b[1])*100 + num2(b[2])*10 + num2(b[3])
+	return validDate(year, num2(b[5])*10+num2(b[6]), num2(b[8])*10+num2(b[9]),
+		num2(b[11])*10+num2(b[12]), num2(b[14])*10+num2(b[15]), num2(b[17])*10+num2(b[18]))
 }
 
 func parseTimestamp(b []byte, now time.Time) (time.Time, bool) {

@@ -1,0 +1,93 @@
+// Package serve answers table lookups for clients that are not enrichd
+// pipelines: an HTTP JSON API (for Logstash's http filter and anything
+// else that speaks HTTP) and a read-only memcached text-protocol listener
+// (for Logstash's memcached filter and memcached clients). Both read the
+// live table set of a running enrichd, so they always see the current
+// version of every table.
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/netip"
+	"unsafe"
+
+	"github.com/lutkit/lutkit/enrichd/parse"
+	"github.com/lutkit/lutkit/format"
+	"github.com/lutkit/lutkit/reader"
+	"github.com/lutkit/lutkit/reader/mmdb"
+)
+
+// bstr views b as a string without copying; b must not change while the
+// string is in use.
+func bstr(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// sbytes views s as a byte slice without copying; it must not be written.
+func sbytes(s string) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+// appendRow appends the row as a JSON object of column name -> string.
+func appendRow(dst []byte, cols []string, v reader.View) []byte {
+	dst = append(dst, '{')
+	for i, c := range cols {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = parse.AppendStringS(dst, c)
+		dst = append(dst, ':')
+		dst = parse.AppendString(dst, v.Col(i))
+	}
+	return append(dst, '}')
+}
+
+// tableKey turns a client key into the table's lookup key: for a table
+// with several key columns the parts, joined by sep in the request, are
+// joined by format.KeySeparator. It appends to buf when it has to rewrite.
+func tableKey(t *reader.Table, key []byte, sep []byte, buf []byte) []byte {
+	if len(t.KeyColumns()) < 2 || len(sep) == 0 || bytes.IndexByte(key, format.KeySeparator) >= 0 {
+		return key
+	}
+	buf = buf[:0]
+	for {
+		i := bytes.Index(key, sep)
+		if i < 0 {
+			return append(buf, key...)
+		}
+		buf = append(buf, key[:i]...)
+		buf = append(buf, format.KeySeparator)
+		key = key[i+len(sep):]
+	}
+}
+
+// appendRecord looks an address up in an .mmdb table and appends
+// {"network":..., "record":{...}}. It reports false when the address is
+// not found (nothing is appended) and returns an error for a key that is
+// not an IP address.
+func appendRecord(dst []byte, m *mmdb.Reader, key []byte) ([]byte, bool, error) {
+	ip, err := netip.ParseAddr(bstr(key))
+	if err != nil {
+		return dst, false, err
+	}
+	match, rec, err := m.LookupRecord(ip)
+	if err != nil || !match.Found() {
+		return dst, false, err
+	}
+	js, err := json.Marshal(rec)
+	if err != nil {
+		return dst, false, err
+	}
+	dst = append(dst, `{"network":`...)
+	dst = parse.AppendStringS(dst, match.Prefix().String())
+	dst = append(dst, `,"record":`...)
+	dst = append(dst, js...)
+	return append(dst, '}'), true, nil
+}

@@ -1,0 +1,486 @@
+package serve
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/lutkit/lutkit/enrichd/parse"
+	"github.com/lutkit/lutkit/tables"
+)
+
+// HTTPOptions configure the HTTP lookup API.
+type HTTPOptions struct {
+	// Token, when set, must be presented as "Authorization: Bearer TOKEN"
+	// on every /v1/ request.
+	Token string
+	// Listen is the address the HTTP server is bound to. When it is not a
+	// loopback address and Token is empty, the API refuses every request
+	// (403): tables must not be readable from the network without a token.
+	Listen string
+	// MaxBatchBytes bounds a _batch request body (default 16 MiB).
+	MaxBatchBytes int
+}
+
+// DefaultMaxBatchBytes is the default bound on a _batch body.
+const DefaultMaxBatchBytes = 16 << 20
+
+// API is the HTTP lookup API:
+//
+//	GET  /v1/tables                 the tables: name, kind, rows, generation, digest
+//	GET  /v1/tables/NAME/KEY        the row as {"column":"value",...}; 404 when absent.
+//	                                An .mmdb table takes an address and answers
+//	                                {"network":"...","record":{...}}.
+//	POST /v1/tables/NAME/_batch     a JSON array of keys, or one key per line;
+//	                                answers a JSON array with the row (or null) per key.
+//
+// Composite keys are given with their parts joined by "," (or by the
+// "sep" query parameter).
+type API struct {
+	set      *tables.Set
+	token    []byte
+	disabled bool
+	maxBatch int
+	pool     sync.Pool
+}
+
+type httpBuf struct {
+	out  []byte
+	key  []byte
+	body []byte
+	keys [][]byte
+}
+
+var (
+	ctJSON  = []string{"application/json"}
+	noSniff = []string{"nosniff"}
+)
+
+// NewAPI returns the API over set.
+func NewAPI(set *tables.Set, opts HTTPOptions) *API {
+	a := &API{set: set, token: []byte(opts.Token), maxBatch: opts.MaxBatchBytes}
+	if a.maxBatch <= 0 {
+		a.maxBatch = DefaultMaxBatchBytes
+	}
+	if opts.Token == "" && opts.Listen != "" && !IsLoopback(opts.Listen) {
+		a.disabled = true
+	}
+	a.pool.New = func() any { return &httpBuf{out: make([]byte, 0, 4096), key: make([]byte, 0, 256)} }
+	return a
+}
+
+// Disabled reports whether the API refuses every request because it is
+// bound to a non-loopback address without a token.
+func (a *API) Disabled() bool { return a.disabled }
+
+// IsLoopback reports whether the HOST:PORT address binds only loopback
+// interfaces ("localhost", 127.0.0.0/8, ::1).
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Handler returns a handler serving the API under /v1/ and next for every
+// other path (the daemon's metrics and health endpoints).
+func (a *API) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/v1" {
+			a.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func httpError(w http.ResponseWriter, code int, msg string) {
+	h := w.Header()
+	h["Content-Type"] = ctJSON
+	h["X-Content-Type-Options"] = noSniff
+	w.WriteHeader(code)
+	b := make([]byte, 0, len(msg)+16)
+	b = append(b, `{"error":`...)
+	b = parse.AppendStringS(b, msg)
+	b = append(b, "}\n"...)
+	w.Write(b)
+}
+
+func (a *API) authorized(r *http.Request) bool {
+	if len(a.token) == 0 {
+		return true
+	}
+	v := r.Header["Authorization"]
+	if len(v) != 1 || len(v[0]) < 7 || !strings.EqualFold(v[0][:7], "bearer ") {
+		return false
+	}
+	return subtle.ConstantTimeCompare(sbytes(strings.TrimSpace(v[0][7:])), a.token) == 1
+}
+
+// ServeHTTP serves /v1/ requests.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if a.disabled {
+		httpError(w, http.StatusForbidden, "the lookup API on a non-loopback address needs http.token or http.token_file")
+		return
+	}
+	if !a.authorized(r) {
+		w.Header()["Www-Authenticate"] = []string{`Bearer realm="enrichd"`}
+		httpError(w, http.StatusUnauthorized, "missing or wrong bearer token")
+		return
+	}
+	p := r.URL.Path
+	if p == "/v1/tables" || p == "/v1/tables/" {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			httpError(w, http.StatusMethodNotAllowed, "use GET")
+			return
+		}
+		a.list(w)
+		return
+	}
+	rest, ok := strings.CutPrefix(p, "/v1/tables/")
+	if !ok {
+		httpError(w, http.StatusNotFound, "no such endpoint")
+		return
+	}
+	name, key, ok := strings.Cut(rest, "/")
+	if !ok || name == "" || key == "" {
+		httpError(w, http.StatusNotFound, "use /v1/tables/NAME/KEY")
+		return
+	}
+	sep := querySep(r.URL.RawQuery)
+	if key == "_batch" {
+		if r.Method != http.MethodPost {
+			httpError(w, http.StatusMethodNotAllowed, "use POST")
+			return
+		}
+		a.batch(w, r, name, sep)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		httpError(w, http.StatusMethodNotAllowed, "use GET")
+		return
+	}
+	a.get(w, name, key, sep)
+}
+
+// querySep returns the "sep" query parameter (default ","), unescaped.
+func querySep(q string) string {
+	for q != "" {
+		var kv string
+		kv, q, _ = strings.Cut(q, "&")
+		if v, ok := strings.CutPrefix(kv, "sep="); ok {
+			if strings.ContainsAny(v, "%+") {
+				if u, err := unescapeQuery(v); err == nil && u != "" {
+					return u
+				}
+			}
+			if v != "" {
+				return v
+			}
+		}
+	}
+	return ","
+}
+
+func (a *API) get(w http.ResponseWriter, name, key, sep string) {
+	snap := a.set.Acquire()
+	defer snap.Release()
+	hb := a.pool.Get().(*httpBuf)
+	defer a.pool.Put(hb)
+	if t := snap.LUT(name); t != nil {
+		hb.key = tableKey(t, sbytes(key), sbytes(sep), hb.key)
+		v, ok := t.Lookup(hb.key)
+		if !ok {
+			httpError(w, http.StatusNotFound, "not found")
+			return
+		}
+		hb.out = append(appendRow(hb.out[:0], t.Columns(), v), '\n')
+		w.Header()["Content-Type"] = ctJSON
+		w.Write(hb.out)
+		return
+	}
+	if m := snap.MMDB(name); m != nil {
+		out, ok, err := appendRecord(hb.out[:0], m, sbytes(key))
+		hb.out = out
+		if err != nil {
+			httpError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		if !ok {
+			httpError(w, http.StatusNotFound, "not found")
+			return
+		}
+		hb.out = append(hb.out, '\n')
+		w.Header()["Content-Type"] = ctJSON
+		w.Write(hb.out)
+		return
+	}
+	httpError(w, http.StatusNotFound, "no such table")
+}
+
+func (a *API) list(w http.ResponseWriter) {
+	snap := a.set.Acquire()
+	defer snap.Release()
+	b := make([]byte, 0, 1024)
+	b = append(b, '[')
+	for i, n := range snap.Names() {
+		st, ok := snap.Table(n)
+		if !ok {
+			continue
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = parse.AppendStringS(b, st.Name)
+		b = append(b, `,"kind":`...)
+		b = parse.AppendStringS(b, string(st.Kind))
+		b = append(b, `,"rows":`...)
+		b = strconv.AppendInt(b, st.Rows, 10)
+		b = append(b, `,"generation":`...)
+		b = strconv.AppendUint(b, st.Generation, 10)
+		b = append(b, `,"digest":`...)
+		b = parse.AppendStringS(b, st.Digest)
+		b = append(b, '}')
+	}
+	b = append(b, "]\n"...)
+	w.Header()["Content-Type"] = ctJSON
+	w.Write(b)
+}
+
+var errTooLarge = errors.New("request body too large")
+
+func (a *API) batch(w http.ResponseWriter, r *http.Request, name, sep string) {
+	hb := a.pool.Get().(*httpBuf)
+	defer a.pool.Put(hb)
+	body, err := readBody(hb.body[:0], r.Body, a.maxBatch)
+	hb.body = body
+	if err != nil {
+		if err == errTooLarge {
+			httpError(w, http.StatusRequestEntityTooLarge, err.Error())
+		} else {
+			httpError(w, http.StatusBadRequest, err.Error())
+		}
+		return
+	}
+	keys, err := splitKeys(hb.keys[:0], body)
+	hb.keys = keys
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	snap := a.set.Acquire()
+	defer snap.Release()
+	t, m := snap.LUT(name), snap.MMDB(name)
+	if t == nil && m == nil {
+		httpError(w, http.StatusNotFound, "no such table")
+		return
+	}
+	out := append(hb.out[:0], '[')
+	for i, k := range keys {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if k == nil {
+			out = append(out, "null"...)
+			continue
+		}
+		if t != nil {
+			hb.key = tableKey(t, k, sbytes(sep), hb.key)
+			if v, ok := t.Lookup(hb.key); ok {
+				out = appendRow(out, t.Columns(), v)
+			} else {
+				out = append(out, "null"...)
+			}
+			continue
+		}
+		var ok bool
+		out, ok, _ = appendRecord(out, m, k)
+		if !ok {
+			out = append(out, "null"...)
+		}
+	}
+	out = append(out, "]\n"...)
+	hb.out = out
+	w.Header()["Content-Type"] = ctJSON
+	w.Write(out)
+}
+
+func readBody(dst []byte, r io.Reader, limit int) ([]byte, error) {
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if len(dst) > limit {
+			return dst, errTooLarge
+		}
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+}
+
+// splitKeys splits a _batch body: a JSON array of keys (strings, numbers
+// or null), or one key per line (blank lines skipped, "\r\n" allowed).
+// The keys alias body (JSON escapes are decoded in place). A null key is
+// returned as nil.
+func splitKeys(keys [][]byte, body []byte) ([][]byte, error) {
+	trim := bytes.TrimLeft(body, " \t\r\n")
+	if len(trim) == 0 || trim[0] != '[' {
+		for len(body) > 0 {
+			var line []byte
+			line, body, _ = bytes.Cut(body, []byte{'\n'})
+			line = bytes.TrimSuffix(line, []byte{'\r'})
+			if len(line) > 0 {
+				keys = append(keys, line)
+			}
+		}
+		return keys, nil
+	}
+	return parseKeyArray(keys, trim)
+}
+
+var errBadArray = errors.New("body must be a JSON array of strings (or numbers), or one key per line")
+
+func parseKeyArray(keys [][]byte, b []byte) ([][]byte, error) {
+	i := 1 // past '['
+	ws := func() {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+			i++
+		}
+	}
+	ws()
+	if i < len(b) && b[i] == ']' {
+		i++
+		ws()
+		if i != len(b) {
+			return keys, errBadArray
+		}
+		return keys, nil
+	}
+	for {
+		ws()
+		if i >= len(b) {
+			return keys, errBadArray
+		}
+		switch c := b[i]; {
+		case c == '"':
+			s, n, err := unquoteInPlace(b[i:])
+			if err != nil {
+				return keys, err
+			}
+			keys = append(keys, s)
+			i += n
+		case c == 'n' && bytes.HasPrefix(b[i:], []byte("null")):
+			keys = append(keys, nil)
+			i += 4
+		case c == '-' || (c >= '0' && c <= '9'):
+			j := i
+			for j < len(b) && (b[j] == '-' || b[j] == '+' || b[j] == '.' || b[j] == 'e' || b[j] == 'E' || (b[j] >= '0' && b[j] <= '9')) {
+				j++
+			}
+			keys = append(keys, b[i:j])
+			i = j
+		default:
+			return keys, errBadArray
+		}
+		ws()
+		if i >= len(b) {
+			return keys, errBadArray
+		}
+		if b[i] == ',' {
+			i++
+			continue
+		}
+		if b[i] != ']' {
+			return keys, errBadArray
+		}
+		i++
+		ws()
+		if i != len(b) {
+			return keys, errBadArray
+		}
+		return keys, nil
+	}
+}
+
+// unquoteInPlace decodes the JSON string starting at b[0] ('"') into b
+// itself and returns the decoded bytes and the length of the literal.
+func unquoteInPlace(b []byte) ([]byte, int, error) {
+	w := 1
+	for r := 1; r < len(b); {
+		c := b[r]
+		switch {
+		case c == '"':
+			return b[1:w], r + 1, nil
+		case c < 0x20:
+			return nil, 0, errors.New("control character in a JSON string")
+		case c != '\\':
+			b[w] = c
+			w++
+			r++
+			continue
+		}
+		if r+1 >= len(b) {
+			break
+		}
+		e := b[r+1]
+		r += 2
+		switch e {
+		case '"', '\\', '/':
+			b[w] = e
+		case 'b':
+			b[w] = '\b'
+		case 'f':
+			b[w] = '\f'
+		case 'n':
+			b[w] = '\n'
+		case 'r':
+			b[w] = '\r'
+		case 't':
+			b[w] = '\t'
+		case 'u':
+			if r+4 > len(b) {
+				return nil, 0, errBadArray
+			}
+			v, err := strconv.ParseUint(bstr(b[r:r+4]), 16, 32)
+			if err != nil {
+				return nil, 0, errBadArray
+			}
+			r += 4
+			ru := rune(v)
+			if ru >= 0xD800 && ru < 0xDC00 && r+6 <= len(b) && b[r] == '\\' && b[r+1] == 'u' {
+				if lo, err := strconv.ParseUint(bstr(b[r+2:r+6]), 16, 32); err == nil && lo >= 0xDC00 && lo < 0xE000 {
+					ru = 0x10000 + (ru-0xD800)<<10 + (rune(lo) - 0xDC00)
+					r += 6
+				}
+			}
+			// The UTF-8 encoding (at most 4 bytes) is never longer than
+			// the escape it replaces (6 or 12 bytes).
+			var tmp [4]byte
+			n := encodeRune(tmp[:], ru)
+			w += copy(b[w:], tmp[:n])
+			continue
+		default:
+			return nil, 0, errBadArray
+		}
+		w++
+	}
+	return nil, 0, errBadArray
+}
