@@ -100,16 +100,8 @@ func BuildTimeFromEnv() (time.Time, error) {
 	return time.Unix(sec, 0).UTC(), nil
 }
 
-// Meta is the content of the META section (JSON).
-type Meta struct {
-	Writer      string   `json:"writer"`
-	Key         []string `json:"key"`
-	FoldCase    bool     `json:"fold_case"`
-	OnDuplicate string   `json:"on_duplicate"`
-	SourceRows  int64    `json:"source_rows"`
-	SkippedRows int64    `json:"skipped_rows"`
-	Duplicates  int64    `json:"duplicates"`
-}
+// Meta is the META section: how the table was built.
+type Meta = format.Meta
 
 type entry struct {
 	hash uint64

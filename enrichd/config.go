@@ -16,14 +16,15 @@ import (
 
 // Config is a parsed and validated enrichd configuration.
 type Config struct {
-	File     string // the file it was read from ("" for flags)
-	Inputs   []InputConfig
-	Tables   TablesConfig
-	Rules    []RuleConfig
-	Outputs  []OutputConfig
-	Pipeline PipelineConfig
-	HTTP     HTTPConfig
-	Log      LogConfig
+	File      string // the file it was read from ("" for flags)
+	Inputs    []InputConfig
+	Tables    TablesConfig
+	Rules     []RuleConfig
+	Outputs   []OutputConfig
+	Pipeline  PipelineConfig
+	HTTP      HTTPConfig
+	Memcached MemcachedConfig
+	Log       LogConfig
 	// ShutdownTimeout bounds the drain on SIGTERM; what is left after it
 	// is abandoned (and logged with its count).
 	ShutdownTimeout time.Duration
@@ -94,10 +95,22 @@ type PipelineConfig struct {
 	StructuredData bool   // write log.syslog.structured_data
 }
 
-// HTTPConfig is the metrics and health endpoint.
+// HTTPConfig is the metrics and health endpoint, and the table lookup
+// API (/v1/).
 type HTTPConfig struct {
 	Listen string
 	Pprof  bool // serve /debug/pprof/ too
+	// Token is the bearer token the lookup API requires (from http.token,
+	// or read from http.token_file). Without one, the API answers only on
+	// a loopback address.
+	Token string
+}
+
+// MemcachedConfig is the read-only memcached text-protocol listener.
+type MemcachedConfig struct {
+	Listen       string
+	DefaultTable string // table of keys given without "table:"
+	ValueColumn  string // answer this column's value instead of the row as JSON
 }
 
 // LogConfig sets up log/slog.
@@ -231,7 +244,21 @@ func parseConfig(path string, data []byte, opts LoadOptions) (*Config, error) {
 			p.fields(v, "http", map[string]func(k, v *yaml.Node){
 				"listen": func(k, v *yaml.Node) { cfg.HTTP.Listen = p.addr(v, "http.listen") },
 				"pprof":  func(k, v *yaml.Node) { cfg.HTTP.Pprof = p.bool(v, "http.pprof") },
+				"token":  func(k, v *yaml.Node) { cfg.HTTP.Token = p.token(v, "http.token", "") },
+				"token_file": func(k, v *yaml.Node) {
+					cfg.HTTP.Token = p.token(v, "http.token_file", filepath.Dir(path))
+				},
 			})
+		},
+		"memcached": func(k, v *yaml.Node) {
+			p.fields(v, "memcached", map[string]func(k, v *yaml.Node){
+				"listen":        func(k, v *yaml.Node) { cfg.Memcached.Listen = p.addr(v, "memcached.listen") },
+				"default_table": func(k, v *yaml.Node) { cfg.Memcached.DefaultTable = p.str(v, "memcached.default_table") },
+				"value_column":  func(k, v *yaml.Node) { cfg.Memcached.ValueColumn = p.str(v, "memcached.value_column") },
+			})
+			if cfg.Memcached.Listen == "" {
+				p.errf(v, "memcached.listen", "required (HOST:PORT)")
+			}
 		},
 		"log": func(k, v *yaml.Node) {
 			p.fields(v, "log", map[string]func(k, v *yaml.Node){
@@ -412,6 +439,28 @@ func (p *cparser) addr(v *yaml.Node, field string) string {
 		p.errf(v, field, "must be HOST:PORT: %v", err)
 	}
 	return s
+}
+
+// token reads a bearer token given inline (dir "") or in a file (a path
+// relative to dir); surrounding white space is dropped.
+func (p *cparser) token(v *yaml.Node, field, dir string) string {
+	s := p.str(v, field)
+	if s == "" || dir == "" {
+		return s
+	}
+	if !filepath.IsAbs(s) {
+		s = filepath.Join(dir, s)
+	}
+	b, err := os.ReadFile(s)
+	if err != nil {
+		p.errf(v, field, "%v", err)
+		return ""
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		p.errf(v, field, "%s is empty", s)
+	}
+	return t
 }
 
 func (p *cparser) strs(v *yaml.Node, field string) []string {
@@ -653,6 +702,9 @@ func (p *cparser) crossCheck(cfg *Config, root *yaml.Node) {
 	}
 	if len(cfg.Outputs) == 0 && !p.opts.NoOutputs {
 		p.errf(at("outputs"), "outputs", "at least one output is required")
+	}
+	if cfg.Memcached.Listen != "" && cfg.Tables.Path == "" {
+		p.errf(at("memcached"), "tables.path", "required for the memcached listener")
 	}
 	if len(cfg.Rules) > 0 && cfg.Tables.Path == "" {
 		p.errf(at("tables"), "tables.path", "required when there are rules")

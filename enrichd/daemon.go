@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lutkit/lutkit/enrichd/serve"
 	"github.com/lutkit/lutkit/tables"
 )
 
@@ -36,6 +37,8 @@ type Daemon struct {
 
 	httpLn  net.Listener
 	httpSrv *http.Server
+	mcLn    net.Listener
+	mc      *serve.Memcached
 
 	eventsOut    atomic.Uint64
 	outputErrors atomic.Uint64
@@ -152,6 +155,11 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 			return nil, fmt.Errorf("http: %w", err)
 		}
 	}
+	if cfg.Memcached.Listen != "" {
+		if d.mcLn, err = net.Listen("tcp", cfg.Memcached.Listen); err != nil {
+			return nil, fmt.Errorf("memcached: %w", err)
+		}
+	}
 	return d, nil
 }
 
@@ -185,6 +193,15 @@ func (d *Daemon) HTTPAddr() net.Addr {
 		return nil
 	}
 	return d.httpLn.Addr()
+}
+
+// MemcachedAddr returns the bound address of the memcached listener, or
+// nil.
+func (d *Daemon) MemcachedAddr() net.Addr {
+	if d.mcLn == nil {
+		return nil
+	}
+	return d.mcLn.Addr()
 }
 
 // Set returns the live table set (nil without tables).
@@ -221,8 +238,21 @@ func (d *Daemon) Run(ctx context.Context) error {
 		go d.workerLoop(&workWG, workDone)
 	}
 	if d.httpLn != nil {
-		d.httpSrv = &http.Server{Handler: d.httpHandler(), ReadHeaderTimeout: 5 * time.Second}
+		h := d.httpHandler()
+		if d.set != nil {
+			api := serve.NewAPI(d.set, serve.HTTPOptions{Token: d.cfg.HTTP.Token, Listen: d.cfg.HTTP.Listen})
+			if api.Disabled() {
+				d.log.Warn("the table lookup API (/v1/) is refused: http.listen is not a loopback address and no http.token is set")
+			}
+			h = api.Handler(h)
+		}
+		d.httpSrv = &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 		go d.httpSrv.Serve(d.httpLn)
+	}
+	if d.mcLn != nil {
+		mc := d.cfg.Memcached
+		d.mc = serve.NewMemcached(d.set, serve.MemcachedOptions{DefaultTable: mc.DefaultTable, ValueColumn: mc.ValueColumn, Logger: d.log})
+		go d.mc.Serve(d.mcLn)
 	}
 	for _, t := range d.tcpIns {
 		inWG.Add(1)
@@ -295,6 +325,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	for _, u := range d.udpIns {
 		u.conn.Close()
 	}
+	if d.mc != nil {
+		d.mc.Close()
+	}
 	if d.httpSrv != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		d.httpSrv.Shutdown(sctx)
@@ -325,6 +358,9 @@ func (d *Daemon) closeAll() {
 		}
 		if d.httpLn != nil {
 			d.httpLn.Close()
+		}
+		if d.mcLn != nil {
+			d.mcLn.Close()
 		}
 		if d.set != nil {
 			d.set.Close()

@@ -310,6 +310,18 @@ func DecodeSections(file []byte, h *Header) ([HighestSection + 1]Section, error)
 	return out, nil
 }
 
+// Meta is the content of the META section: how the table was built, as
+// JSON. Lookups never need it.
+type Meta struct {
+	Writer      string   `json:"writer"`
+	Key         []string `json:"key"`
+	FoldCase    bool     `json:"fold_case"`
+	OnDuplicate string   `json:"on_duplicate"`
+	SourceRows  int64    `json:"source_rows"`
+	SkippedRows int64    `json:"skipped_rows"`
+	Duplicates  int64    `json:"duplicates"`
+}
+
 // HighestSection is the highest section kind of this version.
 const HighestSection = SectionMeta
 

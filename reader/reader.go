@@ -83,15 +83,7 @@ type Table struct {
 }
 
 // Meta is the META section: how the table was built.
-type Meta struct {
-	Writer      string   `json:"writer"`
-	Key         []string `json:"key"`
-	FoldCase    bool     `json:"fold_case"`
-	OnDuplicate string   `json:"on_duplicate"`
-	SourceRows  int64    `json:"source_rows"`
-	SkippedRows int64    `json:"skipped_rows"`
-	Duplicates  int64    `json:"duplicates"`
-}
+type Meta = format.Meta
 
 // Options configure Open.
 type Options struct {

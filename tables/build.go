@@ -270,7 +270,7 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old *Manifes
 
 func buildLUT(t *TableConfig, out string, buildTime time.Time) error {
 	s := t.Sources[0]
-	delim, err := parseDelimiter(s.Delimiter)
+	delim, err := source.ParseDelimiter(s.Delimiter)
 	if err != nil {
 		return fmt.Errorf("source %s: %w", s.Resolved, err)
 	}

@@ -2,6 +2,7 @@ package tables
 
 import (
 	"fmt"
+	"github.com/lutkit/lutkit/compile/source"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -516,7 +517,7 @@ func (p *parser) sources(cfg *Config, t *TableConfig, n *yaml.Node) {
 func (p *parser) checkSource(t *TableConfig, s *SourceConfig, n *yaml.Node, field string) {
 	name := t.Name
 	if s.Delimiter != "" {
-		if _, err := parseDelimiter(s.Delimiter); err != nil {
+		if _, err := source.ParseDelimiter(s.Delimiter); err != nil {
 			p.errf(n, name, field+".delimiter", "%v", err)
 		}
 	}
@@ -580,20 +581,6 @@ func guessIPSourceType(s *SourceConfig) string {
 	return "list"
 }
 
-func parseDelimiter(s string) (rune, error) {
-	switch s {
-	case "":
-		return 0, nil
-	case `\t`, "tab", "\t":
-		return '\t', nil
-	}
-	r := []rune(s)
-	if len(r) != 1 || r[0] == '"' || r[0] == '\n' || r[0] == '\r' {
-		return 0, fmt.Errorf("delimiter %q must be a single character other than a quote or newline", s)
-	}
-	return r[0], nil
-}
-
 // ipSources converts the sources of an .mmdb table for the iptable
 // compiler.
 func ipSources(t *TableConfig) ([]iptable.Source, error) {
@@ -616,7 +603,7 @@ func ipSources(t *TableConfig) ([]iptable.Source, error) {
 		default:
 			return nil, fmt.Errorf("source %s: unknown type %q", s.Path, s.Type)
 		}
-		d, err := parseDelimiter(s.Delimiter)
+		d, err := source.ParseDelimiter(s.Delimiter)
 		if err != nil {
 			return nil, fmt.Errorf("source %s: %w", s.Path, err)
 		}

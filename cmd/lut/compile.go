@@ -91,24 +91,10 @@ below and "lut compile --help" in docs/mmdb.md.`,
 	return cmd
 }
 
-func parseDelimiter(s string) (rune, error) {
-	switch s {
-	case "":
-		return 0, nil
-	case `\t`, "tab", "\t":
-		return '\t', nil
-	}
-	r := []rune(s)
-	if len(r) != 1 || r[0] == '"' || r[0] == '\n' || r[0] == '\r' {
-		return 0, fmt.Errorf("--delimiter %q must be a single character other than a quote or newline", s)
-	}
-	return r[0], nil
-}
-
 func runCompile(cmd *cobra.Command, path string, fl *compileFlags) error {
-	delim, err := parseDelimiter(fl.delimiter)
+	delim, err := source.ParseDelimiter(fl.delimiter)
 	if err != nil {
-		return &exitError{code: 2, msg: "compile: " + err.Error()}
+		return &exitError{code: 2, msg: "compile: --" + err.Error()}
 	}
 	if len(fl.key) == 0 {
 		return &exitError{code: 2, msg: "compile: --key is required (the column to look rows up by)"}

@@ -77,3 +77,20 @@ type Writer interface {
 	// io.Writer).
 	Close() error
 }
+
+// ParseDelimiter reads a delimiter as users write it: a single character,
+// or `\t` / "tab" for a tab. The empty string means the format's default
+// (zero).
+func ParseDelimiter(s string) (rune, error) {
+	switch s {
+	case "":
+		return 0, nil
+	case `\t`, "tab", "\t":
+		return '\t', nil
+	}
+	r := []rune(s)
+	if len(r) != 1 || r[0] == '"' || r[0] == '\n' || r[0] == '\r' {
+		return 0, fmt.Errorf("delimiter %q must be a single character other than a quote or newline", s)
+	}
+	return r[0], nil
+}

@@ -51,16 +51,18 @@ func appendRow(dst []byte, cols []string, v reader.View) []byte {
 
 // tableKey turns a client key into the table's lookup key: for a table
 // with several key columns the parts, joined by sep in the request, are
-// joined by format.KeySeparator. It appends to buf when it has to rewrite.
-func tableKey(t *reader.Table, key []byte, sep []byte, buf []byte) []byte {
+// joined by format.KeySeparator. It rewrites into buf when it has to and
+// returns the key and buf (grown).
+func tableKey(t *reader.Table, key []byte, sep []byte, buf []byte) ([]byte, []byte) {
 	if len(t.KeyColumns()) < 2 || len(sep) == 0 || bytes.IndexByte(key, format.KeySeparator) >= 0 {
-		return key
+		return key, buf
 	}
 	buf = buf[:0]
 	for {
 		i := bytes.Index(key, sep)
 		if i < 0 {
-			return append(buf, key...)
+			buf = append(buf, key...)
+			return buf, buf
 		}
 		buf = append(buf, key[:i]...)
 		buf = append(buf, format.KeySeparator)

@@ -199,8 +199,9 @@ func (a *API) get(w http.ResponseWriter, name, key, sep string) {
 	hb := a.pool.Get().(*httpBuf)
 	defer a.pool.Put(hb)
 	if t := snap.LUT(name); t != nil {
-		hb.key = tableKey(t, sbytes(key), sbytes(sep), hb.key)
-		v, ok := t.Lookup(hb.key)
+		var k []byte
+		k, hb.key = tableKey(t, sbytes(key), sbytes(sep), hb.key)
+		v, ok := t.Lookup(k)
 		if !ok {
 			httpError(w, http.StatusNotFound, "not found")
 			return
@@ -297,8 +298,9 @@ func (a *API) batch(w http.ResponseWriter, r *http.Request, name, sep string) {
 			continue
 		}
 		if t != nil {
-			hb.key = tableKey(t, k, sbytes(sep), hb.key)
-			if v, ok := t.Lookup(hb.key); ok {
+			var tk []byte
+			tk, hb.key = tableKey(t, k, sbytes(sep), hb.key)
+			if v, ok := t.Lookup(tk); ok {
 				out = appendRow(out, t.Columns(), v)
 			} else {
 				out = append(out, "null"...)
