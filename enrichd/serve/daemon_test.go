@@ -51,10 +51,21 @@ outputs: [{type: stdout}]
 http: {listen: "127.0.0.1:1", token_file: missing}
 memcached: {default_table: customers, colour: red}
 `))
-	for _, want := range []string{"enrichd.yaml:4:", "http.token_file", "memcached.listen: required", "memcached.colour: unknown field", "tables.path: required for the memcached listener"} {
+	for _, want := range []string{"enrichd.yaml:4:", "http.token_file", "memcached.listen: required", "memcached.colour: unknown field"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v lacks %q", err, want)
 		}
+	}
+}
+
+func TestConfigMemcachedNeedsTables(t *testing.T) {
+	_, err := enrichd.ParseConfig("enrichd.yaml", []byte(`
+inputs: [{type: tcp, listen: "127.0.0.1:0"}]
+outputs: [{type: stdout}]
+memcached: {listen: "127.0.0.1:11211"}
+`))
+	if err == nil || !strings.Contains(err.Error(), "tables.path: required for the memcached listener") {
+		t.Errorf("error: %v", err)
 	}
 }
 
