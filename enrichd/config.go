@@ -697,10 +697,13 @@ func (p *cparser) crossCheck(cfg *Config, root *yaml.Node) {
 		}
 		return root
 	}
-	if len(cfg.Inputs) == 0 && !p.opts.NoInputs {
-		p.errf(at("inputs"), "inputs", "at least one input is required")
+	// A daemon with no inputs is a lookup server: it needs the tables and
+	// the HTTP API or the memcached listener.
+	server := cfg.Tables.Path != "" && (cfg.Memcached.Listen != "" || cfg.HTTP.Listen != "")
+	if len(cfg.Inputs) == 0 && !p.opts.NoInputs && !server {
+		p.errf(at("inputs"), "inputs", "at least one input is required (or, to only serve lookups, tables.path with http.listen or memcached.listen)")
 	}
-	if len(cfg.Outputs) == 0 && !p.opts.NoOutputs {
+	if len(cfg.Outputs) == 0 && !p.opts.NoOutputs && len(cfg.Inputs) > 0 {
 		p.errf(at("outputs"), "outputs", "at least one output is required")
 	}
 	if cfg.Memcached.Listen != "" && cfg.Tables.Path == "" {
