@@ -300,9 +300,17 @@ func TestConfigErrors(t *testing.T) {
 	f("inputs: [{type: file, path: x}]\noutputs: [{type: stdout}]\ntables: {path: d}\nrules:\n  - table: t\n    field: a\n    columns: all\n    mmdb_fields: {a: b}\n", "e.yaml:7:14: rules[0].columns")
 	f("inputs: [{type: file, path: x}]\noutputs: [{type: stdout}]\npipeline:\n  flush_interval: soon\n", "e.yaml:4:19: pipeline.flush_interval")
 	f("inputs: [{type: file, path: x}]\noutputs: [{type: stdout}]\ntables: {path: d}\nrules:\n  - {table: t, field: a, target: x}\n  - {table: u, field: b, target: x.y}\n", "collides")
+	f("tables: {path: d}\n", "at least one input is required")
+	f("inputs: [{type: file, path: x}]\n", "at least one output is required")
 	_, err := ParseConfig("e.yaml", []byte("inputs: [{type: file, path: x}]\noutputs: [{type: stdout}]\n"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A lookup server needs neither inputs nor outputs.
+	for _, yml := range []string{"tables: {path: d}\nhttp: {listen: \"127.0.0.1:0\"}\n", "tables: {path: d}\nmemcached: {listen: \"127.0.0.1:0\"}\n"} {
+		if _, err := ParseConfig("e.yaml", []byte(yml)); err != nil {
+			t.Errorf("lookup-only config %q: %v", yml, err)
+		}
 	}
 }
 
