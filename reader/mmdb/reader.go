@@ -53,8 +53,7 @@ type Reader struct {
 	data     section // the data section
 	meta     Metadata
 	tree     searchTree
-	freeTree func() // releases a copy of the search tree, or nil
-	metaOff  int    // offset of the metadata map (after the marker)
+	metaOff  int // offset of the metadata map (after the marker)
 	unmapped *atomic.Bool
 	mapped   bool
 }
@@ -161,18 +160,8 @@ func OpenBytes(b []byte, opts ...Option) (r *Reader, err error) {
 		db.Close()
 		return nil, err
 	}
-	if len(r.tree.nodes) >= hugeTreeMin {
+	if len(r.tree.nodes) >= v4TopMin {
 		r.tree.buildV4Top()
-		if c, free := hugeCopy(r.tree.nodes); c != nil {
-			r.tree.nodes = c
-			flag := &atomic.Bool{}
-			r.freeTree = func() {
-				if flag.CompareAndSwap(false, true) {
-					free()
-				}
-			}
-			runtime.AddCleanup(r, func(f func()) { f() }, r.freeTree)
-		}
 	}
 	if o.verify {
 		if err := r.Verify(); err != nil {
@@ -183,9 +172,9 @@ func OpenBytes(b []byte, opts ...Option) (r *Reader, err error) {
 	return r, nil
 }
 
-// hugeTreeMin is the search tree size from which lookups walk a copy of the
-// tree on huge pages (see hugeCopy).
-const hugeTreeMin = 4 << 20
+// v4TopMin is the search tree size from which IPv4 lookups resolve their
+// first 16 bits through a table instead of 16 node reads.
+const v4TopMin = 4 << 20
 
 // Close releases the file mapping. Values that alias it become invalid.
 func (r *Reader) Close() error {
@@ -202,9 +191,6 @@ func (r *Reader) Close() error {
 	}
 	r.buf = nil
 	r.tree = searchTree{}
-	if r.freeTree != nil {
-		r.freeTree()
-	}
 	return err
 }
 

@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/netip"
 	"runtime"
-	"unsafe"
 )
 
 // notFound is the offset of a Match without a record.
@@ -284,5 +283,3 @@ func (r *Reader) LookupFieldsBatch(addrs []netip.Addr, fields *Fields, out []Val
 	runtime.KeepAlive(r)
 	return first
 }
-
-func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
