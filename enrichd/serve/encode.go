@@ -8,7 +8,6 @@ package serve
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/netip"
 	"unsafe"
 
@@ -79,17 +78,19 @@ func appendRecord(dst []byte, m *mmdb.Reader, key []byte) ([]byte, bool, error) 
 	if err != nil {
 		return dst, false, err
 	}
-	match, rec, err := m.LookupRecord(ip)
+	start := len(dst)
+	dst = append(dst, `{"network":"`...)
+	mark := len(dst)
+	dst = append(dst, `","record":`...)
+	dst, match, err := m.AppendRecordJSON(dst, ip)
 	if err != nil || !match.Found() {
-		return dst, false, err
+		return dst[:start], false, err
 	}
-	js, err := json.Marshal(rec)
-	if err != nil {
-		return dst, false, err
-	}
-	dst = append(dst, `{"network":`...)
-	dst = parse.AppendStringS(dst, match.Prefix().String())
-	dst = append(dst, `,"record":`...)
-	dst = append(dst, js...)
+	// The network is known only after the lookup: write it into its place.
+	var pfx [64]byte
+	p := match.Prefix().AppendTo(pfx[:0])
+	dst = append(dst, make([]byte, len(p))...) // grow by len(p) (no allocation when dst has room)
+	copy(dst[mark+len(p):], dst[mark:len(dst)-len(p)])
+	copy(dst[mark:], p)
 	return append(dst, '}'), true, nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
@@ -157,6 +158,9 @@ func TestHTTPMMDB(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &v); err != nil || v.Network == "" || len(v.Record) == 0 {
 		t.Errorf("%v: %s", err, body)
 	}
+	if p, err := netip.ParsePrefix(v.Network); err != nil || !p.Contains(netip.MustParseAddr("8.8.8.8")) {
+		t.Errorf("network %q does not hold 8.8.8.8 (%v)", v.Network, err)
+	}
 	if code, _ := httpDo(t, "GET", srv.URL+"/v1/tables/geo/not-an-ip", "", ""); code != 400 {
 		t.Errorf("bad address: %d", code)
 	}
@@ -218,5 +222,14 @@ func TestHTTPGetAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(1000, func() { api.ServeHTTP(w, req) }); n != 0 {
 		t.Errorf("%v allocations per GET, want 0", n)
+	}
+	if _, err := os.Stat(realMMDB); err != nil {
+		return
+	}
+	// An IP table: the record is written straight from the file.
+	ipReq := httptest.NewRequest("GET", "/v1/tables/geo/8.8.8.8", nil)
+	api.ServeHTTP(w, ipReq)
+	if n := testing.AllocsPerRun(1000, func() { api.ServeHTTP(w, ipReq) }); n != 0 {
+		t.Errorf("%v allocations per IP GET, want 0", n)
 	}
 }

@@ -25,6 +25,7 @@ func probeAll(r *Reader) {
 		ip := netip.MustParseAddr(s)
 		m, _ := r.LookupFields(ip, f, out)
 		_, _, _ = r.LookupRecord(ip)
+		_, _, _ = r.AppendRecordJSON(nil, ip)
 		if m.Found() {
 			_, _ = r.RecordAt(m.Offset())
 		}
