@@ -1,8 +1,9 @@
-package source
+package source_test
 
 import (
 	"bytes"
 	"errors"
+	"github.com/lutkit/lutkit/compile/source"
 	"io"
 	"testing"
 )
@@ -28,7 +29,7 @@ func FuzzCSV(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// A tiny buffer makes records cross buffer boundaries.
-		r, err := newCSVReaderSize(bytes.NewReader(data), "fuzz.csv", Options{}, nil, 7)
+		r, err := source.NewCSVReaderSize(bytes.NewReader(data), "fuzz.csv", source.Options{}, nil, 7)
 		if err != nil {
 			return
 		}
@@ -42,7 +43,7 @@ func FuzzCSV(f *testing.F) {
 			if err == io.EOF {
 				break
 			}
-			var re *RowError
+			var re *source.RowError
 			if errors.As(err, &re) {
 				if re.Line < 1 || re.Column < 0 || re.Column > len(cols)+len(data) {
 					t.Fatalf("bad position in %v", err)
@@ -68,7 +69,7 @@ func FuzzCSV(f *testing.F) {
 		}
 
 		var buf bytes.Buffer
-		w, err := NewWriter("csv", &buf, cols)
+		w, err := source.NewWriter("csv", &buf, cols)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +82,7 @@ func FuzzCSV(f *testing.F) {
 			t.Fatal(err)
 		}
 		encoded := buf.String()
-		r2, err := newCSVReaderSize(&buf, "again.csv", Options{}, nil, 13)
+		r2, err := source.NewCSVReaderSize(&buf, "again.csv", source.Options{}, nil, 13)
 		if err != nil {
 			t.Fatalf("re-reading %q: %v", encoded, err)
 		}

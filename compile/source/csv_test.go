@@ -1,9 +1,11 @@
-package source
+package source_test
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/lutkit/lutkit/compile/source"
+	"github.com/lutkit/lutkit/compile/source/sourcetest"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -16,56 +18,12 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
-// result is everything a reader produced, in a comparable form.
-type result struct {
-	Columns []string
-	Rows    []string // fields joined with "|", prefixed with the line: "3:a|b"
-	Errs    []string
-}
-
-// readAll reads r to the end, continuing after row errors.
-func readAll(t testing.TB, r Reader) result {
-	t.Helper()
-	res := result{Columns: r.Columns()}
-	for i := 0; ; i++ {
-		if i > 1e6 {
-			t.Fatal("reader does not end")
-		}
-		fields, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		var re *RowError
-		if errors.As(err, &re) {
-			if re.Line != r.Line() {
-				t.Errorf("RowError line %d, Line() %d", re.Line, r.Line())
-			}
-			res.Errs = append(res.Errs, err.Error())
-			continue
-		}
-		if err != nil {
-			res.Errs = append(res.Errs, "final: "+err.Error())
-			break
-		}
-		strs := make([]string, len(fields))
-		for j, f := range fields {
-			strs[j] = string(f)
-		}
-		res.Rows = append(res.Rows, fmt.Sprintf("%d:%s", r.Line(), strings.Join(strs, "|")))
-	}
-	// Once done, a reader keeps saying so.
-	if _, err := r.Next(); err == nil {
-		t.Error("Next after the end returned a row")
-	}
-	return res
-}
-
 type csvCase struct {
 	name    string
 	in      string
 	file    string // name given to the reader; default "t.csv"
-	opts    Options
-	want    result
+	opts    source.Options
+	want    sourcetest.Result
 	openErr string
 }
 
@@ -73,165 +31,165 @@ var csvCases = []csvCase{
 	{
 		name: "simple",
 		in:   "a,b,c\n1,2,3\n4,5,6\n",
-		want: result{Columns: []string{"a", "b", "c"}, Rows: []string{"2:1|2|3", "3:4|5|6"}},
+		want: sourcetest.Result{Columns: []string{"a", "b", "c"}, Rows: []string{"2:1|2|3", "3:4|5|6"}},
 	},
 	{
 		name: "no final newline",
 		in:   "a,b\n1,2\n3,4",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2", "3:3|4"}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2", "3:3|4"}},
 	},
 	{
 		name: "CRLF",
 		in:   "a,b\r\n1,2\r\n3,4\r\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2", "3:3|4"}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2", "3:3|4"}},
 	},
 	{
 		name: "CR at EOF",
 		in:   "a,b\r\n1,2\r",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"}},
 	},
 	{
 		name: "lone CR kept in field",
 		in:   "a,b\nx\ry,z\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:x\ry|z"}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:x\ry|z"}},
 	},
 	{
 		name: "BOM",
 		in:   "\xEF\xBB\xBFa,b\n1,2\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"}},
 	},
 	{
 		name: "BOM only at start",
 		in:   "a,b\n\xEF\xBB\xBF1,2\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:\xEF\xBB\xBF1|2"}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:\xEF\xBB\xBF1|2"}},
 	},
 	{
 		name: "quoted delimiter",
 		in:   "name,city\n\"Smith, John\",\"Port Lisa\"\n",
-		want: result{Columns: []string{"name", "city"}, Rows: []string{"2:Smith, John|Port Lisa"}},
+		want: sourcetest.Result{Columns: []string{"name", "city"}, Rows: []string{"2:Smith, John|Port Lisa"}},
 	},
 	{
 		name: "doubled quotes",
 		in:   "a,b\n\"say \"\"hi\"\"\",\"\"\"\"\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{`2:say "hi"|"`}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{`2:say "hi"|"`}},
 	},
 	{
 		name: "empty quoted",
 		in:   "a,b\n\"\",x\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:|x"}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:|x"}},
 	},
 	{
 		name: "newline in quotes",
 		in:   "a,b\n\"line1\nline2\",x\n\"c\r\nd\",y\nlast,z\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:line1\nline2|x", "4:c\r\nd|y", "6:last|z"}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:line1\nline2|x", "4:c\r\nd|y", "6:last|z"}},
 	},
 	{
 		name: "quoted last field CRLF",
 		in:   "a,b\r\n1,\"2\"\r\n3,\"4\"",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2", "3:3|4"}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2", "3:3|4"}},
 	},
 	{
 		name: "quoted header",
 		in:   "\"a,1\",\"b\"\"\"\nx,y\n",
-		want: result{Columns: []string{"a,1", `b"`}, Rows: []string{"2:x|y"}},
+		want: sourcetest.Result{Columns: []string{"a,1", `b"`}, Rows: []string{"2:x|y"}},
 	},
 	{
 		name: "empty fields",
 		in:   "a,b,c\n,,\n1,,\n",
-		want: result{Columns: []string{"a", "b", "c"}, Rows: []string{"2:||", "3:1||"}},
+		want: sourcetest.Result{Columns: []string{"a", "b", "c"}, Rows: []string{"2:||", "3:1||"}},
 	},
 	{
 		name: "spaces kept",
 		in:   "a,b\n  x , y \n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:  x | y "}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:  x | y "}},
 	},
 	{
 		name: "unicode",
 		in:   "名前,città\nЖуков,Zürich 🚀\n",
-		want: result{Columns: []string{"名前", "città"}, Rows: []string{"2:Жуков|Zürich 🚀"}},
+		want: sourcetest.Result{Columns: []string{"名前", "città"}, Rows: []string{"2:Жуков|Zürich 🚀"}},
 	},
 	{
 		name: "TSV by name",
 		file: "t.tsv",
 		in:   "a\tb\nx,1\t\"y\"\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:x,1|y"}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:x,1|y"}},
 	},
 	{
 		name: "TSV by format",
-		opts: Options{Format: "tsv"},
+		opts: source.Options{Format: "tsv"},
 		in:   "a\tb\n1\t2\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"}},
 	},
 	{
 		name: "custom delimiter",
-		opts: Options{Delimiter: ';'},
+		opts: source.Options{Delimiter: ';'},
 		in:   "a;b\n1,5;\"x;y\"\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1,5|x;y"}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1,5|x;y"}},
 	},
 	{
 		name: "no header row",
-		opts: Options{Header: []string{"k", "v"}},
+		opts: source.Options{Header: []string{"k", "v"}},
 		in:   "1,2\n3,4\n",
-		want: result{Columns: []string{"k", "v"}, Rows: []string{"1:1|2", "2:3|4"}},
+		want: sourcetest.Result{Columns: []string{"k", "v"}, Rows: []string{"1:1|2", "2:3|4"}},
 	},
 	{
 		name: "no header row, BOM",
-		opts: Options{Header: []string{"k"}},
+		opts: source.Options{Header: []string{"k"}},
 		in:   "\xEF\xBB\xBFx\n",
-		want: result{Columns: []string{"k"}, Rows: []string{"1:x"}},
+		want: sourcetest.Result{Columns: []string{"k"}, Rows: []string{"1:x"}},
 	},
 	{
 		name: "header only",
 		in:   "a,b\n",
-		want: result{Columns: []string{"a", "b"}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}},
 	},
 	{
 		name: "header only, no newline",
 		in:   "a,b",
-		want: result{Columns: []string{"a", "b"}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}},
 	},
 	{
 		name: "trailing blank lines are not rows",
 		in:   "a,b\n1,2\n\n\r\n\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"}},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"}},
 	},
 	{
 		name: "trailing blank line with lone CR",
 		in:   "a\n1\n\n\r",
-		want: result{Columns: []string{"a"}, Rows: []string{"2:1"}},
+		want: sourcetest.Result{Columns: []string{"a"}, Rows: []string{"2:1"}},
 	},
 	{
 		name: "blank line in the middle",
 		in:   "a,b\n1,2\n\n3,4\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2", "4:3|4"},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2", "4:3|4"},
 			Errs: []string{"t.csv:3: expected 2 fields, found 1 (blank line)"}},
 	},
 	{
 		name: "blank lines in a single-column table",
 		in:   "a\n1\n\r\n\n2\n\n",
-		want: result{Columns: []string{"a"}, Rows: []string{"2:1", "3:", "4:", "5:2"}},
+		want: sourcetest.Result{Columns: []string{"a"}, Rows: []string{"2:1", "3:", "4:", "5:2"}},
 	},
 	{
 		name: "quoted empty single column",
 		in:   "a\n\"\"\nx\n\"\"\n",
-		want: result{Columns: []string{"a"}, Rows: []string{"2:", "3:x", "4:"}},
+		want: sourcetest.Result{Columns: []string{"a"}, Rows: []string{"2:", "3:x", "4:"}},
 	},
 	{
 		name: "too few fields",
 		in:   "a,b,c\n1,2\n4,5,6\n",
-		want: result{Columns: []string{"a", "b", "c"}, Rows: []string{"3:4|5|6"},
+		want: sourcetest.Result{Columns: []string{"a", "b", "c"}, Rows: []string{"3:4|5|6"},
 			Errs: []string{"t.csv:2: expected 3 fields, found 2"}},
 	},
 	{
 		name: "too many fields",
 		in:   "a,b\n1,2,3\n4,5\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"3:4|5"},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"3:4|5"},
 			Errs: []string{"t.csv:2: expected 2 fields, found 3"}},
 	},
 	{
 		name: "invalid UTF-8",
 		in:   "Index,Company\n1,Acme\n2,Ac\xffme\n3,\"x\xc3\"\n4,ok\n",
-		want: result{Columns: []string{"Index", "Company"}, Rows: []string{"2:1|Acme", "5:4|ok"},
+		want: sourcetest.Result{Columns: []string{"Index", "Company"}, Rows: []string{"2:1|Acme", "5:4|ok"},
 			Errs: []string{
 				"t.csv:3:2: invalid UTF-8 in field 2 (Company)",
 				"t.csv:4:2: invalid UTF-8 in field 2 (Company)",
@@ -240,55 +198,55 @@ var csvCases = []csvCase{
 	{
 		name: "bare quote",
 		in:   "a,b,c\n1,x\"y,3\n4,5,6\n",
-		want: result{Columns: []string{"a", "b", "c"}, Rows: []string{"3:4|5|6"},
+		want: sourcetest.Result{Columns: []string{"a", "b", "c"}, Rows: []string{"3:4|5|6"},
 			Errs: []string{"t.csv:2:2: bare quote in unquoted field"}},
 	},
 	{
 		name: "bare quote at end of line",
 		in:   "a,b\n1,2\"\n3,4\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"3:3|4"},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"3:3|4"},
 			Errs: []string{"t.csv:2:2: bare quote in unquoted field"}},
 	},
 	{
 		name: "bare quote on last line",
 		in:   "a,b\n1,2\n3,4\"",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"},
 			Errs: []string{"t.csv:3:2: bare quote in unquoted field"}},
 	},
 	{
 		name: "extraneous character after quote",
 		in:   "a,b\n\"x\"y,2\n3,4\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"3:3|4"},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"3:3|4"},
 			Errs: []string{"t.csv:2:1: extraneous character after closing quote"}},
 	},
 	{
 		name: "extraneous character after quote at end of line",
 		in:   "a,b\n1,\"x\"y\r\n3,4\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"3:3|4"},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"3:3|4"},
 			Errs: []string{"t.csv:2:2: extraneous character after closing quote"}},
 	},
 	{
 		name: "error line after multi-line row",
 		in:   "a,b\n\"1\n2\n3\",x\n1,2,3\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1\n2\n3|x"},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1\n2\n3|x"},
 			Errs: []string{"t.csv:5: expected 2 fields, found 3"}},
 	},
 	{
 		name: "unterminated quote",
 		in:   "a,b\n1,2\n3,\"abc\n4,5\n6,7\n",
-		want: result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"},
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"},
 			Errs: []string{"t.csv:3:2: unterminated quoted field starting at line 3"}},
 	},
 	{
 		name: "unterminated quote after newline in an earlier field",
 		in:   "a,b\n\"x\ny\",\"abc\n",
-		want: result{Columns: []string{"a", "b"},
+		want: sourcetest.Result{Columns: []string{"a", "b"},
 			Errs: []string{"t.csv:2:2: unterminated quoted field starting at line 3"}},
 	},
 	{
 		name: "several errors in a row: first one reported",
 		in:   "a,b\nx\"y,\xff,3\n",
-		want: result{Columns: []string{"a", "b"},
+		want: sourcetest.Result{Columns: []string{"a", "b"},
 			Errs: []string{"t.csv:2:1: bare quote in unquoted field"}},
 	},
 	{
@@ -298,7 +256,7 @@ var csvCases = []csvCase{
 	},
 	{
 		name:    "duplicate Options.Header",
-		opts:    Options{Header: []string{"x", "x"}},
+		opts:    source.Options{Header: []string{"x", "x"}},
 		in:      "1,2\n",
 		openErr: `t.csv: duplicate column name "x" (columns 1 and 2)`,
 	},
@@ -329,13 +287,13 @@ var csvCases = []csvCase{
 	},
 	{
 		name:    "bad delimiter",
-		opts:    Options{Delimiter: '"'},
+		opts:    source.Options{Delimiter: '"'},
 		in:      "a\n",
 		openErr: `t.csv: invalid delimiter '"'`,
 	},
 	{
 		name:    "multi-byte delimiter",
-		opts:    Options{Delimiter: '§'},
+		opts:    source.Options{Delimiter: '§'},
 		in:      "a\n",
 		openErr: `t.csv: delimiter '§' is not a single-byte character`,
 	},
@@ -347,8 +305,8 @@ func runCSVCase(t *testing.T, tc csvCase, wrap func(io.Reader) io.Reader, bufSiz
 	if name == "" {
 		name = "t.csv"
 	}
-	var r Reader
-	cr, err := newCSVReaderSize(wrap(strings.NewReader(tc.in)), name, tc.opts, nil, bufSize)
+	var r source.Reader
+	cr, err := source.NewCSVReaderSize(wrap(strings.NewReader(tc.in)), name, tc.opts, nil, bufSize)
 	if err == nil {
 		r = cr
 	}
@@ -362,7 +320,7 @@ func runCSVCase(t *testing.T, tc csvCase, wrap func(io.Reader) io.Reader, bufSiz
 		t.Fatal(err)
 	}
 	defer r.Close()
-	got := readAll(t, r)
+	got := sourcetest.ReadAll(t, r)
 	if !reflect.DeepEqual(got, tc.want) {
 		t.Errorf("got  %#v\nwant %#v", got, tc.want)
 	}
@@ -376,19 +334,19 @@ func TestCSV(t *testing.T) {
 	}
 	for _, tc := range csvCases {
 		for wn, wrap := range wrappers {
-			t.Run(tc.name+"/"+wn, func(t *testing.T) { runCSVCase(t, tc, wrap, csvBufSize) })
+			t.Run(tc.name+"/"+wn, func(t *testing.T) { runCSVCase(t, tc, wrap, source.CSVBufSize) })
 		}
 		// A tiny buffer makes every record cross buffer boundaries.
 		t.Run(tc.name+"/tinybuf", func(t *testing.T) { runCSVCase(t, tc, iotest.HalfReader, 4) })
 	}
 }
 
-// TestCSVFiles reads through Open: plain, gzip by name, gzip by content,
+// TestCSVFiles reads through source.Open: plain, gzip by name, gzip by content,
 // TSV by extension.
 func TestCSVFiles(t *testing.T) {
 	dir := t.TempDir()
 	data := "id,name\n1,\"Smith, J\"\n2,Ünal\n"
-	want := result{Columns: []string{"id", "name"}, Rows: []string{"2:1|Smith, J", "3:2|Ünal"}}
+	want := sourcetest.Result{Columns: []string{"id", "name"}, Rows: []string{"2:1|Smith, J", "3:2|Ünal"}}
 	gz := func(s string) []byte {
 		var b bytes.Buffer
 		zw := gzip.NewWriter(&b)
@@ -411,21 +369,21 @@ func TestCSVFiles(t *testing.T) {
 			if err := os.WriteFile(p, content, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			opts := Options{}
+			opts := source.Options{}
 			if name == "data.bin" {
 				opts.Format = "csv"
 			}
-			r, err := Open(p, opts)
+			r, err := source.Open(p, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := readAll(t, r)
+			got := sourcetest.ReadAll(t, r)
 			if err := r.Close(); err != nil {
 				t.Error(err)
 			}
 			w := want
 			if strings.Contains(strings.ToLower(name), "tab") {
-				w = result{Columns: want.Columns, Rows: []string{"2:1|Smith\t J", "3:2|Ünal"}}
+				w = sourcetest.Result{Columns: want.Columns, Rows: []string{"2:1|Smith\t J", "3:2|Ünal"}}
 			}
 			if !reflect.DeepEqual(got, w) {
 				t.Errorf("got  %#v\nwant %#v", got, w)
@@ -434,32 +392,32 @@ func TestCSVFiles(t *testing.T) {
 	}
 
 	t.Run("errors", func(t *testing.T) {
-		if _, err := Open(filepath.Join(dir, "missing.csv"), Options{}); err == nil || !strings.Contains(err.Error(), "missing.csv") {
+		if _, err := source.Open(filepath.Join(dir, "missing.csv"), source.Options{}); err == nil || !strings.Contains(err.Error(), "missing.csv") {
 			t.Errorf("missing file: %v", err)
 		}
 		p := filepath.Join(dir, "x.unknown")
 		os.WriteFile(p, []byte("a\n"), 0o644)
-		if _, err := Open(p, Options{}); err == nil || !strings.Contains(err.Error(), "x.unknown: unknown source format") {
+		if _, err := source.Open(p, source.Options{}); err == nil || !strings.Contains(err.Error(), "x.unknown: unknown source format") {
 			t.Errorf("unknown extension: %v", err)
 		}
-		if _, err := Open(p, Options{Format: "xml"}); err == nil || !strings.Contains(err.Error(), `unknown source format "xml"`) {
+		if _, err := source.Open(p, source.Options{Format: "xml"}); err == nil || !strings.Contains(err.Error(), `unknown source format "xml"`) {
 			t.Errorf("unknown format: %v", err)
 		}
 		bad := filepath.Join(dir, "bad.csv.gz")
 		os.WriteFile(bad, []byte("a,b\n"), 0o644)
-		if _, err := Open(bad, Options{}); err == nil || !strings.HasPrefix(err.Error(), bad+": gzip:") {
+		if _, err := source.Open(bad, source.Options{}); err == nil || !strings.HasPrefix(err.Error(), bad+": gzip:") {
 			t.Errorf("bad gzip: %v", err)
 		}
 		dup := filepath.Join(dir, "dup.csv")
 		os.WriteFile(dup, []byte("a,a\n"), 0o644)
-		if _, err := Open(dup, Options{}); err == nil || err.Error() != dup+`:1: duplicate column name "a" (columns 1 and 2)` {
+		if _, err := source.Open(dup, source.Options{}); err == nil || err.Error() != dup+`:1: duplicate column name "a" (columns 1 and 2)` {
 			t.Errorf("duplicate: %v", err)
 		}
 	})
 }
 
 func TestCSVStdinName(t *testing.T) {
-	r, err := NewCSVReader(strings.NewReader("a,b\n1\n"), StdinName, Options{})
+	r, err := source.NewCSVReader(strings.NewReader("a,b\n1\n"), source.StdinName, source.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +438,7 @@ func TestCSVSkipBadRows(t *testing.T) {
 		"\"a\"b,2,3\n" + // 6 extraneous
 		"\n" + // 7 blank
 		"7,8,9\n" // 8 ok
-	r, err := NewCSVReader(strings.NewReader(in), "f.csv", Options{})
+	r, err := source.NewCSVReader(strings.NewReader(in), "f.csv", source.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +458,7 @@ func TestCSVSkipBadRows(t *testing.T) {
 				t.Errorf("line %d: row %q, want %q", w.line, got, w.row)
 			}
 		} else {
-			var re *RowError
+			var re *source.RowError
 			if !errors.As(err, &re) {
 				t.Fatalf("line %d: err = %v, want a RowError", w.line, err)
 			}
@@ -526,7 +484,7 @@ func TestCSVLongRecords(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		n := (i*37 + 1) * 997
 		if i%10 == 9 {
-			n = 3*csvBufSize + i
+			n = 3*source.CSVBufSize + i
 		}
 		v := strings.Repeat(string(rune('a'+i%26)), n)
 		if i%2 == 0 {
@@ -541,11 +499,11 @@ func TestCSVLongRecords(t *testing.T) {
 		}
 	}
 	for _, wrap := range []func(io.Reader) io.Reader{func(r io.Reader) io.Reader { return r }, iotest.HalfReader} {
-		r, err := NewCSVReader(wrap(strings.NewReader(b.String())), "long.csv", Options{})
+		r, err := source.NewCSVReader(wrap(strings.NewReader(b.String())), "long.csv", source.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := readAll(t, r)
+		got := sourcetest.ReadAll(t, r)
 		if len(got.Errs) > 0 {
 			t.Fatal(got.Errs)
 		}
@@ -556,13 +514,13 @@ func TestCSVLongRecords(t *testing.T) {
 }
 
 func TestCSVRecordTooLong(t *testing.T) {
-	in := "a\n\"" + strings.Repeat("x", maxRecordSize+10)
-	r, err := NewCSVReader(strings.NewReader(in), "huge.csv", Options{})
+	in := "a\n\"" + strings.Repeat("x", source.MaxRecordSize+10)
+	r, err := source.NewCSVReader(strings.NewReader(in), "huge.csv", source.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = r.Next()
-	var re *RowError
+	var re *source.RowError
 	if err == nil || errors.As(err, &re) || !strings.HasPrefix(err.Error(), "huge.csv:2: record longer than 64 MiB") {
 		t.Fatalf("err = %v", err)
 	}
@@ -582,7 +540,7 @@ func (f *failingReader) Read(p []byte) (int, error) {
 }
 
 func TestCSVReadError(t *testing.T) {
-	r, err := NewCSVReader(&failingReader{strings.NewReader("a,b\n1,2\n3,")}, "f.csv", Options{})
+	r, err := source.NewCSVReader(&failingReader{strings.NewReader("a,b\n1,2\n3,")}, "f.csv", source.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -597,18 +555,6 @@ func TestCSVReadError(t *testing.T) {
 	}
 }
 
-// randomField returns a field mixing plain text, delimiters, quotes,
-// newlines, spaces and multi-byte characters.
-func randomField(rng *rand.Rand) string {
-	parts := []string{"a", "Zz", " ", ",", "\t", ";", "\"", "\"\"", "\n", "\r\n", "\r", "é", "日本", "🚀", "\xEF\xBB\xBF", "x y", "'", "\\"}
-	n := rng.IntN(6)
-	var b strings.Builder
-	for range n {
-		b.WriteString(parts[rng.IntN(len(parts))])
-	}
-	return b.String()
-}
-
 // TestCSVRoundTrip writes random rows with the CSV and TSV writers and
 // reads them back.
 func TestCSVRoundTrip(t *testing.T) {
@@ -617,7 +563,7 @@ func TestCSVRoundTrip(t *testing.T) {
 		for ncol := 1; ncol <= 4; ncol++ {
 			cols := make([]string, ncol)
 			for i := range cols {
-				cols[i] = fmt.Sprintf("c%d%s", i, randomField(rng))
+				cols[i] = fmt.Sprintf("c%d%s", i, sourcetest.RandomField(rng))
 			}
 			if ncol == 2 {
 				cols[0] = "\xEF\xBB\xBFbom"
@@ -626,12 +572,12 @@ func TestCSVRoundTrip(t *testing.T) {
 			for range 300 {
 				row := make([]string, ncol)
 				for i := range row {
-					row[i] = randomField(rng)
+					row[i] = sourcetest.RandomField(rng)
 				}
 				rows = append(rows, row)
 			}
 			var buf bytes.Buffer
-			w, err := NewWriter(format, &buf, cols)
+			w, err := source.NewWriter(format, &buf, cols)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -647,7 +593,7 @@ func TestCSVRoundTrip(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			r, err := NewCSVReader(&buf, "rt."+format, Options{})
+			r, err := source.NewCSVReader(&buf, "rt."+format, source.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -693,7 +639,7 @@ func TestCSVZeroAllocs(t *testing.T) {
 		"2,1Ef7b82A4CAAD10,Preston,Lozano,Vega-Gentry,East Jimmychester,Djibouti,5153435776,686-620-1820x944,vmata@colon.com,2021-04-23,http://www.hobbs.com/\n" +
 		"3,6F94879bDAfE5a6,\"Roy \"\"The\"\" Berry\",\"multi\nline\",Murillo-Perry,Isabelborough,Antigua and Barbuda,+1-539-402-0259,(496)978-3969x58947,beckycarr@hogan.com,2020-03-25,http://www.lawrence.com/\n"
 	header := "Index,Customer Id,First Name,Last Name,Company,City,Country,Phone 1,Phone 2,Email,Subscription Date,Website\n"
-	r, err := NewCSVReader(io.MultiReader(strings.NewReader(header), &loopReader{data: []byte(rows)}), "loop.csv", Options{})
+	r, err := source.NewCSVReader(io.MultiReader(strings.NewReader(header), &loopReader{data: []byte(rows)}), "loop.csv", source.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -754,7 +700,7 @@ func BenchmarkCSV(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		r, err := NewCSVReader(bytes.NewReader(data), "bench.csv", Options{})
+		r, err := source.NewCSVReader(bytes.NewReader(data), "bench.csv", source.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -788,16 +734,16 @@ func TestOpenStdin(t *testing.T) {
 	os.Stdin = f
 	defer func() { os.Stdin = saved }()
 
-	if _, err := Open("-", Options{Format: "parquet"}); err == nil {
+	if _, err := source.Open("-", source.Options{Format: "parquet"}); err == nil {
 		t.Error("parquet from standard input accepted")
 	}
-	r, err := Open("-", Options{Format: "tsv"})
+	r, err := source.Open("-", source.Options{Format: "tsv"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := readAll(t, r)
+	got := sourcetest.ReadAll(t, r)
 	r.Close()
-	want := result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"}}
+	want := sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %#v, want %#v", got, want)
 	}

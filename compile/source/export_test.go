@@ -1,0 +1,9 @@
+package source
+
+// Internals the external tests use.
+var NewCSVReaderSize = newCSVReaderSize
+
+const (
+	MaxRecordSize = maxRecordSize
+	CSVBufSize    = csvBufSize
+)
