@@ -94,3 +94,15 @@ func ParseDelimiter(s string) (rune, error) {
 	}
 	return r[0], nil
 }
+
+// SplitFields sets fields[i] to the bytes of buf between ends[i-1] (0 for
+// the first) and ends[i], each capped at its end so that appending to one
+// field cannot overwrite the next. Readers that build a whole row in one
+// buffer use it to hand out the row's fields.
+func SplitFields(fields [][]byte, buf []byte, ends []int) {
+	start := 0
+	for i, e := range ends {
+		fields[i] = buf[start:e:e]
+		start = e
+	}
+}

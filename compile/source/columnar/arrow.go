@@ -168,11 +168,7 @@ func (r *batchReader) Next() (_ [][]byte, err error) {
 		r.ends[c] = len(buf)
 	}
 	r.buf = buf
-	start := 0
-	for i, e := range r.ends {
-		r.fields[i] = buf[start:e:e]
-		start = e
-	}
+	source.SplitFields(r.fields, buf, r.ends)
 	r.row++
 	r.line++
 	return r.fields, nil

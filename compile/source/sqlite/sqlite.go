@@ -228,11 +228,7 @@ func (r *sqliteReader) Next() ([][]byte, error) {
 		r.ends[i] = len(buf)
 	}
 	r.buf = buf
-	start := 0
-	for i, e := range r.ends {
-		r.fields[i] = buf[start:e:e]
-		start = e
-	}
+	source.SplitFields(r.fields, buf, r.ends)
 	return r.fields, nil
 }
 
