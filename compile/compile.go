@@ -238,11 +238,11 @@ func newCompiler(src source.Reader, opts Options) (*compiler, error) {
 		if i, ok := index[name]; ok {
 			return i, nil
 		}
-		return 0, fmt.Errorf("%s column %q is not in the source (columns: %s)", what, name, strings.Join(srcCols, ", "))
+		return 0, fmt.Errorf("%s is not in the source (columns: %s)", fmt.Sprintf(what, name), strings.Join(srcCols, ", "))
 	}
 	c := &compiler{src: src, opts: opts, nsrc: len(srcCols)}
 	for _, k := range opts.Key {
-		i, err := find(k, "key")
+		i, err := find(k, "key column %q")
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +260,7 @@ func newCompiler(src source.Reader, opts Options) (*compiler, error) {
 				return nil, fmt.Errorf("column %q is listed twice in --columns", name)
 			}
 			seen[name] = true
-			i, err := find(name, "")
+			i, err := find(name, "column %q (from --columns)")
 			if err != nil {
 				return nil, err
 			}
