@@ -44,7 +44,66 @@ type InputConfig struct {
 	MaxConnections int           // tcp
 	IdleTimeout    time.Duration // tcp: close a connection silent this long (0: never)
 	ReadBuffer     int           // udp: SO_RCVBUF
-	Line           int           // config line, for errors at start
+	Kafka          KafkaInputConfig
+	Line           int // config line, for errors at start
+}
+
+// KafkaConn is how a Kafka input or output reaches the cluster.
+type KafkaConn struct {
+	Brokers  []string
+	ClientID string
+	TLS      *TLSConfig  // nil: plain TCP
+	SASL     *SASLConfig // nil: no authentication
+}
+
+// TLSConfig configures TLS to the brokers.
+type TLSConfig struct {
+	CAFile             string // PEM bundle of the CAs to trust; "" for the system pool
+	CertFile, KeyFile  string // client certificate (mutual TLS)
+	ServerName         string
+	InsecureSkipVerify bool
+}
+
+// SASLConfig configures SASL authentication.
+type SASLConfig struct {
+	Mechanism          string // plain, scram-sha-256 or scram-sha-512
+	Username, Password string
+}
+
+// KafkaInputConfig is a Kafka input: a member of a consumer group.
+type KafkaInputConfig struct {
+	KafkaConn
+	Topics      []string
+	Group       string
+	StartOffset string // earliest or latest: where a partition with no committed offset starts
+	// MaxUncommitted bounds the events fetched but not yet committed: the
+	// most a crash can make the group read again.
+	MaxUncommitted    int
+	CommitInterval    time.Duration
+	MinBytes          int
+	MaxBytes          int
+	MaxWait           time.Duration
+	SessionTimeout    time.Duration
+	HeartbeatInterval time.Duration
+	RebalanceTimeout  time.Duration
+}
+
+// KafkaOutputConfig is a Kafka output.
+type KafkaOutputConfig struct {
+	KafkaConn
+	Topic        string // fixed topic, or the default when TopicField is empty or missing
+	TopicField   string // take the topic from this event field
+	KeyField     string // take the message key from this event field
+	BatchSize    int
+	BatchBytes   int
+	BatchTimeout time.Duration
+	Compression  string // none, gzip, snappy, lz4, zstd
+	RequiredAcks string // all, one or none
+	MaxAttempts  int    // produce attempts before the dead letter (0: retry forever when there is none)
+	BackoffMin   time.Duration
+	BackoffMax   time.Duration
+	InFlight     int    // output batches being produced at once
+	DeadLetter   string // file path, or "kafka:TOPIC"
 }
 
 // TablesConfig says where the live table set comes from.
@@ -81,6 +140,7 @@ type OutputConfig struct {
 	Path       string // file
 	Address    string // tcp
 	BufferSize int    // bytes buffered (file, tcp)
+	Kafka      KafkaOutputConfig
 }
 
 // PipelineConfig tunes the batches and workers.
@@ -160,6 +220,14 @@ const (
 	DefaultBatchBytes     = 256 << 10
 	DefaultFlushInterval  = 5 * time.Millisecond
 	DefaultOutputBuffer   = 1 << 20
+
+	DefaultKafkaMaxUncommitted = 100_000
+	DefaultKafkaCommitInterval = time.Second
+	DefaultKafkaBatchSize      = 10_000
+	DefaultKafkaBatchBytes     = 4 << 20
+	DefaultKafkaBatchTimeout   = 5 * time.Millisecond
+	DefaultKafkaMaxAttempts    = 10
+	DefaultKafkaInFlight       = 8
 )
 
 // DefaultConfig returns a configuration with every default set and no
@@ -275,6 +343,9 @@ func parseConfig(path string, data []byte, opts LoadOptions) (*Config, error) {
 	for i := range cfg.Outputs {
 		if o := &cfg.Outputs[i]; o.Type == "file" && o.Path != "" && !filepath.IsAbs(o.Path) {
 			o.Path = filepath.Join(filepath.Dir(path), o.Path)
+		}
+		if dl := &cfg.Outputs[i].Kafka.DeadLetter; *dl != "" && !strings.HasPrefix(*dl, "kafka:") && !filepath.IsAbs(*dl) {
+			*dl = filepath.Join(filepath.Dir(path), *dl)
 		}
 	}
 	p.crossCheck(cfg, root)
@@ -525,7 +596,7 @@ func (p *cparser) input(n *yaml.Node, field string) InputConfig {
 	in := InputConfig{MaxMessageSize: DefaultMaxMessageSize, MaxConnections: DefaultMaxConnections, Line: n.Line}
 	p.fields(n, field, map[string]func(k, v *yaml.Node){
 		"name":             func(k, v *yaml.Node) { in.Name = p.str(v, field+".name") },
-		"type":             func(k, v *yaml.Node) { in.Type = p.enum(v, field+".type", "tcp", "udp", "file") },
+		"type":             func(k, v *yaml.Node) { in.Type = p.enum(v, field+".type", "tcp", "udp", "file", "kafka") },
 		"listen":           func(k, v *yaml.Node) { in.Listen = p.addr(v, field+".listen") },
 		"path":             func(k, v *yaml.Node) { in.Path = p.str(v, field+".path") },
 		"format":           func(k, v *yaml.Node) { in.Format = p.enum(v, field+".format", "syslog", "json", "raw") },
@@ -533,10 +604,15 @@ func (p *cparser) input(n *yaml.Node, field string) InputConfig {
 		"max_connections":  func(k, v *yaml.Node) { in.MaxConnections = p.posInt(v, field+".max_connections") },
 		"idle_timeout":     func(k, v *yaml.Node) { in.IdleTimeout = p.dur(v, field+".idle_timeout") },
 		"read_buffer":      func(k, v *yaml.Node) { in.ReadBuffer = p.posInt(v, field+".read_buffer") },
+		"kafka":            func(k, v *yaml.Node) { p.kafkaInput(v, field+".kafka", &in.Kafka) },
 	})
 	switch in.Type {
 	case "":
-		p.errf(n, field+".type", "required (tcp, udp or file)")
+		p.errf(n, field+".type", "required (tcp, udp, file or kafka)")
+	case "kafka":
+		if len(in.Kafka.Brokers) == 0 {
+			p.errf(n, field+".kafka", "required for a kafka input (brokers, topics, group)")
+		}
 	case "tcp", "udp":
 		if in.Listen == "" {
 			p.errf(n, field+".listen", "required for a %s input", in.Type)
@@ -551,6 +627,9 @@ func (p *cparser) input(n *yaml.Node, field string) InputConfig {
 		if in.Listen != "" {
 			p.errf(n, field+".listen", "only for tcp and udp inputs")
 		}
+	}
+	if in.Type != "kafka" && in.Kafka.Brokers != nil {
+		p.errf(n, field+".kafka", "only for a kafka input")
 	}
 	return in
 }
@@ -645,14 +724,22 @@ func (p *cparser) output(n *yaml.Node, field string) OutputConfig {
 	o := OutputConfig{BufferSize: DefaultOutputBuffer}
 	p.fields(n, field, map[string]func(k, v *yaml.Node){
 		"name":        func(k, v *yaml.Node) { o.Name = p.str(v, field+".name") },
-		"type":        func(k, v *yaml.Node) { o.Type = p.enum(v, field+".type", "stdout", "file", "tcp") },
+		"type":        func(k, v *yaml.Node) { o.Type = p.enum(v, field+".type", "stdout", "file", "tcp", "kafka") },
 		"path":        func(k, v *yaml.Node) { o.Path = p.str(v, field+".path") },
 		"address":     func(k, v *yaml.Node) { o.Address = p.addr(v, field+".address") },
 		"buffer_size": func(k, v *yaml.Node) { o.BufferSize = p.posInt(v, field+".buffer_size") },
+		"kafka":       func(k, v *yaml.Node) { p.kafkaOutput(v, field+".kafka", &o.Kafka) },
 	})
+	if o.Type != "kafka" && o.Kafka.Brokers != nil {
+		p.errf(n, field+".kafka", "only for a kafka output")
+	}
 	switch o.Type {
 	case "":
-		p.errf(n, field+".type", "required (stdout, file or tcp)")
+		p.errf(n, field+".type", "required (stdout, file, tcp or kafka)")
+	case "kafka":
+		if len(o.Kafka.Brokers) == 0 {
+			p.errf(n, field+".kafka", "required for a kafka output (brokers, topic)")
+		}
 	case "file":
 		if o.Path == "" {
 			p.errf(n, field+".path", "required for a file output")
@@ -729,7 +816,7 @@ func (p *cparser) crossCheck(cfg *Config, root *yaml.Node) {
 			}
 		}
 		if in.Name == "" {
-			in.Name = in.Type + ":" + in.Listen + in.Path
+			in.Name = in.Type + ":" + in.Listen + in.Path + strings.Join(in.Kafka.Topics, ",")
 		}
 		if inNames[in.Name] {
 			p.errf(nodeAtLine(root, in.Line), fmt.Sprintf("inputs[%d].name", i), "input name %q is used twice (give each a name)", in.Name)
@@ -738,7 +825,7 @@ func (p *cparser) crossCheck(cfg *Config, root *yaml.Node) {
 	}
 	for i := range cfg.Outputs {
 		if o := &cfg.Outputs[i]; o.Name == "" {
-			o.Name = o.Type + ":" + o.Path + o.Address
+			o.Name = o.Type + ":" + o.Path + o.Address + o.Kafka.Topic
 		}
 	}
 	if cfg.Pipeline.Workers == 0 {

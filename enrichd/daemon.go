@@ -31,9 +31,11 @@ type Daemon struct {
 
 	tcpIns  []*tcpInput
 	udpIns  []*udpInput
-	fileIns []*fileInput
-	inStats []*inputStats
-	sinks   []sink
+	fileIns  []*fileInput
+	kafkaIns []*kafkaInput
+	inStats  []*inputStats
+	sinks    []sink       // stream outputs, written by the output loop
+	kafkaOut []*kafkaSink // outputs that take whole buffers (Send)
 
 	httpLn  net.Listener
 	httpSrv *http.Server
@@ -105,12 +107,26 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		d.freeBatches <- &batch{buf: make([]byte, 0, pc.BatchBytes+maxMsgSize(cfg)), msgs: make([]msgRef, 0, pc.BatchSize)}
 	}
 	no := 2*pc.Workers + 2
+	for _, o := range cfg.Outputs {
+		if o.Type == "kafka" {
+			// Buffers wait in a Kafka output until the brokers have them.
+			no += o.Kafka.InFlight + 1
+		}
+	}
 	d.freeOut = make(chan *outBuf, no)
 	d.outCh = make(chan *outBuf, no)
 	for range no {
 		d.freeOut <- &outBuf{b: make([]byte, 0, 2*pc.BatchBytes)}
 	}
 	for _, o := range cfg.Outputs {
+		if o.Type == "kafka" {
+			k, err := newKafkaSink(o, d, &outputStats{name: o.Name, typ: o.Type})
+			if err != nil {
+				return nil, fmt.Errorf("output %s: %w", o.Name, err)
+			}
+			d.kafkaOut = append(d.kafkaOut, k)
+			continue
+		}
 		s, err := newSink(o, d)
 		if err != nil {
 			return nil, fmt.Errorf("output %s: %w", o.Name, err)
@@ -148,6 +164,12 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 				return nil, fmt.Errorf("input %s: %w", ic.Name, err)
 			}
 			d.fileIns = append(d.fileIns, &fileInput{d: d, cfg: ic, stats: st, fmt: formatCode(ic.Format), r: r})
+		case "kafka":
+			k, err := newKafkaInput(d, ic, st)
+			if err != nil {
+				return nil, fmt.Errorf("input %s: %w", ic.Name, err)
+			}
+			d.kafkaIns = append(d.kafkaIns, k)
 		}
 	}
 	if cfg.HTTP.Listen != "" {
@@ -262,6 +284,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		inWG.Add(1)
 		go u.serve(&inWG)
 	}
+	for _, k := range d.kafkaIns {
+		inWG.Add(1)
+		go k.serve(&inWG)
+	}
 	filesDone := make(chan struct{})
 	for _, f := range d.fileIns {
 		fileWG.Add(1)
@@ -273,7 +299,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.log.Info("enrichd ready", "startup", time.Since(d.startedAt).String(), "workers", d.cfg.Pipeline.Workers,
 		"inputs", len(d.cfg.Inputs), "rules", len(d.cfg.Rules), "outputs", len(d.cfg.Outputs))
 
-	onlyFiles := len(d.tcpIns) == 0 && len(d.udpIns) == 0 && len(d.fileIns) > 0
+	onlyFiles := len(d.tcpIns) == 0 && len(d.udpIns) == 0 && len(d.kafkaIns) == 0 && len(d.fileIns) > 0
 	if onlyFiles {
 		select {
 		case <-ctx.Done():
@@ -296,6 +322,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	for _, u := range d.udpIns {
 		u.conn.SetReadDeadline(d.drainDeadline())
+	}
+	for _, k := range d.kafkaIns {
+		k.stop()
 	}
 	wait := func(wg *sync.WaitGroup) bool {
 		ch := make(chan struct{})
@@ -350,6 +379,16 @@ func (d *Daemon) closeAll() {
 				d.log.Error("closing output", "output", s.Stats().name, "err", err)
 			}
 		}
+		// Kafka outputs wait for their buffers in flight; then what they
+		// delivered is committed.
+		for _, k := range d.kafkaOut {
+			if err := k.Close(); err != nil {
+				d.log.Error("closing output", "output", k.Stats().name, "err", err)
+			}
+		}
+		for _, k := range d.kafkaIns {
+			k.finish()
+		}
 		for _, t := range d.tcpIns {
 			t.ln.Close()
 		}
@@ -386,24 +425,37 @@ func (d *Daemon) workerLoop(wg *sync.WaitGroup, workDone <-chan struct{}) {
 		}
 		ob := <-d.freeOut
 		n := len(b.msgs)
+		if d.pipe.perEvent {
+			w.ob = ob
+		}
 		ob.b = w.process(b, ob.b[:0], time.Now())
+		w.ob = nil
 		ob.events = n
+		ob.ack = b.ack
 		b.reset()
 		d.freeBatches <- b
 		d.outCh <- ob
 	}
 }
 
-// outputLoop writes every output buffer to every sink, flushing when the
-// queue is empty.
+// outputLoop writes every output buffer to every stream output, flushing
+// when the queue is empty, and hands it to every Kafka output. A Kafka
+// input's batch is acknowledged once the stream outputs have flushed it
+// and each Kafka output has produced it.
 func (d *Daemon) outputLoop(wg *sync.WaitGroup) {
 	defer wg.Done()
+	var acks []*ackEntry // waiting for the stream outputs' flush
 	flush := func() {
 		for _, s := range d.sinks {
 			if s.Flush() != nil {
 				d.outputErrors.Add(1)
 			}
 		}
+		for _, a := range acks {
+			a.release()
+		}
+		clear(acks)
+		acks = acks[:0]
 	}
 	for {
 		select {
@@ -412,14 +464,28 @@ func (d *Daemon) outputLoop(wg *sync.WaitGroup) {
 				flush()
 				return
 			}
+			a := ob.ack
+			if a != nil {
+				a.pending.Store(int32(len(d.kafkaOut) + 1))
+			}
+			ob.refs.Store(int32(len(d.kafkaOut) + 1))
 			for _, s := range d.sinks {
 				if err := s.Write(ob.b); err != nil {
 					d.outputErrors.Add(1)
 				}
 			}
 			d.eventsOut.Add(uint64(ob.events))
-			ob.b = ob.b[:0]
-			d.freeOut <- ob
+			for _, k := range d.kafkaOut {
+				k.Send(ob)
+			}
+			if a != nil {
+				if len(d.sinks) == 0 {
+					a.release()
+				} else {
+					acks = append(acks, a)
+				}
+			}
+			d.releaseOut(ob)
 			if len(d.outCh) == 0 {
 				flush()
 			}
@@ -432,4 +498,17 @@ func (d *Daemon) outputLoop(wg *sync.WaitGroup) {
 			d.log.Info("outputs reopened")
 		}
 	}
+}
+
+// releaseOut drops one holder of ob; the last returns it to the pool.
+func (d *Daemon) releaseOut(ob *outBuf) {
+	if ob.refs.Add(-1) > 0 {
+		return
+	}
+	ob.b = ob.b[:0]
+	ob.ends = ob.ends[:0]
+	ob.vals = ob.vals[:0]
+	ob.spans = ob.spans[:0]
+	ob.ack = nil
+	d.freeOut <- ob
 }

@@ -92,28 +92,44 @@ func (l *lineSource) Next() ([]byte, bool, error) {
 
 // batcher accumulates one input goroutine's messages into batches.
 type batcher struct {
-	d   *Daemon
-	in  *inputStats
-	fmt uint8
-	cur *batch
-	udp bool // never block: drop and count when no batch is free
+	d       *Daemon
+	in      *inputStats
+	fmt     uint8
+	cur     *batch
+	udp     bool      // never block: drop and count when no batch is free
+	lastAck *ackEntry // the acknowledgement of the last batch flushed
 }
 
 // add appends msg, sending the batch when it is full.
 func (bt *batcher) add(msg []byte, truncated bool) {
-	if bt.cur == nil {
-		if bt.udp {
-			select {
-			case bt.cur = <-bt.d.freeBatches:
-			default:
-				bt.in.dropped.Add(1)
-				return
-			}
-		} else {
-			bt.cur = <-bt.d.freeBatches
-		}
-		bt.cur.in, bt.cur.format, bt.cur.start = bt.in, bt.fmt, time.Now()
+	if bt.take() {
+		bt.put(msg, truncated)
 	}
+}
+
+// take makes sure there is a current batch. A UDP input that finds none
+// free drops the message, counts it and gets false.
+func (bt *batcher) take() bool {
+	if bt.cur != nil {
+		return true
+	}
+	if bt.udp {
+		select {
+		case bt.cur = <-bt.d.freeBatches:
+		default:
+			bt.in.dropped.Add(1)
+			return false
+		}
+	} else {
+		bt.cur = <-bt.d.freeBatches
+	}
+	bt.cur.in, bt.cur.format, bt.cur.start = bt.in, bt.fmt, time.Now()
+	return true
+}
+
+// put appends msg to the current batch and sends the batch when it is
+// full, reporting whether it did.
+func (bt *batcher) put(msg []byte, truncated bool) bool {
 	var fl uint8
 	if truncated {
 		fl = flagTruncated
@@ -121,7 +137,9 @@ func (bt *batcher) add(msg []byte, truncated bool) {
 	bt.cur.add(msg, fl)
 	if len(bt.cur.msgs) >= bt.d.cfg.Pipeline.BatchSize || len(bt.cur.buf) >= bt.d.cfg.Pipeline.BatchBytes {
 		bt.flush()
+		return true
 	}
+	return false
 }
 
 func (bt *batcher) pending() bool { return bt.cur != nil }
@@ -134,6 +152,7 @@ func (bt *batcher) flush() {
 		return
 	}
 	bt.cur = nil
+	bt.lastAck = b.ack
 	n, size := uint64(len(b.msgs)), uint64(len(b.buf))
 	if bt.udp {
 		select {

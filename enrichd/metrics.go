@@ -46,6 +46,17 @@ var (
 	mOutErrors    = desc("output_errors_total", "Write, flush and connect errors of an output.", "output", "type")
 	mOutReconn    = desc("output_reconnects_total", "Connections made by a TCP output.", "output")
 	mReady        = desc("ready", "1 when the daemon serves.")
+
+	mKafkaLag         = desc("kafka_consumer_lag", "High watermark minus the next offset to commit, by partition (partitions of the current assignment that were fetched from).", "input", "topic", "partition")
+	mKafkaCommitted   = desc("kafka_committed_offset", "Last committed offset (the next to read), by partition.", "input", "topic", "partition")
+	mKafkaCommits     = desc("kafka_commits_total", "Offset commits by result.", "input", "result")
+	mKafkaUncommitted = desc("kafka_uncommitted_events", "Events fetched and not yet committed (at most max_uncommitted).", "input")
+	mKafkaRebalances  = desc("kafka_rebalances_total", "Consumer group rebalances seen by the input.", "input")
+	mKafkaReadErrors  = desc("kafka_fetch_errors_total", "Fetch and group errors reported by the consumer.", "input")
+	mKafkaProduced    = desc("kafka_produced_total", "Events the brokers acknowledged.", "output")
+	mKafkaRetries     = desc("kafka_produce_retries_total", "Events produced again after a failed attempt.", "output")
+	mKafkaDeadLetter  = desc("kafka_dead_letter_total", "Events sent to the dead letter after max_attempts.", "output")
+	mKafkaNotProduced = desc("kafka_not_produced_total", "Events neither produced nor dead-lettered (logged, or left uncommitted on shutdown).", "output")
 )
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
@@ -99,8 +110,20 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(mQueueCap, float64(cap(d.work)), "work")
 	gauge(mQueue, float64(len(d.outCh)), "output")
 	gauge(mQueueCap, float64(cap(d.outCh)), "output")
+	for _, k := range d.kafkaIns {
+		k.collect(func(d *prometheus.Desc, v float64, l ...string) { counter(d, uint64(v), l...) }, gauge, ch)
+	}
+	for _, k := range d.kafkaOut {
+		k.collect(func(d *prometheus.Desc, v float64, l ...string) { counter(d, uint64(v), l...) })
+	}
+	stats := make([]*outputStats, 0, len(d.sinks)+len(d.kafkaOut))
 	for _, s := range d.sinks {
-		st := s.Stats()
+		stats = append(stats, s.Stats())
+	}
+	for _, k := range d.kafkaOut {
+		stats = append(stats, k.Stats())
+	}
+	for _, st := range stats {
 		counter(mOutBytes, st.bytes.Load(), st.name, st.typ)
 		counter(mOutErrors, st.errors.Load(), st.name, st.typ)
 		if st.typ == "tcp" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -144,6 +145,12 @@ type Pipeline struct {
 	topNames  map[string]bool
 	kvMode    uint8 // 0 none, 1 used, 2 all
 	tagJSON   [][]byte
+	// perEvent is set when an output sends each event on its own (Kafka):
+	// workers then record where each line ends and the values of
+	// outFields (the outputs' key and topic fields, named outNames).
+	perEvent  bool
+	outNames  []string
+	outFields []fieldRef
 }
 
 // NewPipeline compiles cfg's rules against the live set.
@@ -183,21 +190,9 @@ func NewPipeline(cfg *Config, set *tables.Set) (*Pipeline, error) {
 			r.missTag = parse.AppendStringS(nil, rc.MissTag)
 		}
 		for _, f := range rc.Fields {
-			fr, err := parseFieldRef(f)
+			fr, err := p.fieldRef(f, kvIndex)
 			if err != nil {
 				return nil, fmt.Errorf("rule %q: %w", rc.Name, err)
-			}
-			fr.kvSlot = -1
-			if fr.kind == fkAuto || fr.kind == fkKV {
-				k := string(fr.name)
-				j, ok := kvIndex[k]
-				if !ok {
-					j = len(p.kvKeys)
-					kvIndex[k] = j
-					p.kvKeys = append(p.kvKeys, k)
-					p.kvKeysB = append(p.kvKeysB, []byte(k))
-				}
-				fr.kvSlot = j
 			}
 			r.fields = append(r.fields, fr)
 		}
@@ -212,11 +207,59 @@ func NewPipeline(cfg *Config, set *tables.Set) (*Pipeline, error) {
 		}
 		p.rules = append(p.rules, r)
 	}
+	for _, o := range cfg.Outputs {
+		if o.Type != "kafka" {
+			continue
+		}
+		p.perEvent = true
+		for _, f := range []string{o.Kafka.KeyField, o.Kafka.TopicField} {
+			if f == "" || slices.Contains(p.outNames, f) {
+				continue
+			}
+			fr, err := p.fieldRef(f, kvIndex)
+			if err != nil {
+				return nil, fmt.Errorf("output %s: %w", o.Name, err)
+			}
+			p.outNames = append(p.outNames, f)
+			p.outFields = append(p.outFields, fr)
+		}
+	}
 	p.extractor = parse.NewExtractor(p.kvKeys)
 	for _, k := range p.kvKeys {
 		p.kvSkip = append(p.kvSkip, p.topNames[k])
 	}
 	return p, nil
+}
+
+// fieldRef parses an event field name, giving key=value names a slot in
+// the extractor (kvIndex maps the names seen so far to their slots).
+func (p *Pipeline) fieldRef(f string, kvIndex map[string]int) (fieldRef, error) {
+	fr, err := parseFieldRef(f)
+	if err != nil {
+		return fr, err
+	}
+	fr.kvSlot = -1
+	if fr.kind == fkAuto || fr.kind == fkKV {
+		k := string(fr.name)
+		j, ok := kvIndex[k]
+		if !ok {
+			j = len(p.kvKeys)
+			kvIndex[k] = j
+			p.kvKeys = append(p.kvKeys, k)
+			p.kvKeysB = append(p.kvKeysB, []byte(k))
+		}
+		fr.kvSlot = j
+	}
+	return fr, nil
+}
+
+// outField returns the index of an output's event field (key_field,
+// topic_field) in outBuf.field, or -1 for "".
+func (p *Pipeline) outField(name string) int {
+	if name == "" {
+		return -1
+	}
+	return slices.Index(p.outNames, name)
 }
 
 // msgRef locates one message in a batch's buffer.
@@ -232,12 +275,14 @@ type batch struct {
 	in     *inputStats
 	format uint8
 	start  time.Time // when the first message was added
+	ack    *ackEntry // the input's acknowledgement (Kafka), or nil
 }
 
 func (b *batch) reset() {
 	b.buf = b.buf[:0]
 	b.msgs = b.msgs[:0]
 	b.in = nil
+	b.ack = nil
 }
 
 // add copies msg into the batch.
@@ -251,6 +296,37 @@ func (b *batch) add(msg []byte, flags uint8) {
 type outBuf struct {
 	b      []byte
 	events int
+	// With Pipeline.perEvent: ends[i] is the end of line i in b (after its
+	// '\n'), and the value of out field f for event i is
+	// vals[spans[k-1]:spans[k]], k = i*len(outFields)+f (spans[-1] = 0).
+	ends  []int32
+	vals  []byte
+	spans []int32
+	// ack is the input's acknowledgement of the batch (Kafka inputs), done
+	// when every output has taken the events.
+	ack *ackEntry
+	// refs counts the holders of b: the output loop and each output that
+	// keeps it after Send (Kafka). The last one returns it to the pool.
+	refs atomic.Int32
+}
+
+// field returns event i's value of out field f.
+func (ob *outBuf) field(i, f, nf int) []byte {
+	k := i*nf + f
+	start := int32(0)
+	if k > 0 {
+		start = ob.spans[k-1]
+	}
+	return ob.vals[start:ob.spans[k]]
+}
+
+// line returns event i's JSON line, without its '\n'.
+func (ob *outBuf) line(i int) []byte {
+	start := int32(0)
+	if i > 0 {
+		start = ob.ends[i-1]
+	}
+	return ob.b[start : ob.ends[i]-1]
 }
 
 // evState is one event of the batch being processed.
@@ -344,6 +420,7 @@ type worker struct {
 	now     time.Time
 	buf     []byte
 	snapGen uint64
+	ob      *outBuf // the buffer being filled, when Pipeline.perEvent
 }
 
 func (p *Pipeline) newWorker(batchSize int) *worker {
@@ -444,6 +521,13 @@ func (w *worker) processChunk(b *batch, msgs []msgRef, out []byte, now time.Time
 	// 3. Encode.
 	for i := range evs {
 		out = w.encode(i, &evs[i], out)
+		if ob := w.ob; ob != nil {
+			ob.ends = append(ob.ends, int32(len(out)))
+			for f := range p.outFields {
+				ob.vals = append(ob.vals, w.fieldValue(i, &evs[i], &p.outFields[f])...)
+				ob.spans = append(ob.spans, int32(len(ob.vals)))
+			}
+		}
 	}
 	if snap != nil {
 		for i := range w.rw {

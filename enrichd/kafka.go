@@ -1,0 +1,891 @@
+package enrichd
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
+	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
+)
+
+// Kafka inputs and outputs.
+//
+// Delivery is at least once. A Kafka input notes, for each batch, the
+// last offset it holds of each partition, in an ackEntry. The entry goes
+// with the batch to a worker and with the worker's output buffer to the
+// outputs; it is done when every output has the events: the stream
+// outputs (stdout, file, tcp) once they have flushed them, a Kafka output
+// once the brokers acknowledged them (or, after max_attempts, the dead
+// letter took them). The commitTracker keeps the entries in the order the
+// input made them; when the oldest are done, their offsets become
+// committable, and the committer commits them every commit_interval. So a
+// committed offset never passes an event that is not delivered, and a
+// crash makes the group read again at most the events fetched and not yet
+// committed, which max_uncommitted bounds: the input stops fetching while
+// that many are outstanding.
+
+// ackEntry is one Kafka input batch on its way to the outputs.
+type ackEntry struct {
+	t       *commitTracker
+	offs    []partOffset // the last offset of each partition in the batch
+	events  int
+	pending atomic.Int32 // outputs that have not delivered the batch yet
+	done    bool         // under t.mu
+}
+
+type topicPart struct {
+	topic     string
+	partition int
+}
+
+type partOffset struct {
+	topicPart
+	offset int64 // last offset in the batch
+	hwm    int64 // the partition's high watermark when it was fetched
+}
+
+func (e *ackEntry) note(m *kafka.Message) {
+	e.events++
+	e.t.inflight.Add(1)
+	for i := range e.offs {
+		if o := &e.offs[i]; o.partition == m.Partition && o.topic == m.Topic {
+			o.offset, o.hwm = m.Offset, m.HighWaterMark
+			return
+		}
+	}
+	e.offs = append(e.offs, partOffset{topicPart{m.Topic, m.Partition}, m.Offset, m.HighWaterMark})
+}
+
+// release marks one output's delivery of the batch.
+func (e *ackEntry) release() {
+	if e.pending.Add(-1) == 0 {
+		e.t.complete(e)
+	}
+}
+
+// commitTracker orders a Kafka input's batches and turns the delivered
+// ones into offsets to commit.
+type commitTracker struct {
+	max      int64
+	inflight atomic.Int64 // events fetched and not committed
+	kick     chan struct{}
+
+	mu     sync.Mutex
+	cond   *sync.Cond  // inflight fell, or the input stops
+	q      []*ackEntry // open entries, oldest first
+	ready  map[topicPart]int64
+	readyN int // events that ready covers
+}
+
+func newCommitTracker(max int) *commitTracker {
+	t := &commitTracker{max: int64(max), kick: make(chan struct{}, 1), ready: map[topicPart]int64{}}
+	t.cond = sync.NewCond(&t.mu)
+	return t
+}
+
+// open starts the entry of a new batch.
+func (t *commitTracker) open() *ackEntry {
+	e := &ackEntry{t: t}
+	t.mu.Lock()
+	t.q = append(t.q, e)
+	t.mu.Unlock()
+	return e
+}
+
+func (t *commitTracker) full() bool { return t.inflight.Load() >= t.max }
+
+// complete records that e is delivered and makes the offsets of the
+// delivered prefix of the queue committable.
+func (t *commitTracker) complete(e *ackEntry) {
+	t.mu.Lock()
+	e.done = true
+	i := 0
+	for ; i < len(t.q) && t.q[i].done; i++ {
+		h := t.q[i]
+		for _, o := range h.offs {
+			if cur, ok := t.ready[o.topicPart]; !ok || o.offset > cur {
+				t.ready[o.topicPart] = o.offset
+			}
+		}
+		t.readyN += h.events
+		t.q[i] = nil
+	}
+	t.q = t.q[i:]
+	kick := int64(t.readyN) >= t.max/2
+	t.mu.Unlock()
+	if kick {
+		select {
+		case t.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// take returns the committable offsets and the events they cover.
+func (t *commitTracker) take() (map[topicPart]int64, int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.readyN == 0 && len(t.ready) == 0 {
+		return nil, 0
+	}
+	offs, n := t.ready, t.readyN
+	t.ready, t.readyN = map[topicPart]int64{}, 0
+	return offs, n
+}
+
+// committed records a successful commit of n events.
+func (t *commitTracker) committed(n int) {
+	t.inflight.Add(-int64(n))
+	t.mu.Lock()
+	t.cond.Broadcast()
+	t.mu.Unlock()
+}
+
+// restore puts back offsets whose commit failed, to be retried with the
+// next ones.
+func (t *commitTracker) restore(offs map[topicPart]int64, n int) {
+	t.mu.Lock()
+	for k, o := range offs {
+		if cur, ok := t.ready[k]; !ok || o > cur {
+			t.ready[k] = o
+		}
+	}
+	t.readyN += n
+	t.mu.Unlock()
+}
+
+// wait blocks while the window is full; false if stop was closed.
+func (t *commitTracker) wait(stop <-chan struct{}) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for t.full() {
+		select {
+		case <-stop:
+			return false
+		default:
+		}
+		select {
+		case t.kick <- struct{}{}:
+		default:
+		}
+		t.cond.Wait()
+	}
+	return true
+}
+
+func (t *commitTracker) wake() {
+	t.mu.Lock()
+	t.cond.Broadcast()
+	t.mu.Unlock()
+}
+
+// ---- input
+
+// partState is what the lag metric knows of one partition.
+type partState struct {
+	hwm, committed, fetched int64 // committed: next offset to read (-1: none yet)
+}
+
+type kafkaInput struct {
+	d     *Daemon
+	cfg   InputConfig
+	stats *inputStats
+	fmt   uint8
+	r     *kafka.Reader
+	tr    *commitTracker
+	log   *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	stopCh chan struct{}
+
+	commitStop chan struct{}
+	commitDone chan struct{}
+	finishOnce sync.Once
+
+	commits, commitErrors atomic.Uint64
+	commitLat             prometheus.Histogram
+
+	mu         sync.Mutex
+	parts      map[topicPart]*partState
+	rebalances uint64
+	readErrors uint64
+}
+
+func newKafkaInput(d *Daemon, ic InputConfig, st *inputStats) (*kafkaInput, error) {
+	kc := ic.Kafka
+	dialer, err := kafkaDialer(kc.KafkaConn)
+	if err != nil {
+		return nil, err
+	}
+	rc := kafka.ReaderConfig{
+		Brokers:               kc.Brokers,
+		GroupID:               kc.Group,
+		Dialer:                dialer,
+		MinBytes:              max(1, kc.MinBytes),
+		MaxBytes:              kc.MaxBytes,
+		MaxWait:               kc.MaxWait,
+		SessionTimeout:        kc.SessionTimeout,
+		HeartbeatInterval:     kc.HeartbeatInterval,
+		RebalanceTimeout:      kc.RebalanceTimeout,
+		QueueCapacity:         1024,
+		WatchPartitionChanges: true,
+		StartOffset:           kafka.FirstOffset,
+		ErrorLogger:           kafkaLogger{d.log.With("input", ic.Name)},
+	}
+	if rc.MaxBytes == 0 {
+		rc.MaxBytes = 16 << 20
+	}
+	if rc.MaxWait == 0 {
+		rc.MaxWait = 500 * time.Millisecond
+	}
+	if kc.StartOffset == "latest" {
+		rc.StartOffset = kafka.LastOffset
+	}
+	if len(kc.Topics) == 1 {
+		rc.Topic = kc.Topics[0]
+	} else {
+		rc.GroupTopics = kc.Topics
+	}
+	if err := rc.Validate(); err != nil {
+		return nil, err
+	}
+	k := &kafkaInput{
+		d: d, cfg: ic, stats: st, fmt: formatCode(ic.Format), log: d.log.With("input", ic.Name),
+		r:          kafka.NewReader(rc),
+		tr:         newCommitTracker(kc.MaxUncommitted),
+		stopCh:     make(chan struct{}),
+		commitStop: make(chan struct{}),
+		commitDone: make(chan struct{}),
+		parts:      map[topicPart]*partState{},
+		commitLat: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "enrichd_kafka_commit_latency_seconds", Help: "Time an offset commit took.",
+			ConstLabels: prometheus.Labels{"input": ic.Name},
+			Buckets:     prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}),
+	}
+	k.ctx, k.cancel = context.WithCancel(context.Background())
+	return k, nil
+}
+
+// serve fetches messages into batches until stop.
+func (k *kafkaInput) serve(wg *sync.WaitGroup) {
+	defer wg.Done()
+	go k.commitLoop()
+	d := k.d
+	bt := &batcher{d: d, in: k.stats, fmt: k.fmt}
+	flushEvery := d.cfg.Pipeline.FlushInterval
+	maxSize := k.cfg.MaxMessageSize
+	// While a batch is pending, fetches wait at most until it is due.
+	var due struct {
+		ctx    context.Context
+		cancel context.CancelFunc
+	}
+	endDue := func() {
+		if due.cancel != nil {
+			due.cancel()
+			due.ctx, due.cancel = nil, nil
+		}
+	}
+	defer endDue()
+	for {
+		if k.tr.full() {
+			k.flush(bt)
+			endDue()
+			if !k.tr.wait(k.stopCh) {
+				break
+			}
+		}
+		ctx := k.ctx
+		if bt.pending() {
+			if due.ctx == nil {
+				due.ctx, due.cancel = context.WithDeadline(k.ctx, bt.cur.start.Add(flushEvery))
+			}
+			ctx = due.ctx
+		}
+		m, err := k.r.FetchMessage(ctx)
+		if err != nil {
+			if k.ctx.Err() != nil || errors.Is(err, io.EOF) {
+				break
+			}
+			if due.ctx != nil && errors.Is(err, context.DeadlineExceeded) {
+				k.flush(bt)
+				endDue()
+				continue
+			}
+			k.stats.frameErrors.Add(1)
+			k.log.Warn("kafka fetch failed", "err", err)
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		msg, trunc := m.Value, false
+		for len(msg) > 0 && (msg[len(msg)-1] == '\n' || msg[len(msg)-1] == '\r') {
+			msg = msg[:len(msg)-1]
+		}
+		if len(msg) > maxSize {
+			msg, trunc = msg[:maxSize], true
+		}
+		bt.take()
+		if bt.cur.ack == nil {
+			bt.cur.ack = k.tr.open()
+		}
+		bt.cur.ack.note(&m)
+		if bt.put(msg, trunc) {
+			k.noteParts(bt.lastAck)
+			endDue()
+		}
+	}
+	k.flush(bt)
+}
+
+// flush sends the pending batch and notes its partitions.
+func (k *kafkaInput) flush(bt *batcher) {
+	if bt.pending() {
+		bt.flush()
+		k.noteParts(bt.lastAck)
+	}
+}
+
+// noteParts records what a flushed batch says of its partitions, for the
+// lag metric.
+func (k *kafkaInput) noteParts(e *ackEntry) {
+	if e == nil {
+		return
+	}
+	k.mu.Lock()
+	for _, o := range e.offs {
+		ps := k.parts[o.topicPart]
+		if ps == nil {
+			ps = &partState{committed: -1}
+			k.parts[o.topicPart] = ps
+		}
+		ps.hwm, ps.fetched = o.hwm, o.offset+1
+	}
+	k.mu.Unlock()
+}
+
+// commitLoop commits every commit_interval, and sooner when half the
+// window is waiting; when stopped it commits once more.
+func (k *kafkaInput) commitLoop() {
+	defer close(k.commitDone)
+	tick := time.NewTicker(k.cfg.Kafka.CommitInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+		case <-k.tr.kick:
+		case <-k.commitStop:
+			k.commit()
+			return
+		}
+		k.commit()
+	}
+}
+
+func (k *kafkaInput) commit() {
+	offs, n := k.tr.take()
+	if offs == nil {
+		return
+	}
+	msgs := make([]kafka.Message, 0, len(offs))
+	for tp, off := range offs {
+		msgs = append(msgs, kafka.Message{Topic: tp.topic, Partition: tp.partition, Offset: off})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	start := time.Now()
+	err := k.r.CommitMessages(ctx, msgs...)
+	cancel()
+	k.commitLat.Observe(time.Since(start).Seconds())
+	if err != nil {
+		// Retried with the next commit. Nothing is lost meanwhile: the
+		// window keeps the input from running ahead.
+		k.commitErrors.Add(1)
+		k.tr.restore(offs, n)
+		k.log.Warn("kafka offset commit failed; retrying with the next one", "err", err)
+		return
+	}
+	k.commits.Add(1)
+	k.tr.committed(n)
+	k.mu.Lock()
+	for tp, off := range offs {
+		if ps := k.parts[tp]; ps != nil {
+			ps.committed = off + 1
+		}
+	}
+	k.mu.Unlock()
+}
+
+// stop ends fetching; the pending batch is flushed by serve.
+func (k *kafkaInput) stop() {
+	close(k.stopCh)
+	k.cancel()
+	k.tr.wake()
+}
+
+// finish commits what the outputs delivered and leaves the group. It runs
+// after the outputs are drained and closed.
+func (k *kafkaInput) finish() {
+	k.finishOnce.Do(func() {
+		select {
+		case <-k.commitDone:
+		default:
+			select {
+			case <-k.stopCh:
+				// serve ran: stop its committer, which commits once more.
+				close(k.commitStop)
+				<-k.commitDone
+			default:
+			}
+		}
+		if err := k.r.Close(); err != nil {
+			k.log.Warn("closing kafka reader", "err", err)
+		}
+	})
+}
+
+// collect exports the input's Kafka metrics.
+func (k *kafkaInput) collect(counter, gauge func(*prometheus.Desc, float64, ...string), ch chan<- prometheus.Metric) {
+	st := k.r.Stats() // counters since the previous call
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.readErrors += uint64(st.Errors)
+	if st.Rebalances > 0 {
+		// The assignment changed: forget partitions until they are fetched
+		// from again.
+		k.rebalances += uint64(st.Rebalances)
+		clear(k.parts)
+	}
+	name := k.cfg.Name
+	for tp, ps := range k.parts {
+		next := ps.committed
+		if next < 0 {
+			next = ps.fetched
+		}
+		p := strconv.Itoa(tp.partition)
+		gauge(mKafkaLag, float64(max(0, ps.hwm-next)), name, tp.topic, p)
+		if ps.committed >= 0 {
+			gauge(mKafkaCommitted, float64(ps.committed), name, tp.topic, p)
+		}
+	}
+	counter(mKafkaRebalances, float64(k.rebalances), name)
+	counter(mKafkaReadErrors, float64(k.readErrors), name)
+	counter(mKafkaCommits, float64(k.commits.Load()), name, "ok")
+	counter(mKafkaCommits, float64(k.commitErrors.Load()), name, "error")
+	gauge(mKafkaUncommitted, float64(k.tr.inflight.Load()), name)
+	k.commitLat.Collect(ch)
+}
+
+// ---- output
+
+// kafkaSink produces each event as one message. Send hands it an output
+// buffer, which in_flight sender goroutines produce concurrently; the
+// buffer goes back to the pool, and its input acknowledgement is
+// released, once the brokers acknowledged every event (or the dead letter
+// took it).
+type kafkaSink struct {
+	d      *Daemon
+	cfg    KafkaOutputConfig
+	st     *outputStats
+	log    *slog.Logger
+	w      *kafka.Writer
+	dl     deadLetter
+	nf     int // out fields per event
+	keyF   int
+	topicF int
+	jobs   chan *outBuf
+	wg     sync.WaitGroup
+	seq    atomic.Uint64
+
+	produced, retries, deadLettered, lost atomic.Uint64
+
+	topicMu sync.Mutex
+	topics  map[string]string // interned topic names from topic_field
+}
+
+func newKafkaSink(o OutputConfig, d *Daemon, st *outputStats) (*kafkaSink, error) {
+	kc := o.Kafka
+	tr, err := kafkaTransport(kc.KafkaConn)
+	if err != nil {
+		return nil, err
+	}
+	s := &kafkaSink{
+		d: d, cfg: kc, st: st, log: d.log.With("output", o.Name),
+		nf: len(d.pipe.outFields), keyF: d.pipe.outField(kc.KeyField), topicF: d.pipe.outField(kc.TopicField),
+		jobs: make(chan *outBuf, kc.InFlight), topics: map[string]string{},
+	}
+	acks := kafka.RequireAll
+	switch kc.RequiredAcks {
+	case "one":
+		acks = kafka.RequireOne
+	case "none":
+		acks = kafka.RequireNone
+	}
+	s.w = &kafka.Writer{
+		Addr:         kafka.TCP(kc.Brokers...),
+		Balancer:     &stickyBalancer{},
+		MaxAttempts:  1, // retried here, so that a failure can go to the dead letter
+		BatchSize:    kc.BatchSize,
+		BatchBytes:   int64(kc.BatchBytes),
+		BatchTimeout: kc.BatchTimeout,
+		RequiredAcks: acks,
+		Compression:  kafkaCompression(kc.Compression),
+		Transport:    tr,
+		ErrorLogger:  kafkaLogger{s.log},
+	}
+	if s.topicF < 0 {
+		s.w.Topic = kc.Topic
+	}
+	if kc.DeadLetter != "" {
+		if s.dl, err = newDeadLetter(kc, tr, d.hardStop); err != nil {
+			return nil, fmt.Errorf("dead_letter: %w", err)
+		}
+	}
+	for range kc.InFlight {
+		s.wg.Add(1)
+		go s.sender()
+	}
+	return s, nil
+}
+
+// Send queues ob; it blocks while in_flight buffers are being produced.
+func (s *kafkaSink) Send(ob *outBuf) { s.jobs <- ob }
+
+func (s *kafkaSink) sender() {
+	defer s.wg.Done()
+	var msgs []kafka.Message
+	for ob := range s.jobs {
+		a := ob.ack
+		var ok bool
+		msgs, ok = s.deliver(ob, msgs[:0])
+		clear(msgs) // drop the references into ob
+		if ok && a != nil {
+			a.release()
+		}
+		s.d.releaseOut(ob)
+	}
+}
+
+// deliver produces ob's events. It returns false only when the daemon
+// gave up on shutdown with events undelivered (their input offsets then
+// stay uncommitted).
+func (s *kafkaSink) deliver(ob *outBuf, msgs []kafka.Message) ([]kafka.Message, bool) {
+	part := int(s.seq.Add(1)) // unkeyed events of one buffer go to one partition
+	var oversize []kafka.Message
+	for i := range ob.events {
+		m := kafka.Message{Value: ob.line(i), WriterData: &part}
+		if s.keyF >= 0 {
+			if k := ob.field(i, s.keyF, s.nf); len(k) > 0 {
+				m.Key = k
+			}
+		}
+		if s.topicF >= 0 {
+			m.Topic = s.topic(ob.field(i, s.topicF, s.nf))
+		}
+		if len(m.Key)+len(m.Value)+64 > s.cfg.BatchBytes {
+			oversize = append(oversize, m)
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	if len(oversize) > 0 && !s.giveUp(oversize, fmt.Errorf("message larger than batch_bytes (%d)", s.cfg.BatchBytes)) {
+		return msgs, false
+	}
+	backoff := s.cfg.BackoffMin
+	if backoff == 0 {
+		backoff = 100 * time.Millisecond
+	}
+	maxBackoff := s.cfg.BackoffMax
+	if maxBackoff == 0 {
+		maxBackoff = 5 * time.Second
+	}
+	pending := msgs
+	for attempt := 1; len(pending) > 0; attempt++ {
+		err := s.w.WriteMessages(context.Background(), pending...)
+		if err == nil {
+			s.produced.Add(uint64(len(pending)))
+			s.st.bytes.Add(uint64(len(ob.b)))
+			break
+		}
+		s.st.errors.Add(1)
+		var werr kafka.WriteErrors
+		if errors.As(err, &werr) && len(werr) == len(pending) {
+			failed := pending[:0:0]
+			for i, e := range werr {
+				if e == nil {
+					s.produced.Add(1)
+				} else {
+					failed = append(failed, pending[i])
+				}
+			}
+			pending = failed
+		}
+		if s.cfg.MaxAttempts > 0 && attempt >= s.cfg.MaxAttempts {
+			return msgs, s.giveUp(pending, err)
+		}
+		s.retries.Add(uint64(len(pending)))
+		s.log.Warn("kafka produce failed; retrying", "events", len(pending), "attempt", attempt, "retry_in", backoff, "err", err)
+		select {
+		case <-s.d.hardStop:
+			s.lost.Add(uint64(len(pending)))
+			return msgs, false
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+	return msgs, true
+}
+
+// giveUp sends events that cannot be produced to the dead letter; without
+// one, to the log at error level (such events are too large for
+// batch_bytes: no retry can help).
+func (s *kafkaSink) giveUp(msgs []kafka.Message, cause error) bool {
+	if s.dl == nil {
+		for _, m := range msgs {
+			s.log.Error("event not produced", "err", cause, "event", string(m.Value))
+		}
+		s.lost.Add(uint64(len(msgs)))
+		return true
+	}
+	if err := s.dl.write(msgs); err != nil {
+		s.log.Error("dead letter failed; the events stay uncommitted", "events", len(msgs), "err", err)
+		s.lost.Add(uint64(len(msgs)))
+		return false
+	}
+	s.deadLettered.Add(uint64(len(msgs)))
+	s.log.Warn("events sent to the dead letter", "events", len(msgs), "err", cause)
+	return true
+}
+
+func (s *kafkaSink) topic(v []byte) string {
+	if len(v) == 0 {
+		return s.cfg.Topic
+	}
+	s.topicMu.Lock()
+	defer s.topicMu.Unlock()
+	t, ok := s.topics[string(v)]
+	if !ok {
+		t = string(v)
+		if len(s.topics) < 10000 {
+			s.topics[t] = t
+		}
+	}
+	return t
+}
+
+// Close waits for the buffers in flight, then closes the writers.
+func (s *kafkaSink) Close() error {
+	close(s.jobs)
+	s.wg.Wait()
+	err := s.w.Close()
+	if s.dl != nil {
+		if derr := s.dl.close(); err == nil {
+			err = derr
+		}
+	}
+	return err
+}
+
+func (s *kafkaSink) Stats() *outputStats { return s.st }
+
+func (s *kafkaSink) collect(counter func(*prometheus.Desc, float64, ...string)) {
+	n := s.st.name
+	counter(mKafkaProduced, float64(s.produced.Load()), n)
+	counter(mKafkaRetries, float64(s.retries.Load()), n)
+	counter(mKafkaDeadLetter, float64(s.deadLettered.Load()), n)
+	counter(mKafkaNotProduced, float64(s.lost.Load()), n)
+}
+
+// stickyBalancer sends the unkeyed messages of one output buffer (they
+// share WriterData) to one partition, so that they make one produce batch;
+// keyed messages go by the murmur2 hash of their key, as the Java client
+// does.
+type stickyBalancer struct{ keyed kafka.Murmur2Balancer }
+
+func (b *stickyBalancer) Balance(m kafka.Message, partitions ...int) int {
+	if m.Key != nil {
+		return b.keyed.Balance(m, partitions...)
+	}
+	if p, ok := m.WriterData.(*int); ok {
+		return partitions[*p%len(partitions)]
+	}
+	return partitions[0]
+}
+
+// deadLetter keeps events that could not be produced.
+type deadLetter interface {
+	write(msgs []kafka.Message) error
+	close() error
+}
+
+func newDeadLetter(kc KafkaOutputConfig, tr *kafka.Transport, stop <-chan struct{}) (deadLetter, error) {
+	if topic, ok := strings.CutPrefix(kc.DeadLetter, "kafka:"); ok {
+		return &topicDeadLetter{stop: stop, w: &kafka.Writer{
+			Addr: kafka.TCP(kc.Brokers...), Topic: topic, Balancer: &kafka.RoundRobin{},
+			BatchTimeout: kc.BatchTimeout, RequiredAcks: kafka.RequireAll, Transport: tr,
+		}}, nil
+	}
+	f, err := os.OpenFile(kc.DeadLetter, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &fileDeadLetter{f: f}, nil
+}
+
+// fileDeadLetter appends the events as JSON lines and syncs the file.
+type fileDeadLetter struct {
+	mu  sync.Mutex
+	f   *os.File
+	buf []byte
+}
+
+func (l *fileDeadLetter) write(msgs []kafka.Message) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = l.buf[:0]
+	for _, m := range msgs {
+		l.buf = append(append(l.buf, m.Value...), '\n')
+	}
+	if _, err := l.f.Write(l.buf); err != nil {
+		return err
+	}
+	return l.f.Sync()
+}
+
+func (l *fileDeadLetter) close() error { return l.f.Close() }
+
+// topicDeadLetter produces to a dead-letter topic, retrying until it
+// succeeds or the daemon gives up on shutdown.
+type topicDeadLetter struct {
+	w    *kafka.Writer
+	stop <-chan struct{}
+}
+
+func (l *topicDeadLetter) write(msgs []kafka.Message) error {
+	dl := make([]kafka.Message, len(msgs))
+	for i, m := range msgs {
+		dl[i] = kafka.Message{Key: m.Key, Value: m.Value}
+	}
+	backoff := 100 * time.Millisecond
+	for {
+		err := l.w.WriteMessages(context.Background(), dl...)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-l.stop:
+			return err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func (l *topicDeadLetter) close() error { return l.w.Close() }
+
+// ---- connection settings
+
+func kafkaTLS(c *TLSConfig) (*tls.Config, error) {
+	if c == nil {
+		return nil, nil
+	}
+	tc := &tls.Config{ServerName: c.ServerName, InsecureSkipVerify: c.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
+	if c.CAFile != "" {
+		pem, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls.ca_file: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls.ca_file: %s holds no PEM certificate", c.CAFile)
+		}
+	}
+	if c.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}
+
+func kafkaSASL(c *SASLConfig) (sasl.Mechanism, error) {
+	if c == nil {
+		return nil, nil
+	}
+	switch c.Mechanism {
+	case "plain":
+		return plain.Mechanism{Username: c.Username, Password: c.Password}, nil
+	case "scram-sha-256":
+		return scram.Mechanism(scram.SHA256, c.Username, c.Password)
+	case "scram-sha-512":
+		return scram.Mechanism(scram.SHA512, c.Username, c.Password)
+	}
+	return nil, fmt.Errorf("sasl: unknown mechanism %q", c.Mechanism)
+}
+
+func kafkaDialer(c KafkaConn) (*kafka.Dialer, error) {
+	tc, err := kafkaTLS(c.TLS)
+	if err != nil {
+		return nil, err
+	}
+	mech, err := kafkaSASL(c.SASL)
+	if err != nil {
+		return nil, err
+	}
+	return &kafka.Dialer{ClientID: clientID(c), Timeout: 10 * time.Second, DualStack: true, TLS: tc, SASLMechanism: mech}, nil
+}
+
+func kafkaTransport(c KafkaConn) (*kafka.Transport, error) {
+	tc, err := kafkaTLS(c.TLS)
+	if err != nil {
+		return nil, err
+	}
+	mech, err := kafkaSASL(c.SASL)
+	if err != nil {
+		return nil, err
+	}
+	return &kafka.Transport{ClientID: clientID(c), TLS: tc, SASL: mech, DialTimeout: 10 * time.Second}, nil
+}
+
+func clientID(c KafkaConn) string {
+	if c.ClientID != "" {
+		return c.ClientID
+	}
+	return "enrichd"
+}
+
+func kafkaCompression(s string) kafka.Compression {
+	switch s {
+	case "gzip":
+		return kafka.Gzip
+	case "snappy":
+		return kafka.Snappy
+	case "lz4":
+		return kafka.Lz4
+	case "zstd":
+		return kafka.Zstd
+	}
+	return 0
+}
+
+// kafkaLogger sends kafka-go's error log to slog.
+type kafkaLogger struct{ l *slog.Logger }
+
+func (k kafkaLogger) Printf(format string, args ...any) {
+	k.l.Warn("kafka: " + fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,133 @@
+package enrichd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lutkit/lutkit/internal/kafkatest"
+)
+
+// kafkaConfig is a Kafka-to-Kafka configuration over a customers table
+// of rows rows in dir; extra is appended to the Kafka output's settings.
+func kafkaConfig(t testing.TB, dir string, c *kafkatest.Cluster, rows int, extraIn, extraOut string) *Config {
+	t.Helper()
+	buildCustomers(t, filepath.Join(dir, "customers.lut"), rows, 1)
+	brokers := `["` + strings.Join(c.Addrs, `","`) + `"]`
+	yml := fmt.Sprintf(`
+inputs:
+  - name: kafka
+    type: kafka
+    kafka: {brokers: %[1]s, topics: [in], group: enrichd%[3]s}
+tables: {path: %[2]q}
+rules:
+  - {name: customer, table: customers, field: cust, target: customer, columns: ["Customer Id"]}
+outputs:
+  - name: kafka
+    type: kafka
+    kafka: {brokers: %[1]s, topic: out, key_field: cust%[4]s}
+pipeline: {kv_fields: all}
+http: {listen: "127.0.0.1:0"}
+`, brokers, dir, extraIn, extraOut)
+	cfg, err := ParseConfig(filepath.Join(dir, "enrichd.yaml"), []byte(yml))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, yml)
+	}
+	return cfg
+}
+
+func customerID(cust int) string { return fmt.Sprintf("C%d-1", cust) }
+
+// TestKafkaToKafka streams events from one topic to another through the
+// daemon: every event arrives once, enriched, and on shutdown every
+// offset is committed.
+func TestKafkaToKafka(t *testing.T) {
+	const n, rows = 20_000, 1000
+	c := kafkatest.Start(t, 3, 12, "in", "out")
+	c.Produce(t, "in", 0, n/2, func(i int) []byte { return kafkatest.Event(i, rows) })
+	r := startDaemon(t, kafkaConfig(t, t.TempDir(), c, rows, "", ""))
+	c.Produce(t, "in", n/2, n, func(i int) []byte { return kafkatest.Event(i, rows) })
+
+	ty := kafkatest.Check(c.Consume(t, "out", n, 60*time.Second), customerID)
+	if len(ty.Bad) > 0 {
+		t.Fatalf("%d bad events, first: %s", len(ty.Bad), ty.Bad[0])
+	}
+	if miss := ty.Missing(n); len(miss) > 0 || ty.Dups > 0 {
+		t.Fatalf("%d events missing (first %v), %d duplicates", len(miss), miss[:min(5, len(miss))], ty.Dups)
+	}
+	if got := metric(t, r.d, `enrichd_kafka_produced_total{output="kafka"}`); got != n {
+		t.Errorf("kafka_produced_total = %v, want %d", got, n)
+	}
+	r.stop(t)
+	if lag := c.Lag(t, "enrichd", "in"); lag != 0 {
+		t.Errorf("after shutdown the group has %d uncommitted events, want 0", lag)
+	}
+}
+
+// TestKafkaWindow checks that the input never has more than
+// max_uncommitted events fetched and not committed, and still finishes.
+func TestKafkaWindow(t *testing.T) {
+	const n, rows, window = 5000, 100, 300
+	c := kafkatest.Start(t, 1, 4, "in", "out")
+	c.Produce(t, "in", 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
+	cfg := kafkaConfig(t, t.TempDir(), c, rows, fmt.Sprintf(", max_uncommitted: %d, commit_interval: 10ms", window), "")
+	cfg.Pipeline.BatchSize = 64
+	r := startDaemon(t, cfg)
+	var peak int64
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		k := r.d.kafkaIns[0]
+		peak = max(peak, k.tr.inflight.Load())
+		if metric(t, r.d, `enrichd_kafka_produced_total{output="kafka"}`) >= n {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if peak > window {
+		t.Errorf("%d events uncommitted at once, max_uncommitted is %d", peak, window)
+	}
+	ty := kafkatest.Check(c.Consume(t, "out", n, 30*time.Second), customerID)
+	if miss := ty.Missing(n); len(miss) > 0 {
+		t.Fatalf("%d events missing", len(miss))
+	}
+}
+
+// TestKafkaDeadLetter: an output topic that does not exist makes every
+// produce fail; after max_attempts the events go to the dead-letter file,
+// and their offsets are committed.
+func TestKafkaDeadLetter(t *testing.T) {
+	const n, rows = 300, 100
+	c := kafkatest.Start(t, 1, 2, "in")
+	dir := t.TempDir()
+	dl := filepath.Join(dir, "dead.jsonl")
+	cfg := kafkaConfig(t, dir, c, rows, "", fmt.Sprintf(", max_attempts: 2, backoff_min: 10ms, dead_letter: %q", dl))
+	r := startDaemon(t, cfg)
+	c.Produce(t, "in", 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
+	deadline := time.Now().Add(60 * time.Second)
+	var lines []string
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(dl)
+		if lines = strings.Split(strings.TrimSpace(string(b)), "\n"); len(b) > 0 && len(lines) >= n {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	raw := make([][]byte, len(lines))
+	for i, l := range lines {
+		raw[i] = []byte(l)
+	}
+	ty := kafkatest.Check(raw, customerID)
+	if miss := ty.Missing(n); len(miss) > 0 || len(ty.Bad) > 0 {
+		t.Fatalf("dead letter: %d missing, %d bad", len(miss), len(ty.Bad))
+	}
+	if got := metric(t, r.d, `enrichd_kafka_dead_letter_total{output="kafka"}`); got != n {
+		t.Errorf("kafka_dead_letter_total = %v, want %d", got, n)
+	}
+	r.stop(t)
+	if lag := c.Lag(t, "enrichd", "in"); lag != 0 {
+		t.Errorf("%d events uncommitted after the dead letter took them", lag)
+	}
+}
