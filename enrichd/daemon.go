@@ -29,8 +29,8 @@ type Daemon struct {
 	outCh       chan *outBuf
 	reopen      chan struct{}
 
-	tcpIns  []*tcpInput
-	udpIns  []*udpInput
+	tcpIns   []*tcpInput
+	udpIns   []*udpInput
 	fileIns  []*fileInput
 	kafkaIns []*kafkaInput
 	inStats  []*inputStats
