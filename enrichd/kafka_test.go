@@ -131,3 +131,37 @@ func TestKafkaDeadLetter(t *testing.T) {
 		t.Errorf("%d events uncommitted after the dead letter took them", lag)
 	}
 }
+
+// TestKafkaConfig checks the Kafka settings' validation and that the
+// examples parse.
+func TestKafkaConfig(t *testing.T) {
+	f := func(yml, want string) {
+		t.Helper()
+		_, err := ParseConfig("e.yaml", []byte(yml))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want it to contain %q", err, want)
+		}
+	}
+	out := "outputs: [{type: stdout}]\n"
+	f("inputs:\n  - {type: kafka, kafka: {brokers: [k:9092], topics: [a]}}\n"+out, "e.yaml:2:26: inputs[0].kafka.group: required")
+	f("inputs:\n  - {type: kafka, kafka: {brokers: [k], topics: [a], group: g}}\n"+out, `inputs[0].kafka.brokers: "k": want HOST:PORT`)
+	f("inputs:\n  - {type: kafka}\n"+out, "inputs[0].kafka: required for a kafka input")
+	f("inputs:\n  - {type: tcp, listen: \"x:1\", kafka: {brokers: [k:1]}}\n"+out, "inputs[0].kafka: only for a kafka input")
+	f("inputs:\n  - {type: kafka, kafka: {brokers: [k:1], topics: [a], group: g, start_offset: middle}}\n"+out, "start_offset: must be one of earliest, latest")
+	f("inputs:\n  - {type: kafka, kafka: {brokers: [k:1], topics: [a], group: g, sasl: {mechanism: md5, username: u}}}\n"+out, "sasl.mechanism: must be one of plain")
+	in := "inputs: [{type: file, path: x}]\n"
+	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1]}}\n", "outputs[0].kafka.topic: required")
+	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, max_attempts: 3}}\n", "max_attempts: needs dead_letter")
+	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, compression: brotli}}\n", "compression: must be one of")
+	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, key_field: \"sd.x\"}}\n", "key_field")
+	cfg, err := LoadConfig("../examples/enrichd-kafka.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := cfg.Inputs[0].Kafka; k.Group != "enrichd" || k.MaxUncommitted != 100000 || len(k.Brokers) != 3 {
+		t.Errorf("example input: %+v", k)
+	}
+	if k := cfg.Outputs[0].Kafka; k.KeyField != "cust" || k.MaxAttempts != 10 || k.BatchBytes != 4<<20 {
+		t.Errorf("example output: %+v", k)
+	}
+}
