@@ -1,8 +1,9 @@
 // Package enrichd is the enrichment daemon: it receives log events
-// (syslog over UDP and TCP, JSON or raw lines over TCP or from a file),
-// enriches each from the .lut and .mmdb tables of a live table set
-// (package tables) and writes enriched JSON lines to stdout, a file or a
-// TCP peer.
+// (syslog over UDP and TCP, JSON or raw lines over TCP or from a file,
+// messages of Kafka topics as a consumer group member), enriches each
+// from the .lut and .mmdb tables of a live table set (package tables)
+// and writes enriched JSON lines to stdout, a file, a TCP peer or a Kafka
+// topic.
 //
 // # Shape
 //
@@ -29,6 +30,14 @@
 // (_malformed, _truncated, _jsonparsefailure, _table_missing and the
 // rules' miss tags). A JSON input line is kept as it is, with the rules'
 // targets and tags appended as members.
+//
+// # Kafka
+//
+// A Kafka input's batches carry an acknowledgement (ackEntry) that the
+// outputs release once they have delivered the batch; offsets are
+// committed only for the delivered prefix of the batches, so delivery is
+// at least once, and max_uncommitted bounds what a crash reads again
+// (kafka.go).
 //
 // Counters are atomics added once per batch and exported at /metrics by
 // a Prometheus collector; /healthz and /readyz report liveness and
