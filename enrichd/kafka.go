@@ -54,20 +54,28 @@ type topicPart struct {
 
 type partOffset struct {
 	topicPart
-	offset int64 // last offset in the batch
-	hwm    int64 // the partition's high watermark when it was fetched
+	offset int64  // last offset in the batch
+	hwm    int64  // the partition's high watermark when it was fetched
+	gen    uint64 // the input's generation when it was fetched
 }
 
-func (e *ackEntry) note(m *kafka.Message) {
+// committable is the last delivered offset of a partition, and the
+// generation it was fetched in.
+type committable struct {
+	offset int64
+	gen    uint64
+}
+
+func (e *ackEntry) note(m *kafka.Message, gen uint64) {
 	e.events++
 	e.t.inflight.Add(1)
 	for i := range e.offs {
 		if o := &e.offs[i]; o.partition == m.Partition && o.topic == m.Topic {
-			o.offset, o.hwm = m.Offset, m.HighWaterMark
+			o.offset, o.hwm, o.gen = m.Offset, m.HighWaterMark, gen
 			return
 		}
 	}
-	e.offs = append(e.offs, partOffset{topicPart{m.Topic, m.Partition}, m.Offset, m.HighWaterMark})
+	e.offs = append(e.offs, partOffset{topicPart{m.Topic, m.Partition}, m.Offset, m.HighWaterMark, gen})
 }
 
 // release marks one output's delivery of the batch.
@@ -87,12 +95,12 @@ type commitTracker struct {
 	mu     sync.Mutex
 	cond   *sync.Cond  // inflight fell, or the input stops
 	q      []*ackEntry // open entries, oldest first
-	ready  map[topicPart]int64
+	ready  map[topicPart]committable
 	readyN int // events that ready covers
 }
 
 func newCommitTracker(max int) *commitTracker {
-	t := &commitTracker{max: int64(max), kick: make(chan struct{}, 1), ready: map[topicPart]int64{}}
+	t := &commitTracker{max: int64(max), kick: make(chan struct{}, 1), ready: map[topicPart]committable{}}
 	t.cond = sync.NewCond(&t.mu)
 	return t
 }
@@ -117,8 +125,8 @@ func (t *commitTracker) complete(e *ackEntry) {
 	for ; i < len(t.q) && t.q[i].done; i++ {
 		h := t.q[i]
 		for _, o := range h.offs {
-			if cur, ok := t.ready[o.topicPart]; !ok || o.offset > cur {
-				t.ready[o.topicPart] = o.offset
+			if cur, ok := t.ready[o.topicPart]; !ok || o.offset > cur.offset {
+				t.ready[o.topicPart] = committable{o.offset, o.gen}
 			}
 		}
 		t.readyN += h.events
@@ -136,14 +144,14 @@ func (t *commitTracker) complete(e *ackEntry) {
 }
 
 // take returns the committable offsets and the events they cover.
-func (t *commitTracker) take() (map[topicPart]int64, int) {
+func (t *commitTracker) take() (map[topicPart]committable, int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.readyN == 0 && len(t.ready) == 0 {
 		return nil, 0
 	}
 	offs, n := t.ready, t.readyN
-	t.ready, t.readyN = map[topicPart]int64{}, 0
+	t.ready, t.readyN = map[topicPart]committable{}, 0
 	return offs, n
 }
 
@@ -157,10 +165,10 @@ func (t *commitTracker) committed(n int) {
 
 // restore puts back offsets whose commit failed, to be retried with the
 // next ones.
-func (t *commitTracker) restore(offs map[topicPart]int64, n int) {
+func (t *commitTracker) restore(offs map[topicPart]committable, n int) {
 	t.mu.Lock()
 	for k, o := range offs {
-		if cur, ok := t.ready[k]; !ok || o > cur {
+		if cur, ok := t.ready[k]; !ok || o.offset > cur.offset {
 			t.ready[k] = o
 		}
 	}
@@ -217,8 +225,13 @@ type kafkaInput struct {
 	commitDone chan struct{}
 	finishOnce sync.Once
 
-	commits, commitErrors atomic.Uint64
-	commitLat             prometheus.Histogram
+	commits, commitErrors, staleOffsets atomic.Uint64
+	commitLat                           prometheus.Histogram
+
+	// gen counts the group generations the reader has joined, less one:
+	// offsets fetched in an earlier generation are not committed, since
+	// their partition may belong to another member now (it commits them).
+	gen atomic.Uint64
 
 	mu         sync.Mutex
 	parts      map[topicPart]*partState
@@ -343,7 +356,7 @@ func (k *kafkaInput) serve(wg *sync.WaitGroup) {
 		if bt.cur.ack == nil {
 			bt.cur.ack = k.tr.open()
 		}
-		bt.cur.ack.note(&m)
+		bt.cur.ack.note(&m, k.gen.Load())
 		if bt.put(msg, trunc) {
 			k.noteParts(bt.lastAck)
 			endDue()
@@ -397,13 +410,26 @@ func (k *kafkaInput) commitLoop() {
 }
 
 func (k *kafkaInput) commit() {
+	k.observe()
 	offs, n := k.tr.take()
 	if offs == nil {
 		return
 	}
+	gen := k.gen.Load()
 	msgs := make([]kafka.Message, 0, len(offs))
 	for tp, off := range offs {
-		msgs = append(msgs, kafka.Message{Topic: tp.topic, Partition: tp.partition, Offset: off})
+		if off.gen != gen {
+			// Fetched before a rebalance: its partition may have moved.
+			// If it did not, a later offset of it is committed soon.
+			delete(offs, tp)
+			k.staleOffsets.Add(1)
+			continue
+		}
+		msgs = append(msgs, kafka.Message{Topic: tp.topic, Partition: tp.partition, Offset: off.offset})
+	}
+	if len(msgs) == 0 {
+		k.tr.committed(n)
+		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	start := time.Now()
@@ -423,7 +449,7 @@ func (k *kafkaInput) commit() {
 	k.mu.Lock()
 	for tp, off := range offs {
 		if ps := k.parts[tp]; ps != nil {
-			ps.committed = off + 1
+			ps.committed = off.offset + 1
 		}
 	}
 	k.mu.Unlock()
@@ -457,9 +483,10 @@ func (k *kafkaInput) finish() {
 	})
 }
 
-// collect exports the input's Kafka metrics.
-func (k *kafkaInput) collect(counter, gauge func(*prometheus.Desc, float64, ...string), ch chan<- prometheus.Metric) {
-	st := k.r.Stats() // counters since the previous call
+// observe takes the reader's counters (kafka-go reports them since the
+// previous call) and notes a new generation.
+func (k *kafkaInput) observe() {
+	st := k.r.Stats()
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.readErrors += uint64(st.Errors)
@@ -467,8 +494,16 @@ func (k *kafkaInput) collect(counter, gauge func(*prometheus.Desc, float64, ...s
 		// The assignment changed: forget partitions until they are fetched
 		// from again.
 		k.rebalances += uint64(st.Rebalances)
+		k.gen.Store(k.rebalances - 1)
 		clear(k.parts)
 	}
+}
+
+// collect exports the input's Kafka metrics.
+func (k *kafkaInput) collect(counter, gauge func(*prometheus.Desc, float64, ...string), ch chan<- prometheus.Metric) {
+	k.observe()
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	name := k.cfg.Name
 	for tp, ps := range k.parts {
 		next := ps.committed
@@ -485,6 +520,7 @@ func (k *kafkaInput) collect(counter, gauge func(*prometheus.Desc, float64, ...s
 	counter(mKafkaReadErrors, float64(k.readErrors), name)
 	counter(mKafkaCommits, float64(k.commits.Load()), name, "ok")
 	counter(mKafkaCommits, float64(k.commitErrors.Load()), name, "error")
+	counter(mKafkaStale, float64(k.staleOffsets.Load()), name)
 	gauge(mKafkaUncommitted, float64(k.tr.inflight.Load()), name)
 	k.commitLat.Collect(ch)
 }

@@ -51,6 +51,7 @@ var (
 	mKafkaCommitted   = desc("kafka_committed_offset", "Last committed offset (the next to read), by partition.", "input", "topic", "partition")
 	mKafkaCommits     = desc("kafka_commits_total", "Offset commits by result.", "input", "result")
 	mKafkaUncommitted = desc("kafka_uncommitted_events", "Events fetched and not yet committed (at most max_uncommitted).", "input")
+	mKafkaStale       = desc("kafka_stale_offsets_total", "Delivered offsets not committed because a rebalance came between their fetch and the commit (the partition's owner reads them again).", "input")
 	mKafkaRebalances  = desc("kafka_rebalances_total", "Consumer group rebalances seen by the input.", "input")
 	mKafkaReadErrors  = desc("kafka_fetch_errors_total", "Fetch and group errors reported by the consumer.", "input")
 	mKafkaProduced    = desc("kafka_produced_total", "Events the brokers acknowledged.", "output")
