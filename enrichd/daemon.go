@@ -63,9 +63,10 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		logger = slog.Default()
 	}
 	d = &Daemon{cfg: cfg, log: logger, reopen: make(chan struct{}, 1), hardStop: make(chan struct{}), startedAt: time.Now()}
+	partial := d // "return nil, err" clears d before the deferred call runs
 	defer func() {
 		if err != nil {
-			d.closeAll()
+			partial.closeAll()
 		}
 	}()
 	if cfg.Tables.Path != "" {

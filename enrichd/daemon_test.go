@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -336,4 +337,22 @@ func TestFileInputLastLine(t *testing.T) {
 		t.Fatalf("output:\n%s", b)
 	}
 	_ = io.EOF
+}
+
+// TestNewFailsCleanly: a daemon that cannot start (its port is taken)
+// returns the error and releases what it opened.
+func TestNewFailsCleanly(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, filepath.Join(dir, "out.json"))
+	cfg.Inputs[0].Listen = ln.Addr().String()
+	buildCustomers(t, filepath.Join(dir, "customers.lut"), 10, 1)
+	d, err := New(cfg, slog.New(slog.DiscardHandler))
+	if err == nil || d != nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("New = %v, %v; want the listen error", d, err)
+	}
 }

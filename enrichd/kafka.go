@@ -241,6 +241,9 @@ type kafkaInput struct {
 
 func newKafkaInput(d *Daemon, ic InputConfig, st *inputStats) (*kafkaInput, error) {
 	kc := ic.Kafka
+	if err := probeKafka(kc.KafkaConn, d.log.With("input", ic.Name)); err != nil {
+		return nil, err
+	}
 	dialer, err := kafkaDialer(kc.KafkaConn)
 	if err != nil {
 		return nil, err
@@ -554,6 +557,9 @@ type kafkaSink struct {
 
 func newKafkaSink(o OutputConfig, d *Daemon, st *outputStats) (*kafkaSink, error) {
 	kc := o.Kafka
+	if err := probeKafka(kc.KafkaConn, d.log.With("output", o.Name)); err != nil {
+		return nil, err
+	}
 	tr, err := kafkaTransport(kc.KafkaConn)
 	if err != nil {
 		return nil, err
@@ -833,6 +839,38 @@ func (l *topicDeadLetter) write(msgs []kafka.Message) error {
 func (l *topicDeadLetter) close() error { return l.w.Close() }
 
 // ---- connection settings
+
+// probeKafka connects to the brokers once, so that settings that can
+// never work (a wrong password, an untrusted certificate) stop the start
+// with a clear error. Brokers that cannot be reached are only logged: the
+// clients keep trying, and a node must be able to start while a broker is
+// down.
+func probeKafka(c KafkaConn, log *slog.Logger) error {
+	dialer, err := kafkaDialer(c)
+	if err != nil {
+		return err
+	}
+	dialer.Timeout = 5 * time.Second
+	var errs []error
+	for _, b := range c.Brokers {
+		conn, err := dialer.Dial("tcp", b)
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		var ke kafka.Error
+		var ce *tls.CertificateVerificationError
+		var ue x509.UnknownAuthorityError
+		var he x509.HostnameError
+		if errors.As(err, &ke) && (ke == kafka.SASLAuthenticationFailed || ke == kafka.UnsupportedSASLMechanism || ke == kafka.IllegalSASLState) ||
+			errors.As(err, &ce) || errors.As(err, &ue) || errors.As(err, &he) {
+			return fmt.Errorf("broker %s: %w", b, err)
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", b, err))
+	}
+	log.Warn("no Kafka broker reachable yet; retrying in the background", "err", errors.Join(errs...))
+	return nil
+}
 
 func kafkaTLS(c *TLSConfig) (*tls.Config, error) {
 	if c == nil {

@@ -2,6 +2,7 @@ package enrichd
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,5 +164,39 @@ func TestKafkaConfig(t *testing.T) {
 	}
 	if k := cfg.Outputs[0].Kafka; k.KeyField != "cust" || k.MaxAttempts != 10 || k.BatchBytes != 4<<20 {
 		t.Errorf("example output: %+v", k)
+	}
+}
+
+// TestKafkaTLSAndSASL runs the input and output against brokers that
+// require TLS and each SASL mechanism.
+func TestKafkaTLSAndSASL(t *testing.T) {
+	for _, mech := range []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"} {
+		t.Run(mech, func(t *testing.T) {
+			const n, rows = 2000, 100
+			c := kafkatest.StartSecure(t, mech, 1, 4, "in", "out")
+			sec := fmt.Sprintf(", tls: {ca_file: %q}, sasl: {mechanism: %s, username: %s, password: %s}",
+				c.CAFile, strings.ToLower(mech), c.User, c.Pass)
+			c.Produce(t, "in", 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
+			startDaemon(t, kafkaConfig(t, t.TempDir(), c.Cluster, rows, sec, sec))
+			ty := kafkatest.Check(c.Consume(t, "out", n, 30*time.Second), customerID)
+			if miss := ty.Missing(n); len(miss) > 0 || len(ty.Bad) > 0 {
+				t.Fatalf("%d events missing, %d bad", len(miss), len(ty.Bad))
+			}
+		})
+	}
+	// Settings that can never work stop the start with a clear error.
+	c := kafkatest.StartSecure(t, "SCRAM-SHA-512", 1, 1, "in", "out")
+	for _, tc := range []struct{ in, want string }{
+		{fmt.Sprintf(", tls: {ca_file: %q}, sasl: {mechanism: scram-sha-512, username: enrichd, password: wrong}", c.CAFile), "SASL Authentication Failed"},
+		{", tls: true, sasl: {mechanism: scram-sha-512, username: enrichd, password: x}", "certificate"},
+	} {
+		cfg := kafkaConfig(t, t.TempDir(), c.Cluster, 10, tc.in, "")
+		d, err := New(cfg, slog.New(slog.DiscardHandler))
+		if err == nil {
+			d.closeAll()
+			t.Errorf("%s: started", tc.in)
+		} else if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "input kafka") {
+			t.Errorf("%s: error %q, want it to name the input and contain %q", tc.in, err, tc.want)
+		}
 	}
 }
