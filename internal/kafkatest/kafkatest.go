@@ -21,6 +21,7 @@ import (
 type Cluster struct {
 	*kfake.Cluster
 	Addrs []string
+	Opts  []kgo.Opt // what every client needs (TLS, SASL)
 }
 
 // Start starts a cluster of brokers with the topics, each of partitions
@@ -39,7 +40,8 @@ func Start(t testing.TB, brokers int, partitions int32, topics ...string) *Clust
 // ends.
 func (c *Cluster) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.Addrs...)}, opts...)...)
+	all := append([]kgo.Opt{kgo.SeedBrokers(c.Addrs...)}, c.Opts...)
+	cl, err := kgo.NewClient(append(all, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,19 +96,76 @@ func (c *Cluster) Consume(t testing.TB, topic string, want int, timeout time.Dur
 	return out
 }
 
-// Lag returns how many records of topic the group has not committed.
-func (c *Cluster) Lag(t testing.TB, group, topic string) int64 {
+// ReadAll reads every record topic holds now, from the start of each
+// partition to its end offset, and calls fn with each value (fn must not
+// keep it). It returns how many it read, and fails the test if that takes
+// longer than timeout.
+func (c *Cluster) ReadAll(t testing.TB, topic string, timeout time.Duration, fn func(value []byte)) int {
 	t.Helper()
-	adm := kadm.NewClient(c.Client(t))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	ends, err := adm.ListEndOffsets(ctx, topic)
+	ends, err := kadm.NewClient(c.Client(t)).ListEndOffsets(ctx, topic)
 	if err != nil {
 		t.Fatal(err)
 	}
-	committed, err := adm.FetchOffsets(ctx, group)
+	left := map[int32]int64{} // partition: offset still to reach
+	starts := map[int32]kgo.Offset{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil {
+			t.Fatalf("end offset of %s/%d: %v", o.Topic, o.Partition, o.Err)
+		}
+		if o.Offset > 0 {
+			left[o.Partition] = o.Offset
+			starts[o.Partition] = kgo.NewOffset().AtStart()
+		}
+	})
+	cl := c.Client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: starts}),
+		kgo.FetchMaxWait(200*time.Millisecond), kgo.FetchMaxBytes(64<<20))
+	defer cl.Close()
+	n := 0
+	for len(left) > 0 {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("reading %s: %d records read, %d partitions not to their end after %v", topic, n, len(left), timeout)
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Logf("fetch %s/%d: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			end, ok := left[r.Partition]
+			if !ok || r.Offset >= end {
+				return // written after ReadAll started
+			}
+			fn(r.Value)
+			n++
+			if r.Offset+1 >= end {
+				delete(left, r.Partition)
+			}
+		})
+	}
+	return n
+}
+
+// Lag returns how many records of topic the group has not committed.
+func (c *Cluster) Lag(t testing.TB, group, topic string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lag, err := GroupLag(ctx, kadm.NewClient(c.Client(t)), group, topic)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return lag
+}
+
+// GroupLag returns how many records of topic the group has not
+// committed, asking with adm (for polling without a client per call).
+func GroupLag(ctx context.Context, adm *kadm.Client, group, topic string) (int64, error) {
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	committed, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		return 0, err
 	}
 	var lag int64
 	ends.Each(func(o kadm.ListedOffset) {
@@ -116,7 +175,7 @@ func (c *Cluster) Lag(t testing.TB, group, topic string) int64 {
 		}
 		lag += o.Offset - at
 	})
-	return lag
+	return lag, nil
 }
 
 // Event is the syslog line of event i: an RFC 5424 message whose
@@ -133,39 +192,52 @@ type Tally struct {
 	Dups  int
 	Bad   []string
 	Total int
+
+	customerID func(cust int) string
 }
 
 // Check decodes enriched JSON lines.
 func Check(lines [][]byte, customerID func(cust int) string) *Tally {
-	ty := &Tally{Seen: map[int]int{}}
+	ty := NewTally(customerID)
 	for _, l := range lines {
-		ty.Total++
-		var m struct {
-			ID       string `json:"id"`
-			Cust     string `json:"cust"`
-			Customer struct {
-				ID string `json:"Customer Id"`
-			} `json:"customer"`
-		}
-		if err := json.Unmarshal(l, &m); err != nil {
-			ty.Bad = append(ty.Bad, fmt.Sprintf("%v: %s", err, l))
-			continue
-		}
-		id, err := strconv.Atoi(m.ID)
-		cust, err2 := strconv.Atoi(m.Cust)
-		if err != nil || err2 != nil {
-			ty.Bad = append(ty.Bad, "no id or cust: "+string(l))
-			continue
-		}
-		if want := customerID(cust); m.Customer.ID != want {
-			ty.Bad = append(ty.Bad, fmt.Sprintf("customer %q, want %q: %s", m.Customer.ID, want, l))
-		}
-		ty.Seen[id]++
-		if ty.Seen[id] > 1 {
-			ty.Dups++
-		}
+		ty.Add(l)
 	}
 	return ty
+}
+
+// NewTally returns an empty Tally for Add; customerID(cust) is the
+// Customer Id the table gives.
+func NewTally(customerID func(cust int) string) *Tally {
+	return &Tally{Seen: map[int]int{}, customerID: customerID}
+}
+
+// Add counts one enriched JSON line.
+func (ty *Tally) Add(l []byte) {
+	ty.Total++
+	var m struct {
+		ID       string `json:"id"`
+		Cust     string `json:"cust"`
+		Customer struct {
+			ID string `json:"Customer Id"`
+		} `json:"customer"`
+	}
+	if err := json.Unmarshal(l, &m); err != nil {
+		ty.Bad = append(ty.Bad, fmt.Sprintf("%v: %s", err, l))
+		return
+	}
+	id, err := strconv.Atoi(m.ID)
+	cust, err2 := strconv.Atoi(m.Cust)
+	if err != nil || err2 != nil {
+		ty.Bad = append(ty.Bad, "no id or cust: "+string(l))
+		return
+	}
+	if want := ty.customerID(cust); m.Customer.ID != want {
+		ty.Bad = append(ty.Bad, fmt.Sprintf("customer %q, want %q: %s", m.Customer.ID, want, l))
+	}
+	ty.Seen[id]++
+	if ty.Seen[id] > 1 {
+		ty.Dups++
+	}
 }
 
 // Missing returns the ids in [0, n) not seen.
