@@ -1,0 +1,15 @@
+// Package kafkae2e tests enrichd end to end between Kafka topics, with
+// real components only: an in-process kfake cluster of three brokers
+// over TCP, the enrichd binary run as processes, the customers .lut table
+// and the real GeoLite2 city .mmdb.
+//
+// TestMillion streams 1,000,000 events through one enrichd; TestFleetKill
+// kills one of three enrichd processes of a consumer group mid-stream;
+// TestBrokerDown makes a broker stop answering for a few seconds. Each
+// checks that every event arrives enriched, and counts duplicates
+// against the bound max_uncommitted sets. BenchmarkKafkaToKafka measures
+// the throughput, and the events per CPU-second of the enrichd process.
+//
+// The package holds only tests; it runs without the race detector (the
+// Makefile's NORACE_PKGS), which enrichd's own Kafka tests use.
+package kafkae2e
