@@ -16,8 +16,8 @@ import (
 // The broker leads some partitions of both topics but is not the group
 // coordinator, so the outage hits fetches and produces, not the group.
 // enrichd retries, counts the produce retries in its metrics, and
-// recovers: every event arrives, enriched, read again at most
-// max_uncommitted times.
+// recovers: every event arrives, enriched, and at most max_uncommitted
+// of them twice.
 func TestBrokerDown(t *testing.T) {
 	const n, rows, window, down = 400_000, 10_000, 5000, 4 * time.Second
 	cf := &conf{
