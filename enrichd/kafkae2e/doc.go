@@ -10,6 +10,7 @@
 // against the bound max_uncommitted sets. BenchmarkKafkaToKafka measures
 // the throughput, and the events per CPU-second of the enrichd process.
 //
-// The package holds only tests; it runs without the race detector (the
-// Makefile's NORACE_PKGS), which enrichd's own Kafka tests use.
+// The package holds only tests. It runs without the race detector (the
+// Makefile's NORACE_PKGS); enrichd's own Kafka tests run the same code
+// with it.
 package kafkae2e
