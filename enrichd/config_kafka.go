@@ -110,7 +110,7 @@ func (p *cparser) kafkaInput(v *yaml.Node, field string, k *KafkaInputConfig) {
 
 func (p *cparser) kafkaOutput(v *yaml.Node, field string, k *KafkaOutputConfig) {
 	*k = KafkaOutputConfig{
-		BatchSize: DefaultKafkaBatchSize, BatchBytes: DefaultKafkaBatchBytes, BatchTimeout: DefaultKafkaBatchTimeout,
+		BatchSize: DefaultKafkaBatchSize, BatchBytes: DefaultKafkaBatchBytes,
 		Compression: "none", RequiredAcks: "all", MaxAttempts: DefaultKafkaMaxAttempts, InFlight: DefaultKafkaInFlight,
 	}
 	maxAttemptsSet := false
@@ -120,7 +120,6 @@ func (p *cparser) kafkaOutput(v *yaml.Node, field string, k *KafkaOutputConfig) 
 		"key_field":     func(_, v *yaml.Node) { k.KeyField = p.fieldName(v, field+".key_field") },
 		"batch_size":    func(_, v *yaml.Node) { k.BatchSize = p.posInt(v, field+".batch_size") },
 		"batch_bytes":   func(_, v *yaml.Node) { k.BatchBytes = p.posInt(v, field+".batch_bytes") },
-		"batch_timeout": func(_, v *yaml.Node) { k.BatchTimeout = p.dur(v, field+".batch_timeout") },
 		"compression": func(_, v *yaml.Node) {
 			k.Compression = p.enum(v, field+".compression", "none", "gzip", "snappy", "lz4", "zstd")
 		},

@@ -162,7 +162,7 @@ func TestKafkaConfig(t *testing.T) {
 	if k := cfg.Inputs[0].Kafka; k.Group != "enrichd" || k.MaxUncommitted != 100000 || len(k.Brokers) != 3 {
 		t.Errorf("example input: %+v", k)
 	}
-	if k := cfg.Outputs[0].Kafka; k.KeyField != "cust" || k.MaxAttempts != 10 || k.BatchBytes != 4<<20 {
+	if k := cfg.Outputs[0].Kafka; k.KeyField != "cust" || k.MaxAttempts != 10 || k.BatchBytes != 1000000 {
 		t.Errorf("example output: %+v", k)
 	}
 }
