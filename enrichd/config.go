@@ -94,8 +94,8 @@ type KafkaOutputConfig struct {
 	Topic        string // fixed topic, or the default when TopicField is empty or missing
 	TopicField   string // take the topic from this event field
 	KeyField     string // take the message key from this event field
-	BatchSize    int // events per produce request at most
-	BatchBytes   int // bytes per produce request at most (before compression)
+	BatchSize    int    // events per produce request at most
+	BatchBytes   int    // bytes per produce request at most (before compression)
 	Compression  string // none, gzip, snappy, lz4, zstd
 	RequiredAcks string // all, one or none
 	MaxAttempts  int    // produce attempts before the dead letter (0: retry forever when there is none)

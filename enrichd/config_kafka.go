@@ -115,11 +115,11 @@ func (p *cparser) kafkaOutput(v *yaml.Node, field string, k *KafkaOutputConfig) 
 	}
 	maxAttemptsSet := false
 	p.kafkaFields(v, field, &k.KafkaConn, map[string]func(_, v *yaml.Node){
-		"topic":         func(_, v *yaml.Node) { k.Topic = p.str(v, field+".topic") },
-		"topic_field":   func(_, v *yaml.Node) { k.TopicField = p.fieldName(v, field+".topic_field") },
-		"key_field":     func(_, v *yaml.Node) { k.KeyField = p.fieldName(v, field+".key_field") },
-		"batch_size":    func(_, v *yaml.Node) { k.BatchSize = p.posInt(v, field+".batch_size") },
-		"batch_bytes":   func(_, v *yaml.Node) { k.BatchBytes = p.posInt(v, field+".batch_bytes") },
+		"topic":       func(_, v *yaml.Node) { k.Topic = p.str(v, field+".topic") },
+		"topic_field": func(_, v *yaml.Node) { k.TopicField = p.fieldName(v, field+".topic_field") },
+		"key_field":   func(_, v *yaml.Node) { k.KeyField = p.fieldName(v, field+".key_field") },
+		"batch_size":  func(_, v *yaml.Node) { k.BatchSize = p.posInt(v, field+".batch_size") },
+		"batch_bytes": func(_, v *yaml.Node) { k.BatchBytes = p.posInt(v, field+".batch_bytes") },
 		"compression": func(_, v *yaml.Node) {
 			k.Compression = p.enum(v, field+".compression", "none", "gzip", "snappy", "lz4", "zstd")
 		},
