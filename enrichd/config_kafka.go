@@ -138,8 +138,8 @@ func (p *cparser) kafkaOutput(v *yaml.Node, field string, k *KafkaOutputConfig) 
 			}
 		},
 	})
-	if k.Topic == "" && k.TopicField == "" {
-		p.errf(v, field+".topic", "required (or topic_field)")
+	if k.Topic == "" {
+		p.errf(v, field+".topic", "required (with topic_field, the topic of events without that field)")
 	}
 	if k.DeadLetter == "" && !maxAttemptsSet {
 		// Without a dead letter an event is never given up on.

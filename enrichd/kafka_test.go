@@ -1,8 +1,11 @@
 package enrichd
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lutkit/lutkit/internal/kafkatest"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // kafkaConfig is a Kafka-to-Kafka configuration over a customers table
@@ -198,5 +202,62 @@ func TestKafkaTLSAndSASL(t *testing.T) {
 		} else if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "input kafka") {
 			t.Errorf("%s: error %q, want it to name the input and contain %q", tc.in, err, tc.want)
 		}
+	}
+}
+
+// TestKafkaKeysAndTopics: topic_field routes each event to its topic
+// (the configured one when the field is absent), and key_field makes the
+// message key, so that every event of a key lands in one partition.
+func TestKafkaKeysAndTopics(t *testing.T) {
+	const n, rows = 3000, 50
+	c := kafkatest.Start(t, 3, 6, "in", "out", "t-a", "t-b")
+	tenants := []string{"t-a", "t-b", ""}
+	c.Produce(t, "in", 0, n, func(i int) []byte {
+		ev := kafkatest.Event(i, rows)
+		if tn := tenants[i%3]; tn != "" {
+			ev = fmt.Appendf(ev, " tenant=%s", tn)
+		}
+		return ev
+	})
+	startDaemon(t, kafkaConfig(t, t.TempDir(), c, rows, "", ", topic_field: tenant"))
+	cl := c.Client(t, kgo.ConsumeTopics("out", "t-a", "t-b"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	partOf := map[string]int32{} // topic/key -> partition
+	got := 0
+	for got < n && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			got++
+			var m struct{ ID, Cust, Tenant string }
+			if err := json.Unmarshal(r.Value, &m); err != nil {
+				t.Fatal(err)
+			}
+			id, _ := strconv.Atoi(m.ID)
+			want := tenants[id%3]
+			if want == "" {
+				want = "out"
+			}
+			if r.Topic != want || m.Tenant != tenants[id%3] {
+				t.Fatalf("event %d (tenant %q) in topic %s", id, m.Tenant, r.Topic)
+			}
+			if string(r.Key) != m.Cust {
+				t.Fatalf("event %d: key %q, want the cust field %q", id, r.Key, m.Cust)
+			}
+			k := r.Topic + "/" + string(r.Key)
+			if p, ok := partOf[k]; ok && p != r.Partition {
+				t.Fatalf("key %s in partitions %d and %d", k, p, r.Partition)
+			}
+			partOf[k] = r.Partition
+		})
+	}
+	if got != n {
+		t.Fatalf("%d events out, want %d", got, n)
+	}
+	parts := map[int32]bool{}
+	for _, p := range partOf {
+		parts[p] = true
+	}
+	if len(parts) < 4 {
+		t.Errorf("%d keys went to only %d of 6 partitions", len(partOf), len(parts))
 	}
 }
