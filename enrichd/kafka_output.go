@@ -1,0 +1,567 @@
+package enrichd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/kafka-go"
+)
+
+// kafkaSink produces each event as one message. Send hands it an output
+// buffer, which in_flight sender goroutines produce concurrently; the
+// buffer goes back to the pool, and its input acknowledgement is
+// released, once the brokers acknowledged every event (or the dead letter
+// took it).
+//
+// A buffer's events are grouped by partition and each group is one
+// produce request (kafka.Client.Produce, the request kafka-go's Writer
+// makes too, without its per-message overhead). Unkeyed events of a
+// buffer all go to one partition, buffers rotating over the partitions,
+// and move to the next partition when a produce fails; keyed events go by
+// the murmur2 hash of their key, as the Java client places them.
+type kafkaSink struct {
+	d      *Daemon
+	cfg    KafkaOutputConfig
+	st     *outputStats
+	log    *slog.Logger
+	cl     *kafka.Client
+	acks   kafka.RequiredAcks
+	comp   kafka.Compression
+	dl     deadLetter
+	nf     int // out fields per event
+	keyF   int
+	topicF int
+	jobs   chan *outBuf
+	wg     sync.WaitGroup
+	seq    atomic.Uint64
+
+	produced, retries, deadLettered, lost atomic.Uint64
+
+	mu     sync.Mutex
+	topics map[string]*topicMeta // by name; also interns topic_field values
+}
+
+// topicMeta is a topic's partition count, fetched from the brokers.
+type topicMeta struct {
+	name    string
+	parts   []int // 0..n-1, for the balancer
+	fetched time.Time
+	err     error
+}
+
+// metadataTTL is how long a topic's partition count is trusted.
+const metadataTTL = 30 * time.Second
+
+func newKafkaSink(o OutputConfig, d *Daemon, st *outputStats) (*kafkaSink, error) {
+	kc := o.Kafka
+	if err := probeKafka(kc.KafkaConn, d.log.With("output", o.Name)); err != nil {
+		return nil, err
+	}
+	tr, err := kafkaTransport(kc.KafkaConn)
+	if err != nil {
+		return nil, err
+	}
+	s := &kafkaSink{
+		d: d, cfg: kc, st: st, log: d.log.With("output", o.Name),
+		cl:   &kafka.Client{Addr: kafka.TCP(kc.Brokers...), Transport: tr, Timeout: 30 * time.Second},
+		acks: kafka.RequireAll, comp: kafkaCompression(kc.Compression),
+		nf: len(d.pipe.outFields), keyF: d.pipe.outField(kc.KeyField), topicF: d.pipe.outField(kc.TopicField),
+		jobs: make(chan *outBuf, kc.InFlight), topics: map[string]*topicMeta{},
+	}
+	switch kc.RequiredAcks {
+	case "one":
+		s.acks = kafka.RequireOne
+	case "none":
+		s.acks = kafka.RequireNone
+	}
+	if kc.DeadLetter != "" {
+		if s.dl, err = newDeadLetter(kc, tr, d.hardStop); err != nil {
+			return nil, fmt.Errorf("dead_letter: %w", err)
+		}
+	}
+	for range kc.InFlight {
+		s.wg.Add(1)
+		go s.sender()
+	}
+	return s, nil
+}
+
+// Send queues ob; it blocks while in_flight buffers are being produced.
+func (s *kafkaSink) Send(ob *outBuf) { s.jobs <- ob }
+
+func (s *kafkaSink) sender() {
+	defer s.wg.Done()
+	var sc produceScratch
+	for ob := range s.jobs {
+		a := ob.ack
+		if s.deliver(ob, &sc) && a != nil {
+			a.release()
+		}
+		s.d.releaseOut(ob)
+	}
+}
+
+// prodGroup is the events of a buffer that go to one partition.
+type prodGroup struct {
+	topic     *topicMeta
+	partition int
+	keyed     bool
+	events    []int32
+	bytes     int
+	err       error
+}
+
+// produceScratch is a sender's reusable memory.
+type produceScratch struct {
+	groups []prodGroup
+	failed []prodGroup
+	wg     sync.WaitGroup
+}
+
+// deliver produces ob's events. It returns false only when the daemon
+// gave up on shutdown with events undelivered (their input offsets then
+// stay uncommitted).
+func (s *kafkaSink) deliver(ob *outBuf, sc *produceScratch) bool {
+	sticky := int(s.seq.Add(1))
+	groups := sc.groups[:0]
+	var unplaced []int32 // events whose topic has no metadata yet
+	var metaErr error
+	var oversize []prodGroup
+	for i := range int32(ob.events) {
+		if s.size(ob, int(i)) > s.cfg.BatchBytes {
+			oversize = append(oversize, prodGroup{events: []int32{i}})
+			continue
+		}
+		tm, err := s.topicOf(ob, int(i))
+		if err != nil {
+			unplaced, metaErr = append(unplaced, i), err
+			continue
+		}
+		var p int
+		keyed := false
+		if s.keyF >= 0 {
+			if k := ob.field(int(i), s.keyF, s.nf); len(k) > 0 {
+				p, keyed = murmur2Partition(k, len(tm.parts)), true
+			}
+		}
+		if !keyed {
+			p = sticky % len(tm.parts)
+		}
+		groups = s.addToGroup(groups, ob, tm, p, keyed, i)
+	}
+	if len(unplaced) > 0 {
+		groups = append(groups, prodGroup{events: unplaced, err: metaErr})
+	}
+	sc.groups = groups
+	if len(oversize) > 0 && !s.giveUp(ob, oversize, fmt.Errorf("event larger than batch_bytes (%d)", s.cfg.BatchBytes)) {
+		return false
+	}
+	backoff := s.cfg.BackoffMin
+	if backoff == 0 {
+		backoff = 100 * time.Millisecond
+	}
+	maxBackoff := s.cfg.BackoffMax
+	if maxBackoff == 0 {
+		maxBackoff = 5 * time.Second
+	}
+	pending := groups
+	for attempt := 1; ; attempt++ {
+		s.produceAll(ob, pending, sc)
+		failed := sc.failed[:0]
+		var firstErr error
+		var refused []prodGroup
+		nFailed := 0
+		for _, g := range pending {
+			if g.err == nil {
+				s.produced.Add(uint64(len(g.events)))
+				continue
+			}
+			s.st.errors.Add(1)
+			if permanent(g.err) {
+				// No retry can help (the brokers refuse these events).
+				refused = append(refused, g)
+				continue
+			}
+			if firstErr == nil {
+				firstErr = g.err
+			}
+			nFailed += len(g.events)
+			failed = append(failed, g)
+		}
+		sc.failed = failed
+		if len(refused) > 0 && !s.giveUp(ob, refused, refused[0].err) {
+			return false
+		}
+		if nFailed == 0 {
+			s.st.bytes.Add(uint64(len(ob.b)))
+			return true
+		}
+		if s.cfg.MaxAttempts > 0 && attempt >= s.cfg.MaxAttempts {
+			return s.giveUp(ob, failed, firstErr)
+		}
+		s.retries.Add(uint64(nFailed))
+		s.log.Warn("kafka produce failed; retrying", "events", nFailed, "attempt", attempt, "retry_in", backoff, "err", firstErr)
+		select {
+		case <-s.d.hardStop:
+			s.lost.Add(uint64(nFailed))
+			return false
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxBackoff)
+		// Place the failed events again: metadata may have changed, and
+		// unkeyed events try the next partition.
+		sticky++
+		var again []prodGroup
+		for _, g := range failed {
+			for _, i := range g.events {
+				tm, err := s.topicOf(ob, int(i))
+				if err != nil {
+					again = append(again, prodGroup{events: []int32{i}, err: err})
+					continue
+				}
+				p := sticky % len(tm.parts)
+				if g.keyed {
+					p = murmur2Partition(ob.field(int(i), s.keyF, s.nf), len(tm.parts))
+				}
+				again = s.addToGroup(again, ob, tm, p, g.keyed, i)
+			}
+		}
+		pending = again
+	}
+}
+
+// addToGroup adds event i to the group of its partition that has room
+// (batch_size, batch_bytes), or to a new one.
+func (s *kafkaSink) addToGroup(groups []prodGroup, ob *outBuf, tm *topicMeta, p int, keyed bool, i int32) []prodGroup {
+	n := s.size(ob, int(i))
+	for j := range groups {
+		g := &groups[j]
+		if g.partition == p && g.topic == tm && g.err == nil && len(g.events) < s.cfg.BatchSize && g.bytes+n <= s.cfg.BatchBytes {
+			g.keyed = g.keyed || keyed
+			g.events = append(g.events, i)
+			g.bytes += n
+			return groups
+		}
+	}
+	if len(groups) < cap(groups) {
+		// Reuse the events slice of an earlier buffer's group.
+		groups = groups[:len(groups)+1]
+		g := &groups[len(groups)-1]
+		*g = prodGroup{topic: tm, partition: p, keyed: keyed, events: append(g.events[:0], i), bytes: n}
+		return groups
+	}
+	return append(groups, prodGroup{topic: tm, partition: p, keyed: keyed, events: []int32{i}, bytes: n})
+}
+
+// size is what event i adds to a produce request, about.
+func (s *kafkaSink) size(ob *outBuf, i int) int {
+	n := len(ob.line(i)) + 32
+	if s.keyF >= 0 {
+		n += len(ob.field(i, s.keyF, s.nf))
+	}
+	return n
+}
+
+// permanent reports whether a produce error is one the brokers will give
+// again (a message too large, an invalid record, no authorization).
+func permanent(err error) bool {
+	var ke kafka.Error
+	return errors.As(err, &ke) && !ke.Temporary() && ke != kafka.UnknownTopicOrPartition
+}
+
+// produceAll sends one produce request per group, concurrently, and sets
+// each group's err.
+func (s *kafkaSink) produceAll(ob *outBuf, groups []prodGroup, sc *produceScratch) {
+	one := func(g *prodGroup) {
+		if g.topic == nil {
+			return // no metadata: g.err is set
+		}
+		recs := &lineRecords{ob: ob, events: g.events, keyF: s.keyF, nf: s.nf}
+		res, err := s.cl.Produce(context.Background(), &kafka.ProduceRequest{
+			Topic: g.topic.name, Partition: g.partition, RequiredAcks: s.acks, Records: recs, Compression: s.comp,
+		})
+		switch {
+		case err != nil:
+			g.err = err
+		case res != nil && res.Error != nil:
+			g.err = res.Error
+		case res != nil && len(res.RecordErrors) > 0:
+			g.err = fmt.Errorf("%d records refused", len(res.RecordErrors))
+		default:
+			g.err = nil
+			return
+		}
+		s.staleTopic(g.topic)
+	}
+	if len(groups) == 1 {
+		one(&groups[0])
+		return
+	}
+	for j := range groups {
+		sc.wg.Add(1)
+		go func() {
+			defer sc.wg.Done()
+			one(&groups[j])
+		}()
+	}
+	sc.wg.Wait()
+}
+
+// topicOf returns the topic event i goes to, with its partitions.
+func (s *kafkaSink) topicOf(ob *outBuf, i int) (*topicMeta, error) {
+	name := s.cfg.Topic
+	var v []byte
+	if s.topicF >= 0 {
+		v = ob.field(i, s.topicF, s.nf)
+	}
+	s.mu.Lock()
+	var tm *topicMeta
+	if len(v) > 0 {
+		tm = s.topics[string(v)]
+	} else {
+		tm = s.topics[name]
+	}
+	if tm != nil && tm.err == nil && time.Since(tm.fetched) < metadataTTL {
+		s.mu.Unlock()
+		return tm, nil
+	}
+	s.mu.Unlock()
+	if len(v) > 0 {
+		name = string(v)
+	}
+	return s.fetchTopic(name)
+}
+
+// fetchTopic asks the brokers for a topic's partitions.
+func (s *kafkaSink) fetchTopic(name string) (*topicMeta, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tm := &topicMeta{name: name, fetched: time.Now()}
+	res, err := s.cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{name}})
+	switch {
+	case err != nil:
+		tm.err = err
+	case len(res.Topics) != 1 || res.Topics[0].Error != nil:
+		tm.err = fmt.Errorf("topic %q: %w", name, kafka.UnknownTopicOrPartition)
+		if len(res.Topics) == 1 {
+			tm.err = fmt.Errorf("topic %q: %w", name, res.Topics[0].Error)
+		}
+	case len(res.Topics[0].Partitions) == 0:
+		tm.err = fmt.Errorf("topic %q has no partitions", name)
+	default:
+		tm.parts = make([]int, len(res.Topics[0].Partitions))
+		for i := range tm.parts {
+			tm.parts[i] = i
+		}
+	}
+	s.mu.Lock()
+	if old := s.topics[name]; old == nil || old.err != nil || tm.err == nil {
+		if len(s.topics) < 10000 {
+			s.topics[name] = tm
+		}
+	}
+	s.mu.Unlock()
+	return tm, tm.err
+}
+
+// staleTopic makes the next event of the topic fetch its metadata again.
+func (s *kafkaSink) staleTopic(tm *topicMeta) {
+	s.mu.Lock()
+	tm.fetched = time.Time{}
+	s.mu.Unlock()
+}
+
+// murmur2Partition places a key as the Java client's default partitioner
+// does.
+func murmur2Partition(key []byte, n int) int {
+	var b kafka.Murmur2Balancer
+	return b.Balance(kafka.Message{Key: key}, partitionList(n)...)
+}
+
+// partitionList returns 0..n-1 (shared, read-only).
+func partitionList(n int) []int {
+	if n <= len(partitionIDs) {
+		return partitionIDs[:n]
+	}
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = i
+	}
+	return ids
+}
+
+var partitionIDs = func() []int {
+	ids := make([]int, 1024)
+	for i := range ids {
+		ids[i] = i
+	}
+	return ids
+}()
+
+// lineRecords reads the events of a group as Kafka records. The record
+// and its byte readers are reused: the encoder writes each record before
+// it reads the next.
+type lineRecords struct {
+	ob         *outBuf
+	events     []int32
+	keyF, nf   int
+	next       int
+	rec        kafka.Record
+	key, value bytesReader
+}
+
+func (r *lineRecords) ReadRecord() (*kafka.Record, error) {
+	if r.next >= len(r.events) {
+		return nil, io.EOF
+	}
+	i := int(r.events[r.next])
+	r.next++
+	r.rec = kafka.Record{}
+	r.value.Reset(r.ob.line(i))
+	r.rec.Value = &r.value
+	if r.keyF >= 0 {
+		if k := r.ob.field(i, r.keyF, r.nf); len(k) > 0 {
+			r.key.Reset(k)
+			r.rec.Key = &r.key
+		}
+	}
+	return &r.rec, nil
+}
+
+// bytesReader is a kafka.Bytes over a byte slice.
+type bytesReader struct{ bytes.Reader }
+
+func (*bytesReader) Close() error { return nil }
+
+// giveUp sends events that cannot be produced to the dead letter; without
+// one (only events larger than the brokers take get here then: retries
+// are otherwise endless) to the log at error level.
+func (s *kafkaSink) giveUp(ob *outBuf, groups []prodGroup, cause error) bool {
+	var lines, keys [][]byte
+	for _, g := range groups {
+		for _, i := range g.events {
+			lines = append(lines, ob.line(int(i)))
+			var k []byte
+			if s.keyF >= 0 {
+				k = ob.field(int(i), s.keyF, s.nf)
+			}
+			keys = append(keys, k)
+		}
+	}
+	if s.dl == nil {
+		for _, l := range lines {
+			s.log.Error("event not produced", "err", cause, "event", string(l))
+		}
+		s.lost.Add(uint64(len(lines)))
+		return true
+	}
+	if err := s.dl.write(lines, keys); err != nil {
+		s.log.Error("dead letter failed; the events stay uncommitted", "events", len(lines), "err", err)
+		s.lost.Add(uint64(len(lines)))
+		return false
+	}
+	s.deadLettered.Add(uint64(len(lines)))
+	s.log.Warn("events sent to the dead letter", "events", len(lines), "err", cause)
+	return true
+}
+
+// Close waits for the buffers in flight.
+func (s *kafkaSink) Close() error {
+	close(s.jobs)
+	s.wg.Wait()
+	if s.dl != nil {
+		return s.dl.close()
+	}
+	return nil
+}
+
+func (s *kafkaSink) Stats() *outputStats { return s.st }
+
+func (s *kafkaSink) collect(counter func(*prometheus.Desc, float64, ...string)) {
+	n := s.st.name
+	counter(mKafkaProduced, float64(s.produced.Load()), n)
+	counter(mKafkaRetries, float64(s.retries.Load()), n)
+	counter(mKafkaDeadLetter, float64(s.deadLettered.Load()), n)
+	counter(mKafkaNotProduced, float64(s.lost.Load()), n)
+}
+
+// deadLetter keeps events that could not be produced.
+type deadLetter interface {
+	write(lines, keys [][]byte) error
+	close() error
+}
+
+func newDeadLetter(kc KafkaOutputConfig, tr *kafka.Transport, stop <-chan struct{}) (deadLetter, error) {
+	if topic, ok := strings.CutPrefix(kc.DeadLetter, "kafka:"); ok {
+		return &topicDeadLetter{stop: stop, w: &kafka.Writer{
+			Addr: kafka.TCP(kc.Brokers...), Topic: topic, Balancer: &kafka.RoundRobin{},
+			BatchTimeout: 5 * time.Millisecond, RequiredAcks: kafka.RequireAll, Transport: tr,
+		}}, nil
+	}
+	f, err := os.OpenFile(kc.DeadLetter, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &fileDeadLetter{f: f}, nil
+}
+
+// fileDeadLetter appends the events as JSON lines and syncs the file.
+type fileDeadLetter struct {
+	mu  sync.Mutex
+	f   *os.File
+	buf []byte
+}
+
+func (l *fileDeadLetter) write(lines, _ [][]byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = l.buf[:0]
+	for _, v := range lines {
+		l.buf = append(append(l.buf, v...), '\n')
+	}
+	if _, err := l.f.Write(l.buf); err != nil {
+		return err
+	}
+	return l.f.Sync()
+}
+
+func (l *fileDeadLetter) close() error { return l.f.Close() }
+
+// topicDeadLetter produces to a dead-letter topic, retrying until it
+// succeeds or the daemon gives up on shutdown.
+type topicDeadLetter struct {
+	w    *kafka.Writer
+	stop <-chan struct{}
+}
+
+func (l *topicDeadLetter) write(lines, keys [][]byte) error {
+	msgs := make([]kafka.Message, len(lines))
+	for i := range lines {
+		msgs[i] = kafka.Message{Key: keys[i], Value: lines[i]}
+	}
+	backoff := 100 * time.Millisecond
+	for {
+		err := l.w.WriteMessages(context.Background(), msgs...)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-l.stop:
+			return err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func (l *topicDeadLetter) close() error { return l.w.Close() }
