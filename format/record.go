@@ -94,6 +94,23 @@ func (r Record) Value(i int) []byte {
 	return r.b[base+start : base+end]
 }
 
+// AppendValues appends every value to dst, as Value returns them, and
+// returns the extended slice.
+func (r Record) AppendValues(dst [][]byte) [][]byte {
+	vals := r.b[r.hdr+r.klen:]
+	start := 0
+	for i := range r.cols {
+		end := r.end(i)
+		if start <= end && end <= len(vals) {
+			dst = append(dst, vals[start:end])
+		} else {
+			dst = append(dst, nil)
+		}
+		start = end
+	}
+	return dst
+}
+
 // Valid reports whether the end offsets are non-decreasing, so that every
 // Value is well defined. Verify checks it for every record.
 func (r Record) Valid() bool {
