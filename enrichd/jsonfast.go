@@ -15,12 +15,30 @@ const (
 	bslsh = 0x5c5c5c5c5c5c5c5c
 )
 
+// special8 has the high bit of a byte set if that byte of v needs
+// escaping in a JSON string (a control byte, '"', '\\' or a byte >= 0x80),
+// and possibly of bytes above the first such byte, where a subtraction
+// borrows: whether it is 0 is exact.
+func special8(v uint64) uint64 {
+	return (v | (v - space) | ((v ^ quote) - lo7) | ((v ^ bslsh) - lo7)) & hi8
+}
+
 // plain8 reports whether none of the 8 bytes of v needs escaping in a JSON
-// string (no control byte, '"', '\\' or byte >= 0x80).
-func plain8(v uint64) bool {
-	q := v ^ quote
-	b := v ^ bslsh
-	special := (v & hi8) | ((v - space) & ^v & hi8) | ((q - lo7) & ^q & hi8) | ((b - lo7) & ^b & hi8)
+// string.
+func plain8(v uint64) bool { return special8(v) == 0 }
+
+// plain reports whether no byte of s needs escaping in a JSON string.
+func plain(s []byte) bool {
+	var special uint64
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		special |= special8(binary.LittleEndian.Uint64(s[i:]))
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return false
+		}
+	}
 	return special == 0
 }
 

@@ -451,6 +451,7 @@ func (w *worker) processChunk(b *batch, msgs []msgRef, out []byte, now time.Time
 		w.runRule(ri, r, snap, evs)
 	}
 	// 3. Encode.
+	w.touchRows(n)
 	for i := range evs {
 		out = w.encode(i, &evs[i], out)
 	}
@@ -461,6 +462,18 @@ func (w *worker) processChunk(b *batch, msgs []msgRef, out []byte, now time.Time
 		snap.Release()
 	}
 	return out
+}
+
+// touchRows fetches the n rows of each .lut rule whole, so that their
+// cache misses overlap instead of stalling the encoder row by row. It runs
+// after every rule, so that the other lookups cannot evict the rows
+// before they are encoded.
+func (w *worker) touchRows(n int) {
+	for i := range w.rw {
+		if w.rw[i].lut != nil {
+			reader.TouchRows(w.rw[i].views[:n])
+		}
+	}
 }
 
 // validJSONObject reports whether line is one JSON object in valid UTF-8.
@@ -596,9 +609,6 @@ func (w *worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 		}
 		views := rw.views[:n]
 		t.LookupBatch(keys, views)
-		// Fetch every row whole now, so that their misses overlap instead
-		// of stalling the encoder row by row.
-		reader.TouchRows(views)
 		for i := range views {
 			if keys[i] != nil && views[i].Len() > 0 {
 				hit[i] = true
@@ -741,14 +751,18 @@ func (w *worker) encode(i int, e *evState, out []byte) []byte {
 		buf = append(buf, '{')
 	}
 	syslog := e.kind == fmtSyslog && e.ev.Format != parse.FormatUnknown
-	frames := w.frames
-	for k := range w.p.prog {
-		o := &w.p.prog[k]
+	frames, prog := w.frames, w.p.prog
+	for k := range prog {
+		o := &prog[k]
+		// A leaf whose value is known to be absent is skipped; one that
+		// turns out to be absent after its key is written sets ok false.
+		mark, ok := len(buf), true
 		switch o.kind {
 		case lfNone:
 			frames[o.depth] = frame{len(buf), comma}
 			buf = appendKey(buf, o.key, comma)
 			comma = false
+			continue
 		case lfClose:
 			if comma {
 				buf = append(buf, o.end...)
@@ -756,18 +770,106 @@ func (w *worker) encode(i int, e *evState, out []byte) []byte {
 				f := frames[o.depth]
 				buf, comma = buf[:f.mark], f.comma
 			}
+			continue
 		case lfKV:
 			buf, comma = w.writeKV(buf, i, e, comma)
-		default:
-			mark := len(buf)
-			var ok bool
-			if buf, ok = w.writeValue(appendKey(buf, o.key, comma), o, i, e, syslog); ok {
-				buf = append(buf, o.end...)
-				comma = true
-			} else {
-				buf = buf[:mark]
+			continue
+		case lfTimestamp:
+			if e.kind == fmtJSON {
+				continue
 			}
+			buf = append(appendKey(buf, o.key, comma), '"')
+			buf = parse.AppendTimestampRFC3339(buf, &e.ev, w.now)
+			buf = append(buf, '"')
+		case lfHostName:
+			if !syslog || e.ev.Host == nil {
+				continue
+			}
+			buf = appendStr(appendKey(buf, o.key, comma), e.ev.Host)
+		case lfFacility:
+			if !syslog {
+				continue
+			}
+			buf = strconv.AppendInt(appendKey(buf, o.key, comma), int64(e.ev.Facility), 10)
+		case lfSeverity:
+			if !syslog {
+				continue
+			}
+			buf = strconv.AppendInt(appendKey(buf, o.key, comma), int64(e.ev.Severity), 10)
+		case lfAppName:
+			if !syslog || e.ev.App == nil {
+				continue
+			}
+			buf = appendStr(appendKey(buf, o.key, comma), e.ev.App)
+		case lfMsgID:
+			if !syslog || e.ev.MsgID == nil {
+				continue
+			}
+			buf = appendStr(appendKey(buf, o.key, comma), e.ev.MsgID)
+		case lfProcIDStr:
+			if !syslog || e.ev.ProcID == nil || isDigits(e.ev.ProcID) {
+				continue
+			}
+			buf = appendStr(appendKey(buf, o.key, comma), e.ev.ProcID)
+		case lfPID:
+			if !syslog || !isDigits(e.ev.ProcID) {
+				continue
+			}
+			buf = append(appendKey(buf, o.key, comma), e.ev.ProcID...)
+		case lfSD:
+			if !syslog || len(e.ev.StructuredData) == 0 {
+				continue
+			}
+			buf, ok = w.writeSD(appendKey(buf, o.key, comma), e.ev.StructuredData)
+		case lfMessage:
+			switch {
+			case e.kind == fmtJSON, e.kind == fmtSyslog && e.ev.Message == nil && e.ev.Format != parse.FormatUnknown:
+				continue
+			case e.kind == fmtSyslog:
+				buf = appendStr(appendKey(buf, o.key, comma), e.ev.Message)
+			default:
+				buf = appendStr(appendKey(buf, o.key, comma), e.line)
+			}
+		case lfOriginal:
+			if e.kind == fmtJSON {
+				continue
+			}
+			buf = appendStr(appendKey(buf, o.key, comma), e.line)
+		case lfLUTCol, lfLUTAll, lfMMDB, lfDefault:
+			if e.misses&(1<<uint(o.rule)) != 0 {
+				// A miss writes the default, if any.
+				if o.def == nil {
+					continue
+				}
+				buf = append(appendKey(buf, o.key, comma), o.def...)
+				break
+			}
+			rw := &w.rw[o.rule]
+			switch o.kind {
+			case lfLUTCol:
+				ci := rw.colIdx[o.col]
+				if ci < 0 {
+					continue
+				}
+				buf = appendStr(appendKey(buf, o.key, comma), rw.views[i].Col(ci))
+			case lfLUTAll:
+				buf = rw.appendRow(appendKey(buf, o.key, comma), i)
+			case lfMMDB:
+				buf, ok = mmValue(appendKey(buf, o.key, comma), rw.mmVals[i*rw.nf+o.col])
+			default:
+				continue
+			}
+		default:
+			continue
 		}
+		if !ok {
+			buf = buf[:mark]
+			continue
+		}
+		if len(o.end) > 0 {
+			buf = append(buf, o.end...)
+		}
+		comma = true
 	}
 	if e.tags != 0 || e.misses != 0 {
 		buf = w.writeTags(buf, e, comma)
@@ -827,120 +929,26 @@ func isDigits(b []byte) bool {
 	return true
 }
 
-// writeValue appends the value of leaf op o for event i, reporting false
-// when it has none. syslog is whether e is a parsed syslog message.
-func (w *worker) writeValue(buf []byte, o *op, i int, e *evState, syslog bool) ([]byte, bool) {
-	switch o.kind {
-	case lfTimestamp:
-		if e.kind == fmtJSON {
-			return buf, false
-		}
-		buf = append(buf, '"')
-		buf = parse.AppendTimestampRFC3339(buf, &e.ev, w.now)
-		buf = append(buf, '"')
-	case lfHostName:
-		return str(buf, syslog, e.ev.Host)
-	case lfFacility:
-		if !syslog {
-			return buf, false
-		}
-		buf = strconv.AppendInt(buf, int64(e.ev.Facility), 10)
-	case lfSeverity:
-		if !syslog {
-			return buf, false
-		}
-		buf = strconv.AppendInt(buf, int64(e.ev.Severity), 10)
-	case lfAppName:
-		return str(buf, syslog, e.ev.App)
-	case lfMsgID:
-		return str(buf, syslog, e.ev.MsgID)
-	case lfProcIDStr:
-		return str(buf, syslog && !isDigits(e.ev.ProcID), e.ev.ProcID)
-	case lfPID:
-		if !syslog || !isDigits(e.ev.ProcID) {
-			return buf, false
-		}
-		buf = append(buf, e.ev.ProcID...)
-	case lfSD:
-		if !syslog {
-			return buf, false
-		}
-		return w.writeSD(buf, e.ev.StructuredData)
-	case lfMessage:
-		switch e.kind {
-		case fmtJSON:
-			return buf, false
-		case fmtSyslog:
-			if e.ev.Message == nil && e.ev.Format != parse.FormatUnknown {
-				return buf, false
-			}
-			buf = appendStr(buf, e.ev.Message)
-		default:
-			buf = appendStr(buf, e.line)
-		}
-	case lfOriginal:
-		if e.kind == fmtJSON {
-			return buf, false
-		}
-		buf = appendStr(buf, e.line)
-	case lfLUTCol:
-		if e.misses&(1<<uint(o.rule)) != 0 {
-			return raw(buf, o.def)
-		}
-		rw := &w.rw[o.rule]
-		ci := rw.colIdx[o.col]
-		if ci < 0 {
-			return buf, false
-		}
-		buf = appendStr(buf, rw.views[i].Col(ci))
-	case lfLUTAll:
-		if e.misses&(1<<uint(o.rule)) != 0 {
-			return raw(buf, o.def)
-		}
-		buf = w.rw[o.rule].appendRow(buf, i)
-	case lfMMDB:
-		if e.misses&(1<<uint(o.rule)) != 0 {
-			return raw(buf, o.def)
-		}
-		rw := &w.rw[o.rule]
-		return mmValue(buf, rw.mmVals[i*rw.nf+o.col])
-	case lfDefault:
-		if e.misses&(1<<uint(o.rule)) != 0 {
-			return raw(buf, o.def)
-		}
-		return buf, false
-	default:
-		return buf, false
-	}
-	return buf, true
-}
-
-// str appends b as a JSON string if ok and b is not nil.
-func str(buf []byte, ok bool, b []byte) ([]byte, bool) {
-	if !ok || b == nil {
-		return buf, false
-	}
-	return appendStr(buf, b), true
-}
-
-// raw appends b, pre-encoded JSON, unless it is nil.
-func raw(buf, b []byte) ([]byte, bool) {
-	if b == nil {
-		return buf, false
-	}
-	return append(buf, b...), true
-}
-
 // appendRow appends event i's row as an object of every column.
 func (rw *ruleWork) appendRow(buf []byte, i int) []byte {
-	rw.vals = rw.views[i].Cols(rw.vals[:0])
+	v := rw.views[i]
+	rw.vals = v.Cols(rw.vals[:0])
 	n := min(len(rw.rowKeys), len(rw.vals))
 	if n == 0 {
 		return append(buf, '{', '}')
 	}
-	for j, v := range rw.vals[:n] {
-		buf = append(buf, rw.rowKeys[j]...)
-		buf = appendEsc(buf, v)
+	keys, vals := rw.rowKeys[:n], rw.vals[:n]
+	if plain(v.Values()) {
+		// The common case: no value needs escaping, so they are copied.
+		for j, val := range vals {
+			buf = append(buf, keys[j]...)
+			buf = append(buf, val...)
+		}
+	} else {
+		for j, val := range vals {
+			buf = append(buf, keys[j]...)
+			buf = appendEsc(buf, val)
+		}
 	}
 	return append(buf, '"', '}')
 }
