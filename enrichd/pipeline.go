@@ -268,18 +268,16 @@ type evState struct {
 
 // ruleWork is a worker's per-rule scratch.
 type ruleWork struct {
-	keys   [][]byte
-	views  []reader.View
-	hit    []bool
-	mmVals []mmdb.Value
-	lut    *reader.Table
-	mm     *mmdb.Reader
-	colIdx []int
-	colFor *reader.Table // table colIdx and rowKeys were resolved for
-	colGen uint64
-	// rowKeys are what precedes each column's value in the object of a
-	// whole row: `{"first":"`, then `","column":"`.
-	rowKeys [][]byte
+	keys    [][]byte
+	views   []reader.View
+	hit     []bool
+	mmVals  []mmdb.Value
+	lut     *reader.Table
+	mm      *mmdb.Reader
+	colIdx  []int
+	colFor  *reader.Table // table colIdx and rowKeys were resolved for
+	colGen  uint64
+	rowKeys [][]byte // what precedes each value of a whole row: `{"col":"`, then `","col":"`
 	vals    [][]byte // scratch for a row's values
 	nf      int      // mmdb: fields per event in mmVals
 	cache   ipCache
@@ -451,7 +449,6 @@ func (w *worker) processChunk(b *batch, msgs []msgRef, out []byte, now time.Time
 		w.runRule(ri, r, snap, evs)
 	}
 	// 3. Encode.
-	w.touchRows(n)
 	for i := range evs {
 		out = w.encode(i, &evs[i], out)
 	}
@@ -462,18 +459,6 @@ func (w *worker) processChunk(b *batch, msgs []msgRef, out []byte, now time.Time
 		snap.Release()
 	}
 	return out
-}
-
-// touchRows fetches the n rows of each .lut rule whole, so that their
-// cache misses overlap instead of stalling the encoder row by row. It runs
-// after every rule, so that the other lookups cannot evict the rows
-// before they are encoded.
-func (w *worker) touchRows(n int) {
-	for i := range w.rw {
-		if w.rw[i].lut != nil {
-			reader.TouchRows(w.rw[i].views[:n])
-		}
-	}
 }
 
 // validJSONObject reports whether line is one JSON object in valid UTF-8.
@@ -609,6 +594,9 @@ func (w *worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 		}
 		views := rw.views[:n]
 		t.LookupBatch(keys, views)
+		// Fetch every row whole now, so that their misses overlap instead
+		// of stalling the encoder row by row.
+		reader.TouchRows(views)
 		for i := range views {
 			if keys[i] != nil && views[i].Len() > 0 {
 				hit[i] = true
