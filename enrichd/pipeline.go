@@ -277,7 +277,7 @@ type ruleWork struct {
 	colIdx  []int
 	colFor  *reader.Table // table colIdx and rowKeys were resolved for
 	colGen  uint64
-	rowKeys [][]byte // what precedes each value of a whole row: `{"col":"`, then `","col":"`
+	rowKeys []rowKey // what precedes each value of a whole row
 	vals    [][]byte // scratch for a row's values
 	nf      int      // mmdb: fields per event in mmVals
 	cache   ipCache
@@ -587,7 +587,9 @@ func (w *worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 				if j == 0 {
 					k = []byte{'{'}
 				}
-				rw.rowKeys = append(rw.rowKeys, append(parse.AppendKeyS(k, c), '"'))
+				k = append(parse.AppendKeyS(k, c), '"')
+				rw.rowKeys = append(rw.rowKeys, rowKey{b: k})
+				copy(rw.rowKeys[j].pad[:], k)
 			}
 			rw.vals = slices.Grow(rw.vals[:0], len(rw.rowKeys))
 			rw.colFor, rw.colGen = t, w.snapGen
@@ -926,19 +928,38 @@ func (rw *ruleWork) appendRow(buf []byte, i int) []byte {
 		return append(buf, '{', '}')
 	}
 	keys, vals := rw.rowKeys[:n], rw.vals[:n]
-	if plain(v.Values()) {
+	if values := v.Values(); plain(values) {
 		// The common case: no value needs escaping, so they are copied.
+		// With room for every key as a whole padded array, a key that
+		// fits is copied in one move instead of a call.
+		buf = slices.Grow(buf, len(values)+n*rowKeyPad+2)
 		for j, val := range vals {
-			buf = append(buf, keys[j]...)
+			if k, l := &keys[j], len(buf); len(k.b) <= rowKeyPad {
+				*(*[rowKeyPad]byte)(buf[l : l+rowKeyPad]) = k.pad
+				buf = buf[:l+len(k.b)]
+			} else {
+				buf = append(buf, k.b...)
+			}
 			buf = append(buf, val...)
 		}
 	} else {
 		for j, val := range vals {
-			buf = append(buf, keys[j]...)
+			buf = append(buf, keys[j].b...)
 			buf = appendEsc(buf, val)
 		}
 	}
 	return append(buf, '"', '}')
+}
+
+// rowKeyPad is the size of rowKey.pad.
+const rowKeyPad = 32
+
+// rowKey is what precedes a column's value in the object of a whole row:
+// `{"col":"` for the first column, then `","col":"`. pad holds it too when
+// it fits, so that it can be copied with a fixed-size move.
+type rowKey struct {
+	b   []byte
+	pad [rowKeyPad]byte
 }
 
 func mmValue(buf []byte, v mmdb.Value) ([]byte, bool) {
