@@ -31,19 +31,19 @@ func compileCSV(t testing.TB, path, csv string, key ...string) {
 }
 
 // goldenTables writes the tables of TestEncodeGolden to dir: people (key
-// id, values that need escaping), pairs (composite key host, app) and,
+// id, values that need escaping, a long column name), pairs (composite key host, app) and,
 // when it is present, the real city MMDB as geo.
 func goldenTables(t testing.TB, dir string) {
 	t.Helper()
-	compileCSV(t, filepath.Join(dir, "people.lut"), "id,name,note,city\n"+
-		"1,Ann,plain,Paris\n"+
-		"2,Bob,\"say \"\"hi\"\"\",Z\u00fcrich\n"+
-		"3,Cy,back\\slash,\u65e5\u672c\n"+
-		"4,Di,\"tab\there\",line\u2028sep\n"+
-		"5,Ed,ctl\x01\x1f,del\x7f\n"+
-		"6,Fay,,\n"+
-		"7,Gus,\"a long value that is well over eight bytes \"\"quoted\"\" and \\ more\",x\n"+
-		"8,Hal,</script>&amp;,\u00e9\n", "id")
+	compileCSV(t, filepath.Join(dir, "people.lut"), "id,name,note,city,a column name longer than 32 bytes\n"+
+		"1,Ann,plain,Paris,l1\n"+
+		"2,Bob,\"say \"\"hi\"\"\",Z\u00fcrich,l2\n"+
+		"3,Cy,back\\slash,\u65e5\u672c,\n"+
+		"4,Di,\"tab\there\",line\u2028sep,l4\n"+
+		"5,Ed,ctl\x01\x1f,del\x7f,l5\n"+
+		"6,Fay,,,\n"+
+		"7,Gus,\"a long value that is well over eight bytes \"\"quoted\"\" and \\ more\",x,l7\n"+
+		"8,Hal,</script>&amp;,\u00e9,\"l\"\"8\"\n", "id")
 	compileCSV(t, filepath.Join(dir, "pairs.lut"), "host,app,owner,team\n"+
 		"web-1,nginx,alice,edge\n"+
 		"db-2,postgres,bob,data\n", "host", "app")

@@ -931,10 +931,11 @@ func (rw *ruleWork) appendRow(buf []byte, i int) []byte {
 	if values := v.Values(); plain(values) {
 		// The common case: no value needs escaping, so they are copied.
 		// With room for every key as a whole padded array, a key that
-		// fits is copied in one move instead of a call.
+		// fits is copied in one move instead of a call. (The room is
+		// checked again: the values of a damaged row may overlap.)
 		buf = slices.Grow(buf, len(values)+n*rowKeyPad+2)
 		for j, val := range vals {
-			if k, l := &keys[j], len(buf); len(k.b) <= rowKeyPad {
+			if k, l := &keys[j], len(buf); len(k.b) <= rowKeyPad && cap(buf)-l >= rowKeyPad {
 				*(*[rowKeyPad]byte)(buf[l : l+rowKeyPad]) = k.pad
 				buf = buf[:l+len(k.b)]
 			} else {
