@@ -15,10 +15,10 @@ const (
 	bslsh = 0x5c5c5c5c5c5c5c5c
 )
 
-// special8 has the high bit of a byte set if that byte of v needs
-// escaping in a JSON string (a control byte, '"', '\\' or a byte >= 0x80),
-// and possibly of bytes above the first such byte, where a subtraction
-// borrows: whether it is 0 is exact.
+// special8 returns the high bit of each byte of v that needs escaping in a
+// JSON string (a control byte, '"', '\\' or a byte >= 0x80). A borrow of
+// its subtractions can set the bit of bytes above such a byte too, so only
+// whether the result is 0 is meaningful.
 func special8(v uint64) uint64 {
 	return (v | (v - space) | ((v ^ quote) - lo7) | ((v ^ bslsh) - lo7)) & hi8
 }

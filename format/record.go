@@ -104,6 +104,9 @@ func (r Record) Values() []byte { return r.b[r.hdr+r.klen:] }
 // AppendValues appends every value to dst, as Value returns them, and
 // returns the extended slice.
 func (r Record) AppendValues(dst [][]byte) [][]byte {
+	if r.cols == 0 {
+		return dst
+	}
 	n := len(dst)
 	dst = slices.Grow(dst, r.cols)[:n+r.cols]
 	out, vals := dst[n:], r.Values()

@@ -95,6 +95,13 @@ func checkCols(t *testing.T, v reader.View) {
 	}
 }
 
+func TestAbsentViewCols(t *testing.T) {
+	var v reader.View
+	if cols := v.Cols(nil); len(cols) != 0 || len(v.Values()) != 0 {
+		t.Fatalf("absent row: Cols %q, Values %q", cols, v.Values())
+	}
+}
+
 func TestRoundTrip(t *testing.T) {
 	const n = 20000
 	tbl, _ := build(t, newGenSource(n, 1), compile.Options{Key: []string{"Index"}})
