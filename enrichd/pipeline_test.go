@@ -133,10 +133,14 @@ func BenchmarkEncode(b *testing.B) {
 
 // appendStrSame fails the test unless appendStr and parse.AppendString
 // append the same bytes for s, after a prefix and into a buffer too
-// small for the result.
+// small for the result, and that s is kept as is if plain says so (plain
+// also rejects multi-byte UTF-8, which is kept).
 func appendStrSame(t *testing.T, s []byte) {
 	t.Helper()
 	want := string(parse.AppendString([]byte("x"), s))
+	if plain(s) && want != "x\""+string(s)+"\"" {
+		t.Fatalf("plain(%q) is true, but AppendString gives %s", s, want)
+	}
 	for _, dst := range [][]byte{[]byte("x"), append(make([]byte, 0, 64), 'x')} {
 		if got := string(appendStr(dst, s)); got != want {
 			t.Fatalf("appendStr(%q) = %s, want %s", s, got, want)
