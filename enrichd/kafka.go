@@ -11,7 +11,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/sasl"
-	"github.com/segmentio/kafka-go/sasl/plain"
+	saslplain "github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/segmentio/kafka-go/sasl/scram"
 )
 
@@ -95,7 +95,7 @@ func kafkaSASL(c *SASLConfig) (sasl.Mechanism, error) {
 	}
 	switch c.Mechanism {
 	case "plain":
-		return plain.Mechanism{Username: c.Username, Password: c.Password}, nil
+		return saslplain.Mechanism{Username: c.Username, Password: c.Password}, nil
 	case "scram-sha-256":
 		return scram.Mechanism(scram.SHA256, c.Username, c.Password)
 	case "scram-sha-512":

@@ -137,10 +137,11 @@ type Pipeline struct {
 	cfg       *Config
 	set       *tables.Set
 	rules     []*rule
-	tree      *node
+	prog      []op     // the encoding program
+	depth     int      // objects prog opens inside one another at most
 	kvKeys    []string // distinct key=value keys the rules read
-	kvKeysB   [][]byte
-	kvSkip    []bool // the key is a top-level output name: not written
+	kvKeyJSON [][]byte // `,"key":` of each of kvKeys
+	kvSkip    []bool   // the key is a top-level output name: not written
 	extractor *parse.Extractor
 	topNames  map[string]bool
 	kvMode    uint8 // 0 none, 1 used, 2 all
@@ -162,7 +163,8 @@ func NewPipeline(cfg *Config, set *tables.Set) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pipeline{cfg: cfg, set: set, tree: tree, topNames: map[string]bool{}}
+	p := &Pipeline{cfg: cfg, set: set, topNames: map[string]bool{}}
+	p.prog, p.depth = compileTree(tree)
 	for _, c := range tree.children {
 		if c.name != "" {
 			p.topNames[c.name] = true
@@ -246,7 +248,7 @@ func (p *Pipeline) fieldRef(f string, kvIndex map[string]int) (fieldRef, error) 
 			j = len(p.kvKeys)
 			kvIndex[k] = j
 			p.kvKeys = append(p.kvKeys, k)
-			p.kvKeysB = append(p.kvKeysB, []byte(k))
+			p.kvKeyJSON = append(p.kvKeyJSON, parse.AppendKeyS([]byte{','}, k))
 		}
 		fr.kvSlot = j
 	}
@@ -348,9 +350,11 @@ type ruleWork struct {
 	lut     *reader.Table
 	mm      *mmdb.Reader
 	colIdx  []int
-	colFor  *reader.Table // table colIdx and allKeys were resolved for
+	colFor  *reader.Table // table colIdx and rowKeys were resolved for
 	colGen  uint64
-	allKeys [][]byte // encoded `"column":` of every column
+	rowKeys []rowKey // what precedes each value of a whole row
+	vals    [][]byte // scratch for a row's values
+	nf      int      // mmdb: fields per event in mmVals
 	cache   ipCache
 	// mmdb batch lookups: the addresses the cache did not answer, their
 	// events, and the batch's values and matches.
@@ -418,7 +422,7 @@ type worker struct {
 	scratch []byte
 	tmp     []byte
 	now     time.Time
-	buf     []byte
+	frames  []frame // the objects encode has open
 	snapGen uint64
 	ob      *outBuf // the buffer being filled, when Pipeline.perEvent
 }
@@ -437,10 +441,12 @@ func (p *Pipeline) newWorker(batchSize int) *worker {
 			rw.addrs = make([]netip.Addr, 0, batchSize)
 			rw.idx = make([]int32, 0, batchSize)
 			rw.matches = make([]mmdb.Match, batchSize)
+			rw.nf = r.mmFields.Len()
 		}
 		rw.colIdx = make([]int, len(r.cfg.Columns))
 	}
 	w.scratch = make([]byte, 0, 64<<10)
+	w.frames = make([]frame, p.depth)
 	return w
 }
 
@@ -658,10 +664,17 @@ func (w *worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 			for j, c := range r.cfg.Columns {
 				rw.colIdx[j] = t.ColumnIndex(c.From)
 			}
-			rw.allKeys = rw.allKeys[:0]
-			for _, c := range t.Columns() {
-				rw.allKeys = append(rw.allKeys, parse.AppendKeyS(nil, c))
+			rw.rowKeys = rw.rowKeys[:0]
+			for j, c := range t.Columns() {
+				k := []byte(`",`)
+				if j == 0 {
+					k = []byte{'{'}
+				}
+				k = append(parse.AppendKeyS(k, c), '"')
+				rw.rowKeys = append(rw.rowKeys, rowKey{b: k})
+				copy(rw.rowKeys[j].pad[:], k)
 			}
+			rw.vals = slices.Grow(rw.vals[:0], len(rw.rowKeys))
 			rw.colFor, rw.colGen = t, w.snapGen
 		}
 		views := rw.views[:n]
@@ -789,90 +802,192 @@ func parseIPSlow(b []byte) (netip.Addr, bool) {
 	return ip.Unmap(), err == nil
 }
 
-// encode appends event e as one JSON line.
+// frame is an object the encoder has opened: where its member starts in
+// the output, and whether a member preceded it.
+type frame struct {
+	mark  int
+	comma bool
+}
+
+// encode appends event e as one JSON line: it runs the pipeline's encoding
+// program, writing each member that has a value and dropping objects that
+// end up empty.
 func (w *worker) encode(i int, e *evState, out []byte) []byte {
-	w.buf = out
+	buf := out
 	comma := false
 	if e.kind == fmtJSON {
 		t := bytes.TrimSpace(e.line)
 		inner := bytes.TrimSpace(t[1 : len(t)-1])
-		w.buf = append(w.buf, t[:len(t)-1]...)
+		buf = append(buf, t[:len(t)-1]...)
 		comma = len(inner) > 0
 	} else {
-		w.buf = append(w.buf, '{')
+		buf = append(buf, '{')
 	}
-	for _, c := range w.p.tree.children {
-		comma = w.writeNode(c, i, e, comma)
+	syslog := e.kind == fmtSyslog && e.ev.Format != parse.FormatUnknown
+	frames, prog := w.frames, w.p.prog
+	for k := range prog {
+		o := &prog[k]
+		// A leaf whose value is known to be absent is skipped; one that
+		// turns out to be absent after its key is written sets ok false.
+		mark, ok := len(buf), true
+		switch o.kind {
+		case lfNone:
+			frames[o.depth] = frame{len(buf), comma}
+			buf = appendKey(buf, o.key, comma)
+			comma = false
+			continue
+		case lfClose:
+			if comma {
+				buf = append(buf, o.end...)
+			} else {
+				f := frames[o.depth]
+				buf, comma = buf[:f.mark], f.comma
+			}
+			continue
+		case lfKV:
+			buf, comma = w.writeKV(buf, i, e, comma)
+			continue
+		case lfTimestamp:
+			if e.kind == fmtJSON {
+				continue
+			}
+			buf = append(appendKey(buf, o.key, comma), '"')
+			buf = parse.AppendTimestampRFC3339(buf, &e.ev, w.now)
+			buf = append(buf, '"')
+		case lfHostName:
+			if !syslog || e.ev.Host == nil {
+				continue
+			}
+			buf = appendStr(appendKey(buf, o.key, comma), e.ev.Host)
+		case lfFacility:
+			if !syslog {
+				continue
+			}
+			buf = strconv.AppendInt(appendKey(buf, o.key, comma), int64(e.ev.Facility), 10)
+		case lfSeverity:
+			if !syslog {
+				continue
+			}
+			buf = strconv.AppendInt(appendKey(buf, o.key, comma), int64(e.ev.Severity), 10)
+		case lfAppName:
+			if !syslog || e.ev.App == nil {
+				continue
+			}
+			buf = appendStr(appendKey(buf, o.key, comma), e.ev.App)
+		case lfMsgID:
+			if !syslog || e.ev.MsgID == nil {
+				continue
+			}
+			buf = appendStr(appendKey(buf, o.key, comma), e.ev.MsgID)
+		case lfProcIDStr:
+			if !syslog || e.ev.ProcID == nil || isDigits(e.ev.ProcID) {
+				continue
+			}
+			buf = appendStr(appendKey(buf, o.key, comma), e.ev.ProcID)
+		case lfPID:
+			if !syslog || !isDigits(e.ev.ProcID) {
+				continue
+			}
+			buf = append(appendKey(buf, o.key, comma), e.ev.ProcID...)
+		case lfSD:
+			if !syslog || len(e.ev.StructuredData) == 0 {
+				continue
+			}
+			buf, ok = w.writeSD(appendKey(buf, o.key, comma), e.ev.StructuredData)
+		case lfMessage:
+			switch {
+			case e.kind == fmtJSON, e.kind == fmtSyslog && e.ev.Message == nil && e.ev.Format != parse.FormatUnknown:
+				continue
+			case e.kind == fmtSyslog:
+				buf = appendStr(appendKey(buf, o.key, comma), e.ev.Message)
+			default:
+				buf = appendStr(appendKey(buf, o.key, comma), e.line)
+			}
+		case lfOriginal:
+			if e.kind == fmtJSON {
+				continue
+			}
+			buf = appendStr(appendKey(buf, o.key, comma), e.line)
+		case lfLUTCol, lfLUTAll, lfMMDB, lfDefault:
+			if e.misses&(1<<uint(o.rule)) != 0 {
+				// A miss writes the default, if any.
+				if o.def == nil {
+					continue
+				}
+				buf = append(appendKey(buf, o.key, comma), o.def...)
+				break
+			}
+			rw := &w.rw[o.rule]
+			switch o.kind {
+			case lfLUTCol:
+				ci := rw.colIdx[o.col]
+				if ci < 0 {
+					continue
+				}
+				buf = appendStr(appendKey(buf, o.key, comma), rw.views[i].Col(ci))
+			case lfLUTAll:
+				buf = rw.appendRow(appendKey(buf, o.key, comma), i)
+			case lfMMDB:
+				buf, ok = mmValue(appendKey(buf, o.key, comma), rw.mmVals[i*rw.nf+o.col])
+			default:
+				continue
+			}
+		default:
+			continue
+		}
+		if !ok {
+			buf = buf[:mark]
+			continue
+		}
+		if len(o.end) > 0 {
+			buf = append(buf, o.end...)
+		}
+		comma = true
 	}
 	if e.tags != 0 || e.misses != 0 {
-		comma = w.writeTags(e, comma)
+		buf = w.writeTags(buf, e, comma)
 	}
-	w.buf = append(w.buf, '}', '\n')
-	return w.buf
+	return append(buf, '}', '\n')
 }
 
-func (w *worker) writeTags(e *evState, comma bool) bool {
-	mark := len(w.buf)
-	if comma {
-		w.buf = append(w.buf, ',')
+// appendKey appends an op's key, `,"name":`, without its comma when no
+// member precedes it.
+func appendKey(buf, key []byte, comma bool) []byte {
+	if !comma {
+		key = key[1:]
 	}
-	w.buf = append(w.buf, `"tags":[`...)
+	return append(buf, key...)
+}
+
+func (w *worker) writeTags(buf []byte, e *evState, comma bool) []byte {
+	mark := len(buf)
+	if comma {
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"tags":[`...)
 	first := true
 	for j, t := range w.p.tagJSON {
 		if e.tags&(1<<j) != 0 {
 			if !first {
-				w.buf = append(w.buf, ',')
+				buf = append(buf, ',')
 			}
-			w.buf = append(w.buf, t...)
+			buf = append(buf, t...)
 			first = false
 		}
 	}
 	for ri, r := range w.p.rules {
 		if e.misses&(1<<uint(ri)) != 0 && r.missTag != nil {
 			if !first {
-				w.buf = append(w.buf, ',')
+				buf = append(buf, ',')
 			}
-			w.buf = append(w.buf, r.missTag...)
+			buf = append(buf, r.missTag...)
 			first = false
 		}
 	}
 	if first {
-		w.buf = w.buf[:mark]
-		return comma
+		return buf[:mark]
 	}
-	w.buf = append(w.buf, ']')
-	return true
-}
-
-// writeNode writes member n for event i; it writes nothing (and returns
-// comma unchanged) when the member has no value.
-func (w *worker) writeNode(n *node, i int, e *evState, comma bool) bool {
-	if n.kind == lfKV {
-		return w.writeKV(i, e, comma)
-	}
-	mark := len(w.buf)
-	if comma {
-		w.buf = append(w.buf, ',')
-	}
-	w.buf = append(w.buf, n.key...)
-	if n.kind == lfNone {
-		w.buf = append(w.buf, '{')
-		inner := false
-		for _, c := range n.children {
-			inner = w.writeNode(c, i, e, inner)
-		}
-		if !inner {
-			w.buf = w.buf[:mark]
-			return comma
-		}
-		w.buf = append(w.buf, '}')
-		return true
-	}
-	if !w.writeValue(n, i, e) {
-		w.buf = w.buf[:mark]
-		return comma
-	}
-	return true
+	return append(buf, ']')
 }
 
 func isDigits(b []byte) bool {
@@ -887,197 +1002,126 @@ func isDigits(b []byte) bool {
 	return true
 }
 
-// writeValue appends leaf n's value for event i, reporting false when it
-// has none.
-func (w *worker) writeValue(n *node, i int, e *evState) bool {
-	syslog := e.kind == fmtSyslog && e.ev.Format != parse.FormatUnknown
-	switch n.kind {
-	case lfTimestamp:
-		if e.kind == fmtJSON {
-			return false
-		}
-		w.buf = append(w.buf, '"')
-		w.buf = parse.AppendTimestampRFC3339(w.buf, &e.ev, w.now)
-		w.buf = append(w.buf, '"')
-	case lfHostName:
-		return syslog && w.str(e.ev.Host)
-	case lfFacility:
-		if !syslog {
-			return false
-		}
-		w.buf = strconv.AppendInt(w.buf, int64(e.ev.Facility), 10)
-	case lfSeverity:
-		if !syslog {
-			return false
-		}
-		w.buf = strconv.AppendInt(w.buf, int64(e.ev.Severity), 10)
-	case lfAppName:
-		return syslog && w.str(e.ev.App)
-	case lfMsgID:
-		return syslog && w.str(e.ev.MsgID)
-	case lfProcIDStr:
-		return syslog && e.ev.ProcID != nil && !isDigits(e.ev.ProcID) && w.str(e.ev.ProcID)
-	case lfPID:
-		if !syslog || !isDigits(e.ev.ProcID) {
-			return false
-		}
-		w.buf = append(w.buf, e.ev.ProcID...)
-	case lfSD:
-		return syslog && w.writeSD(e.ev.StructuredData)
-	case lfMessage:
-		switch e.kind {
-		case fmtJSON:
-			return false
-		case fmtSyslog:
-			if e.ev.Message == nil && e.ev.Format != parse.FormatUnknown {
-				return false
+// appendRow appends event i's row as an object of every column.
+func (rw *ruleWork) appendRow(buf []byte, i int) []byte {
+	v := rw.views[i]
+	rw.vals = v.Cols(rw.vals[:0])
+	n := min(len(rw.rowKeys), len(rw.vals))
+	if n == 0 {
+		return append(buf, '{', '}')
+	}
+	keys, vals := rw.rowKeys[:n], rw.vals[:n]
+	if values := v.Values(); plain(values) {
+		// The common case: no value needs escaping, so they are copied.
+		// With room for every key as a whole padded array, a key that
+		// fits is copied in one move instead of a call. (The room is
+		// checked again: the values of a damaged row may overlap.)
+		buf = slices.Grow(buf, len(values)+n*rowKeyPad+2)
+		for j, val := range vals {
+			if k, l := &keys[j], len(buf); len(k.b) <= rowKeyPad && cap(buf)-l >= rowKeyPad {
+				*(*[rowKeyPad]byte)(buf[l : l+rowKeyPad]) = k.pad
+				buf = buf[:l+len(k.b)]
+			} else {
+				buf = append(buf, k.b...)
 			}
-			w.buf = appendStr(w.buf, e.ev.Message)
-		default:
-			w.buf = appendStr(w.buf, e.line)
+			buf = append(buf, val...)
 		}
-	case lfOriginal:
-		if e.kind == fmtJSON {
-			return false
+	} else {
+		for j, val := range vals {
+			buf = append(buf, keys[j].b...)
+			buf = appendEsc(buf, val)
 		}
-		w.buf = appendStr(w.buf, e.line)
-	case lfLUTCol:
-		if e.misses&(1<<uint(n.rule)) != 0 {
-			return w.raw(n.def)
-		}
-		rw := &w.rw[n.rule]
-		ci := rw.colIdx[n.col]
-		if ci < 0 {
-			return false
-		}
-		w.buf = appendStr(w.buf, rw.views[i].Col(ci))
-	case lfLUTAll:
-		if e.misses&(1<<uint(n.rule)) != 0 {
-			return w.raw(n.def)
-		}
-		rw := &w.rw[n.rule]
-		v := rw.views[i]
-		w.buf = append(w.buf, '{')
-		for j := range min(len(rw.allKeys), v.Len()) {
-			if j > 0 {
-				w.buf = append(w.buf, ',')
-			}
-			w.buf = append(w.buf, rw.allKeys[j]...)
-			w.buf = appendStr(w.buf, v.Col(j))
-		}
-		w.buf = append(w.buf, '}')
-	case lfMMDB:
-		if e.misses&(1<<uint(n.rule)) != 0 {
-			return w.raw(n.def)
-		}
-		rw := &w.rw[n.rule]
-		nf := len(rw.mmVals) / len(w.evs)
-		return w.mmValue(rw.mmVals[i*nf+n.col])
-	case lfDefault:
-		if e.misses&(1<<uint(n.rule)) != 0 {
-			return w.raw(n.def)
-		}
-		return false
-	default:
-		return false
 	}
-	return true
+	return append(buf, '"', '}')
 }
 
-func (w *worker) str(b []byte) bool {
-	if b == nil {
-		return false
-	}
-	w.buf = appendStr(w.buf, b)
-	return true
+// rowKeyPad is the size of rowKey.pad.
+const rowKeyPad = 32
+
+// rowKey is what precedes a column's value in the object of a whole row:
+// `{"col":"` for the first column, then `","col":"`. pad holds it too when
+// it fits, so that it can be copied with a fixed-size move.
+type rowKey struct {
+	b   []byte
+	pad [rowKeyPad]byte
 }
 
-func (w *worker) raw(b []byte) bool {
-	if b == nil {
-		return false
-	}
-	w.buf = append(w.buf, b...)
-	return true
-}
-
-func (w *worker) mmValue(v mmdb.Value) bool {
+func mmValue(buf []byte, v mmdb.Value) ([]byte, bool) {
 	switch v.Kind() {
 	case mmdb.KindString, mmdb.KindBytes:
-		w.buf = appendStr(w.buf, v.Bytes())
+		buf = appendStr(buf, v.Bytes())
 	case mmdb.KindUint16, mmdb.KindUint32, mmdb.KindUint64:
-		w.buf = strconv.AppendUint(w.buf, v.Uint(), 10)
+		buf = strconv.AppendUint(buf, v.Uint(), 10)
 	case mmdb.KindUint128:
 		hi, lo := v.Uint128()
 		if hi != 0 {
-			return false
+			return buf, false
 		}
-		w.buf = strconv.AppendUint(w.buf, lo, 10)
+		buf = strconv.AppendUint(buf, lo, 10)
 	case mmdb.KindInt32:
-		w.buf = strconv.AppendInt(w.buf, v.Int(), 10)
+		buf = strconv.AppendInt(buf, v.Int(), 10)
 	case mmdb.KindDouble, mmdb.KindFloat:
 		f := v.Float()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return false
+			return buf, false
 		}
 		bits := 64
 		if v.Kind() == mmdb.KindFloat {
 			bits = 32
 		}
-		w.buf = strconv.AppendFloat(w.buf, f, 'g', -1, bits)
+		buf = strconv.AppendFloat(buf, f, 'g', -1, bits)
 	case mmdb.KindBool:
-		w.buf = strconv.AppendBool(w.buf, v.Bool())
+		buf = strconv.AppendBool(buf, v.Bool())
 	default:
-		return false
+		return buf, false
 	}
-	return true
+	return buf, true
 }
 
 // writeSD writes structured data as {"SD-ID":{"name":"value",...},...}.
-func (w *worker) writeSD(sd []byte) bool {
+func (w *worker) writeSD(buf, sd []byte) ([]byte, bool) {
 	if len(sd) == 0 {
-		return false
+		return buf, false
 	}
-	start := len(w.buf)
-	w.buf = append(w.buf, '{')
+	start := len(buf)
+	buf = append(buf, '{')
 	var cur []byte
 	open, params := false, 0
 	parse.EachSDParam(sd, func(id, name, value []byte) bool {
 		if !open || !bytes.Equal(id, cur) {
 			if open {
-				w.buf = append(w.buf, '}', ',')
+				buf = append(buf, '}', ',')
 			}
-			w.buf = parse.AppendKey(w.buf, id)
-			w.buf = append(w.buf, '{')
+			buf = parse.AppendKey(buf, id)
+			buf = append(buf, '{')
 			cur, open, params = id, true, 0
 		}
 		if name == nil {
 			return true
 		}
 		if params > 0 {
-			w.buf = append(w.buf, ',')
+			buf = append(buf, ',')
 		}
 		params++
-		w.buf = parse.AppendKey(w.buf, name)
+		buf = parse.AppendKey(buf, name)
 		if bytes.IndexByte(value, '\\') >= 0 {
 			w.tmp = parse.AppendSDUnescape(w.tmp[:0], value)
 			value = w.tmp
 		}
-		w.buf = appendStr(w.buf, value)
+		buf = appendStr(buf, value)
 		return true
 	})
 	if !open {
-		w.buf = w.buf[:start]
-		return false
+		return buf[:start], false
 	}
-	w.buf = append(w.buf, '}', '}')
-	return true
+	return append(buf, '}', '}'), true
 }
 
 // writeKV writes the key=value pairs of the message as top-level members.
-func (w *worker) writeKV(i int, e *evState, comma bool) bool {
+func (w *worker) writeKV(buf []byte, i int, e *evState, comma bool) ([]byte, bool) {
 	p := w.p
 	if e.kind == fmtJSON || p.kvMode == 0 {
-		return comma
+		return buf, comma
 	}
 	if p.kvMode == 1 {
 		nkv := len(p.kvKeys)
@@ -1085,26 +1129,23 @@ func (w *worker) writeKV(i int, e *evState, comma bool) bool {
 			if v == nil || p.kvSkip[j] {
 				continue
 			}
-			if comma {
-				w.buf = append(w.buf, ',')
-			}
-			w.buf = parse.AppendKey(w.buf, p.kvKeysB[j])
-			w.buf = appendStr(w.buf, v)
+			buf = appendKey(buf, p.kvKeyJSON[j], comma)
+			buf = appendStr(buf, v)
 			comma = true
 		}
-		return comma
+		return buf, comma
 	}
 	parse.EachKV(e.body, func(k, v []byte) bool {
 		if len(k) == 0 || p.topNames[string(k)] {
 			return true
 		}
 		if comma {
-			w.buf = append(w.buf, ',')
+			buf = append(buf, ',')
 		}
-		w.buf = parse.AppendKey(w.buf, k)
-		w.buf = appendStr(w.buf, v)
+		buf = parse.AppendKey(buf, k)
+		buf = appendStr(buf, v)
 		comma = true
 		return true
 	})
-	return comma
+	return buf, comma
 }

@@ -28,6 +28,7 @@ const (
 	lfLUTAll  // every column of rule's row as an object (or the defaults on a miss)
 	lfMMDB    // record field col of rule's match (or its default on a miss)
 	lfDefault // a default value written only on a miss
+	lfClose   // an encoding op only: closes the object of the matching lfNone op
 )
 
 // node is one member of the output object tree. The tree is built once
@@ -158,4 +159,52 @@ func buildTree(cfg *Config) (*node, error) {
 		}
 	}
 	return root, nil
+}
+
+// op is one step of the encoding program compiled from the output tree:
+// opening an object (lfNone), closing it (lfClose), or writing one member.
+type op struct {
+	kind leafKind
+	// key is the member's `,"name":`, written without the comma when it is
+	// the first member of its object. A chain of objects that have one
+	// member each is folded into the key of the innermost member
+	// (`,"a":{"b":{"c":`), and end closes it (`}}`). An lfNone op's key
+	// ends with the '{' of its object; an lfClose op's end holds its '}'.
+	key, end []byte
+	rule     int
+	col      int    // as node.col
+	def      []byte // as node.def
+	depth    int    // lfNone, lfClose: the nesting depth of the object (from 0)
+}
+
+// compileTree flattens the output tree into the program that writes the
+// members of root, so that encoding an event is one loop over the ops.
+// It returns the program and the deepest nesting of objects it opens.
+func compileTree(root *node) (prog []op, depth int) {
+	var members func(n *node, d int)
+	members = func(n *node, d int) {
+		depth = max(depth, d)
+		for _, m := range n.children {
+			if m.kind == lfKV {
+				prog = append(prog, op{kind: lfKV})
+				continue
+			}
+			key := append([]byte{','}, m.key...)
+			var end []byte
+			for m.kind == lfNone && len(m.children) == 1 {
+				m = m.children[0]
+				key = append(append(key, '{'), m.key...)
+				end = append(end, '}')
+			}
+			if m.kind != lfNone {
+				prog = append(prog, op{kind: m.kind, key: key, end: end, rule: m.rule, col: m.col, def: m.def})
+				continue
+			}
+			prog = append(prog, op{kind: lfNone, key: append(key, '{'), depth: d})
+			members(m, d+1)
+			prog = append(prog, op{kind: lfClose, end: append(end, '}'), depth: d})
+		}
+	}
+	members(root, 0)
+	return prog, depth
 }

@@ -1,6 +1,9 @@
 package format
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // Record is a decoded view of one record of the DATA section. It aliases
 // the bytes it was parsed from.
@@ -92,6 +95,45 @@ func (r Record) Value(i int) []byte {
 		return nil
 	}
 	return r.b[base+start : base+end]
+}
+
+// Values returns the values, concatenated as stored: every value is a
+// part of it.
+func (r Record) Values() []byte { return r.b[r.hdr+r.klen:] }
+
+// AppendValues appends every value to dst, as Value returns them, and
+// returns the extended slice.
+func (r Record) AppendValues(dst [][]byte) [][]byte {
+	if r.cols == 0 {
+		return dst
+	}
+	n := len(dst)
+	dst = slices.Grow(dst, r.cols)[:n+r.cols]
+	out, vals := dst[n:], r.Values()
+	start := 0
+	if r.wide {
+		for i := range out {
+			end := int(binary.LittleEndian.Uint32(r.b[4*(i+2):]))
+			out[i] = part(vals, start, end)
+			start = end
+		}
+		return dst
+	}
+	ends := r.b[2:r.hdr]
+	for i := range out {
+		end := int(binary.LittleEndian.Uint16(ends[2*i:]))
+		out[i] = part(vals, start, end)
+		start = end
+	}
+	return dst
+}
+
+// part returns vals[start:end], or nil if that is not a part of vals.
+func part(vals []byte, start, end int) []byte {
+	if start > end || end > len(vals) {
+		return nil
+	}
+	return vals[start:end]
 }
 
 // Valid reports whether the end offsets are non-decreasing, so that every

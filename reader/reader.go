@@ -364,6 +364,14 @@ func (v View) Col(i int) []byte { return v.rec.Value(i) }
 // Key returns the normalised key.
 func (v View) Key() []byte { return v.rec.Key() }
 
+// Values returns the values of every column, concatenated as stored:
+// each value Col and Cols return is a part of it.
+func (v View) Values() []byte { return v.rec.Values() }
+
+// Cols appends the value of every column to dst, as Col returns them, and
+// returns the extended slice. It is cheaper than calling Col for each.
+func (v View) Cols(dst [][]byte) [][]byte { return v.rec.AppendValues(dst) }
+
 // Row is a copied row; reuse one Row across Get calls to avoid allocation.
 type Row struct {
 	rec format.Record

@@ -80,6 +80,28 @@ func rowsOf(header []string, data ...[]string) *source.Rows {
 	return &source.Rows{Header: header, Data: data}
 }
 
+// checkCols fails the test unless v.Cols gives what Col gives for every
+// column.
+func checkCols(t *testing.T, v reader.View) {
+	t.Helper()
+	cols := v.Cols(nil)
+	if len(cols) != v.Len() {
+		t.Fatalf("Cols gave %d values, Len is %d", len(cols), v.Len())
+	}
+	for i, c := range cols {
+		if want := v.Col(i); !bytes.Equal(c, want) || (c == nil) != (want == nil) {
+			t.Fatalf("Cols()[%d] = %q, Col(%d) = %q", i, c, i, want)
+		}
+	}
+}
+
+func TestAbsentViewCols(t *testing.T) {
+	var v reader.View
+	if cols := v.Cols(nil); len(cols) != 0 || len(v.Values()) != 0 {
+		t.Fatalf("absent row: Cols %q, Values %q", cols, v.Values())
+	}
+}
+
 func TestRoundTrip(t *testing.T) {
 	const n = 20000
 	tbl, _ := build(t, newGenSource(n, 1), compile.Options{Key: []string{"Index"}})
@@ -104,6 +126,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatalf("key %s col %d = %q, want %q", fields[0], i, row.Col(i), f)
 			}
 		}
+		checkCols(t, row.View())
 	}
 	for _, k := range []string{"0", "-1", "", "20001", "1 ", "abc"} {
 		if tbl.Get([]byte(k), &row) {
@@ -181,6 +204,7 @@ func TestWideRecords(t *testing.T) {
 	if !tbl.Get([]byte("b"), &row) || string(row.Col(1)) != "small" {
 		t.Fatal("narrow row after a wide one lost")
 	}
+	tbl.Records(func(v reader.View) bool { checkCols(t, v); return true })
 }
 
 func TestDuplicates(t *testing.T) {
@@ -308,7 +332,7 @@ func TestCorruption(t *testing.T) {
 		for i := 0; i < 45; i += 3 {
 			tbl.Get([]byte(strconv.Itoa(i)), &row)
 		}
-		tbl.Records(func(v reader.View) bool { v.Col(3); return true })
+		tbl.Records(func(v reader.View) bool { checkCols(t, v); return true })
 		if err := tbl.Verify(); err == nil {
 			t.Fatalf("%s: Verify passed on a damaged file", what)
 		}

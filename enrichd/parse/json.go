@@ -26,6 +26,13 @@ const hexDigits = "0123456789abcdef"
 // JSON. It does not allocate when dst has room.
 func AppendString(dst, s []byte) []byte {
 	dst = append(dst, '"')
+	dst = AppendEscaped(dst, s)
+	return append(dst, '"')
+}
+
+// AppendEscaped appends the contents of AppendString's string literal for
+// s: s escaped, without the quotes.
+func AppendEscaped(dst, s []byte) []byte {
 	start := 0
 	invalid := false // previous byte was part of an invalid run
 	for i := 0; i < len(s); {
@@ -75,8 +82,7 @@ func AppendString(dst, s []byte) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // AppendStringS is AppendString for a string.
