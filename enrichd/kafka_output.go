@@ -475,14 +475,16 @@ func (s *kafkaSink) giveUp(ob *outBuf, groups []prodGroup, cause error) bool {
 	return true
 }
 
-// Close waits for the buffers in flight.
+// Close waits for the buffers in flight, then closes the connections.
 func (s *kafkaSink) Close() error {
 	close(s.jobs)
 	s.wg.Wait()
+	var err error
 	if s.dl != nil {
-		return s.dl.close()
+		err = s.dl.close()
 	}
-	return nil
+	s.cl.Transport.(*kafka.Transport).CloseIdleConnections()
+	return err
 }
 
 func (s *kafkaSink) Stats() *outputStats { return s.st }

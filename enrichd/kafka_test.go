@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -70,6 +71,18 @@ func TestKafkaToKafka(t *testing.T) {
 	if lag := c.Lag(t, "enrichd", "in"); lag != 0 {
 		t.Errorf("after shutdown the group has %d uncommitted events, want 0", lag)
 	}
+	// The daemon's Kafka clients are gone (their goroutines would go on
+	// reconnecting to the cluster).
+	var stacks string
+	for range 100 {
+		buf := make([]byte, 1<<20)
+		stacks = string(buf[:runtime.Stack(buf, true)])
+		if !strings.Contains(stacks, "segmentio/kafka-go") {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("kafka-go goroutines left after shutdown:\n%s", stacks)
 }
 
 // TestKafkaWindow checks that the input never has more than
