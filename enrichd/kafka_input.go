@@ -468,11 +468,13 @@ func (k *kafkaInput) observe() {
 	defer k.mu.Unlock()
 	k.readErrors += uint64(st.Errors)
 	if st.Rebalances > 0 {
-		// The assignment changed: forget partitions until they are fetched
-		// from again.
 		k.rebalances += uint64(st.Rebalances)
-		k.gen.Store(k.rebalances - 1)
-		clear(k.parts)
+		if gen := k.rebalances - 1; gen != k.gen.Load() {
+			// The assignment changed: forget partitions until they are
+			// fetched from again.
+			k.gen.Store(gen)
+			clear(k.parts)
+		}
 	}
 }
 

@@ -67,6 +67,28 @@ func TestKafkaToKafka(t *testing.T) {
 	if got := metric(t, r.d, `enrichd_kafka_produced_total{output="kafka"}`); got != n {
 		t.Errorf("kafka_produced_total = %v, want %d", got, n)
 	}
+	// Commits happened, and were timed; the lag of every partition is
+	// known and, everything being delivered, soon 0.
+	deadline := time.Now().Add(10 * time.Second)
+	for metric(t, r.d, `enrichd_kafka_uncommitted_events{input="kafka"}`) != 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := metric(t, r.d, `enrichd_kafka_commit_latency_seconds_count{input="kafka"}`); got < 1 {
+		t.Errorf("commit latency count = %v, want commits", got)
+	}
+	if got := metric(t, r.d, `enrichd_kafka_commits_total{input="kafka",result="ok"}`); got < 1 {
+		t.Errorf("commits_total ok = %v", got)
+	}
+	for p := range 12 {
+		s := fmt.Sprintf(`enrichd_kafka_consumer_lag{input="kafka",partition="%d",topic="in"}`, p)
+		if got := metric(t, r.d, s); got != 0 {
+			t.Errorf("%s = %v, want 0", s, got)
+		}
+		s = fmt.Sprintf(`enrichd_kafka_committed_offset{input="kafka",partition="%d",topic="in"}`, p)
+		if got := metric(t, r.d, s); got < 1 {
+			t.Errorf("%s = %v, want the partition's end", s, got)
+		}
+	}
 	r.stop(t)
 	if lag := c.Lag(t, "enrichd", "in"); lag != 0 {
 		t.Errorf("after shutdown the group has %d uncommitted events, want 0", lag)
@@ -147,6 +169,19 @@ func TestKafkaDeadLetter(t *testing.T) {
 	r.stop(t)
 	if lag := c.Lag(t, "enrichd", "in"); lag != 0 {
 		t.Errorf("%d events uncommitted after the dead letter took them", lag)
+	}
+}
+
+// TestKafkaDeadLetterTopic: the dead letter can be a topic.
+func TestKafkaDeadLetterTopic(t *testing.T) {
+	const n, rows = 300, 100
+	c := kafkatest.Start(t, 1, 2, "in", "dead")
+	cfg := kafkaConfig(t, t.TempDir(), c, rows, "", ", max_attempts: 2, backoff_min: 10ms, dead_letter: kafka:dead")
+	startDaemon(t, cfg)
+	c.Produce(t, "in", 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
+	ty := kafkatest.Check(c.Consume(t, "dead", n, 30*time.Second), customerID)
+	if miss := ty.Missing(n); len(miss) > 0 || len(ty.Bad) > 0 {
+		t.Fatalf("dead-letter topic: %d missing, %d bad", len(miss), len(ty.Bad))
 	}
 }
 
