@@ -115,7 +115,6 @@ func (s *kafkaSink) sender() {
 type prodGroup struct {
 	topic     *topicMeta
 	partition int
-	keyed     bool
 	events    []int32
 	bytes     int
 	err       error
@@ -147,17 +146,7 @@ func (s *kafkaSink) deliver(ob *outBuf, sc *produceScratch) bool {
 			unplaced, metaErr = append(unplaced, i), err
 			continue
 		}
-		var p int
-		keyed := false
-		if s.keyF >= 0 {
-			if k := ob.field(int(i), s.keyF, s.nf); len(k) > 0 {
-				p, keyed = murmur2Partition(k, len(tm.parts)), true
-			}
-		}
-		if !keyed {
-			p = sticky % len(tm.parts)
-		}
-		groups = s.addToGroup(groups, ob, tm, p, keyed, i)
+		groups = s.addToGroup(groups, ob, tm, s.partition(ob, int(i), tm, sticky), i)
 	}
 	if len(unplaced) > 0 {
 		groups = append(groups, prodGroup{events: unplaced, err: metaErr})
@@ -229,25 +218,31 @@ func (s *kafkaSink) deliver(ob *outBuf, sc *produceScratch) bool {
 					again = append(again, prodGroup{events: []int32{i}, err: err})
 					continue
 				}
-				p := sticky % len(tm.parts)
-				if g.keyed {
-					p = murmur2Partition(ob.field(int(i), s.keyF, s.nf), len(tm.parts))
-				}
-				again = s.addToGroup(again, ob, tm, p, g.keyed, i)
+				again = s.addToGroup(again, ob, tm, s.partition(ob, int(i), tm, sticky), i)
 			}
 		}
 		pending = again
 	}
 }
 
+// partition returns the partition of tm event i goes to: by its key, or
+// else the buffer's sticky choice.
+func (s *kafkaSink) partition(ob *outBuf, i int, tm *topicMeta, sticky int) int {
+	if s.keyF >= 0 {
+		if k := ob.field(i, s.keyF, s.nf); len(k) > 0 {
+			return murmur2Partition(k, len(tm.parts))
+		}
+	}
+	return sticky % len(tm.parts)
+}
+
 // addToGroup adds event i to the group of its partition that has room
 // (batch_size, batch_bytes), or to a new one.
-func (s *kafkaSink) addToGroup(groups []prodGroup, ob *outBuf, tm *topicMeta, p int, keyed bool, i int32) []prodGroup {
+func (s *kafkaSink) addToGroup(groups []prodGroup, ob *outBuf, tm *topicMeta, p int, i int32) []prodGroup {
 	n := s.size(ob, int(i))
 	for j := range groups {
 		g := &groups[j]
 		if g.partition == p && g.topic == tm && g.err == nil && len(g.events) < s.cfg.BatchSize && g.bytes+n <= s.cfg.BatchBytes {
-			g.keyed = g.keyed || keyed
 			g.events = append(g.events, i)
 			g.bytes += n
 			return groups
@@ -257,10 +252,10 @@ func (s *kafkaSink) addToGroup(groups []prodGroup, ob *outBuf, tm *topicMeta, p 
 		// Reuse the events slice of an earlier buffer's group.
 		groups = groups[:len(groups)+1]
 		g := &groups[len(groups)-1]
-		*g = prodGroup{topic: tm, partition: p, keyed: keyed, events: append(g.events[:0], i), bytes: n}
+		*g = prodGroup{topic: tm, partition: p, events: append(g.events[:0], i), bytes: n}
 		return groups
 	}
-	return append(groups, prodGroup{topic: tm, partition: p, keyed: keyed, events: []int32{i}, bytes: n})
+	return append(groups, prodGroup{topic: tm, partition: p, events: []int32{i}, bytes: n})
 }
 
 // size is what event i adds to a produce request, about.
