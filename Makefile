@@ -29,8 +29,8 @@ deps:
 # in-process Kafka cluster and runs enrichd processes (the race detector
 # covers the same Kafka code in enrichd's own tests); cmd/lut runs the CLI
 # over 100k-row tables and starts no goroutine of its own (the concurrent
-# code it calls, in compile, reader and tables, is race-tested there), and
-# takes 15x longer under the detector.
+# code it calls, the parallel build of package tables, is race-tested
+# there), and takes 15x longer under the detector.
 NORACE_PKGS := ./compile/iptable ./enrichd/kafkae2e ./cmd/lut
 
 # test is what CI runs: every test (with the race detector, but for
