@@ -47,6 +47,19 @@ http: {listen: "127.0.0.1:0"}
 
 func customerID(cust int) string { return fmt.Sprintf("C%d-1", cust) }
 
+// waitMetric waits up to 10 s for a sample to reach want and returns its
+// last value.
+func waitMetric(t testing.TB, d *Daemon, sample string, want float64) float64 {
+	t.Helper()
+	var got float64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if got = metric(t, d, sample); got >= want {
+			break
+		}
+	}
+	return got
+}
+
 // TestKafkaToKafka streams events from one topic to another through the
 // daemon: every event arrives once, enriched, and on shutdown every
 // offset is committed.
@@ -64,7 +77,9 @@ func TestKafkaToKafka(t *testing.T) {
 	if miss := ty.Missing(n); len(miss) > 0 || ty.Dups > 0 {
 		t.Fatalf("%d events missing (first %v), %d duplicates", len(miss), miss[:min(5, len(miss))], ty.Dups)
 	}
-	if got := metric(t, r.d, `enrichd_kafka_produced_total{output="kafka"}`); got != n {
+	// The counter follows the brokers' acknowledgement, which can come
+	// after a consumer sees the events.
+	if got := waitMetric(t, r.d, `enrichd_kafka_produced_total{output="kafka"}`, n); got != n {
 		t.Errorf("kafka_produced_total = %v, want %d", got, n)
 	}
 	// Commits happened, and were timed; the lag of every partition is
@@ -163,7 +178,8 @@ func TestKafkaDeadLetter(t *testing.T) {
 	if miss := ty.Missing(n); len(miss) > 0 || len(ty.Bad) > 0 {
 		t.Fatalf("dead letter: %d missing, %d bad", len(miss), len(ty.Bad))
 	}
-	if got := metric(t, r.d, `enrichd_kafka_dead_letter_total{output="kafka"}`); got != n {
+	// The counter follows each write to the file.
+	if got := waitMetric(t, r.d, `enrichd_kafka_dead_letter_total{output="kafka"}`, n); got != n {
 		t.Errorf("kafka_dead_letter_total = %v, want %d", got, n)
 	}
 	r.stop(t)
