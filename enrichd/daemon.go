@@ -446,14 +446,27 @@ func (d *Daemon) workerLoop(wg *sync.WaitGroup, workDone <-chan struct{}) {
 func (d *Daemon) outputLoop(wg *sync.WaitGroup) {
 	defer wg.Done()
 	var acks []*ackEntry // waiting for the stream outputs' flush
+	// An input batch that a stream output failed to write is never
+	// acknowledged: its Kafka offsets stay uncommitted, and the group reads
+	// it again after a restart.
+	unacked := func(n int) {
+		d.log.Error("a stream output failed: the Kafka offsets of these events will not be committed", "batches", n)
+	}
 	flush := func() {
+		ok := true
 		for _, s := range d.sinks {
 			if s.Flush() != nil {
 				d.outputErrors.Add(1)
+				ok = false
 			}
 		}
+		if !ok && len(acks) > 0 {
+			unacked(len(acks))
+		}
 		for _, a := range acks {
-			a.release()
+			if ok {
+				a.release()
+			}
 		}
 		clear(acks)
 		acks = acks[:0]
@@ -470,21 +483,25 @@ func (d *Daemon) outputLoop(wg *sync.WaitGroup) {
 				a.pending.Store(int32(len(d.kafkaOut) + 1))
 			}
 			ob.refs.Store(int32(len(d.kafkaOut) + 1))
+			written := true
 			for _, s := range d.sinks {
 				if err := s.Write(ob.b); err != nil {
 					d.outputErrors.Add(1)
+					written = false
 				}
 			}
 			d.eventsOut.Add(uint64(ob.events))
 			for _, k := range d.kafkaOut {
 				k.Send(ob)
 			}
-			if a != nil {
-				if len(d.sinks) == 0 {
-					a.release()
-				} else {
-					acks = append(acks, a)
-				}
+			switch {
+			case a == nil:
+			case !written:
+				unacked(1)
+			case len(d.sinks) == 0:
+				a.release()
+			default:
+				acks = append(acks, a)
 			}
 			d.releaseOut(ob)
 			if len(d.outCh) == 0 {

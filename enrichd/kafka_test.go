@@ -325,3 +325,29 @@ func TestKafkaKeysAndTopics(t *testing.T) {
 		t.Errorf("%d keys went to only %d of 6 partitions", len(partOf), len(parts))
 	}
 }
+
+// TestKafkaFailedStreamOutput: events a file output could not write
+// (/dev/full) are never committed.
+func TestKafkaFailedStreamOutput(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	const n, rows = 200, 10
+	c := kafkatest.Start(t, 1, 2, "in", "out")
+	cfg := kafkaConfig(t, t.TempDir(), c, rows, ", commit_interval: 20ms", "")
+	cfg.Outputs = []OutputConfig{{Name: "full", Type: "file", Path: "/dev/full", BufferSize: 4096}}
+	r := startDaemon(t, cfg)
+	c.Produce(t, "in", 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
+	waitMetric(t, r.d, `enrichd_events_out_total`, n)
+	if got := metric(t, r.d, `enrichd_output_errors_total{output="full",type="file"}`); got == 0 {
+		t.Fatalf("no output errors counted writing to /dev/full")
+	}
+	time.Sleep(200 * time.Millisecond) // ten commit intervals
+	if got := metric(t, r.d, `enrichd_kafka_commits_total{input="kafka",result="ok"}`); got != 0 {
+		t.Errorf("%v commits of events the output failed to write", got)
+	}
+	r.stop(t)
+	if lag := c.Lag(t, "enrichd", "in"); lag != n {
+		t.Errorf("group lag %d after the output failed, want all %d uncommitted", lag, n)
+	}
+}
