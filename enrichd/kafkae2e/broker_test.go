@@ -31,7 +31,11 @@ func TestBrokerDown(t *testing.T) {
 
 	p := start1(t, c, cf)
 	waitStable(t, c, 1, 60*time.Second)
-	c.Produce(t, "in", 0, n*5/8, event(rows))
+	// One producer for both halves: its producer ID and metadata come
+	// before the outage, which then hits only enrichd's traffic and the
+	// producer's writes, which it retries.
+	pr := c.Producer(t, "in")
+	pr.Produce(t, 0, n*5/8, event(rows))
 	waitOut(t, n/8, 120*time.Second, p)
 
 	var refused atomic.Int64
@@ -50,7 +54,7 @@ func TestBrokerDown(t *testing.T) {
 	})
 	before := p.metrics()
 	t.Logf("broker %d down for %v with %v events out", victim, down, before[mProduced])
-	c.Produce(t, "in", n*5/8, n, event(rows)) // partly into the outage
+	pr.Produce(t, n*5/8, n, event(rows)) // partly into the outage
 
 	_, done := waitCommitted(t, c, 120*time.Second, p)
 	t.Logf("all committed %v after the outage began; broker %d refused %d requests",

@@ -52,16 +52,34 @@ func (c *Cluster) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 
 // Produce writes the events gen(i) for i in [from, to) to topic,
 // acknowledged by the brokers, in batches spread over the partitions.
+// It uses a new producer; see Producer to keep one across calls.
 func (c *Cluster) Produce(t testing.TB, topic string, from, to int, gen func(i int) []byte) {
 	t.Helper()
-	cl := c.Client(t, kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(2*time.Millisecond),
-		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.MaxBufferedRecords(100_000))
+	c.Producer(t, topic).Produce(t, from, to, gen)
+}
+
+// Producer is a client that writes to one topic. Keeping one across
+// Produce calls keeps its producer ID and metadata, so a test can fault a
+// broker between calls without the fault hitting the producer's setup.
+type Producer struct{ cl *kgo.Client }
+
+// Producer returns a producer for topic, closed when the test ends.
+func (c *Cluster) Producer(t testing.TB, topic string) *Producer {
+	t.Helper()
+	return &Producer{c.Client(t, kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(2*time.Millisecond),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.MaxBufferedRecords(100_000))}
+}
+
+// Produce writes the events gen(i) for i in [from, to), acknowledged by
+// the brokers, and fails the test on the first error.
+func (p *Producer) Produce(t testing.TB, from, to int, gen func(i int) []byte) {
+	t.Helper()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
 	for i := from; i < to; i++ {
 		wg.Add(1)
-		cl.Produce(context.Background(), &kgo.Record{Value: gen(i)}, func(_ *kgo.Record, err error) {
+		p.cl.Produce(context.Background(), &kgo.Record{Value: gen(i)}, func(_ *kgo.Record, err error) {
 			if err != nil {
 				mu.Lock()
 				if firstErr == nil {
