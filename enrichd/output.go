@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -34,7 +35,7 @@ func newSink(o OutputConfig, d *Daemon) (sink, error) {
 	st := &outputStats{name: o.Name, typ: o.Type}
 	switch o.Type {
 	case "stdout":
-		return &writerSink{w: bufio.NewWriterSize(os.Stdout, o.BufferSize), st: st}, nil
+		return &writerSink{w: bufio.NewWriterSize(os.Stdout, o.BufferSize), under: os.Stdout, st: st}, nil
 	case "file":
 		f := &fileSink{path: o.Path, size: o.BufferSize, st: st}
 		if err := f.open(); err != nil {
@@ -47,13 +48,29 @@ func newSink(o OutputConfig, d *Daemon) (sink, error) {
 	return nil, fmt.Errorf("unknown output type %q", o.Type)
 }
 
+// writeThrough writes p to under through w. A p of at least half w's size
+// goes to under directly after what w holds, instead of being copied into
+// w piecemeal: an output buffer of a whole batch is written as it is.
+func writeThrough(w *bufio.Writer, under io.Writer, p []byte) error {
+	if len(p) < w.Size()/2 {
+		_, err := w.Write(p)
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	_, err := under.Write(p)
+	return err
+}
+
 type writerSink struct {
-	w  *bufio.Writer
-	st *outputStats
+	w     *bufio.Writer
+	under io.Writer
+	st    *outputStats
 }
 
 func (s *writerSink) Write(p []byte) error {
-	_, err := s.w.Write(p)
+	err := writeThrough(s.w, s.under, p)
 	s.count(len(p), err)
 	return err
 }
@@ -94,7 +111,7 @@ func (s *fileSink) open() error {
 }
 
 func (s *fileSink) Write(p []byte) error {
-	_, err := s.w.Write(p)
+	err := writeThrough(s.w, s.f, p)
 	if err != nil {
 		s.st.errors.Add(1)
 		return err
@@ -185,9 +202,8 @@ func (s *tcpSink) Write(p []byte) error {
 			}
 			s.st.reconnects.Add(1)
 		}
-		// A buffer larger than the writer goes out directly; either way a
-		// failure resends all of p on a new connection.
-		if _, err := s.w.Write(p); err != nil {
+		// A failure resends all of p on a new connection.
+		if err := writeThrough(s.w, s.c, p); err != nil {
 			s.fail(err)
 			continue
 		}

@@ -368,6 +368,18 @@ type ruleWork struct {
 // worker.
 const ipCacheSize = 2048
 
+// The cache measures its hit rate over ipCacheWindow addresses. A window
+// with fewer than one hit in ipCacheMinRate turns it off for ipCacheRest
+// addresses, after which it is tried again: checking the cache costs about
+// a memory read, which many hits repay (logs repeat addresses) but which a
+// stream of addresses that rarely repeat a network only adds to each
+// lookup.
+const (
+	ipCacheWindow  = 16384
+	ipCacheMinRate = 8
+	ipCacheRest    = 16 * ipCacheWindow
+)
+
 type ipCacheEntry struct {
 	prefix netip.Prefix
 	idx    int
@@ -382,6 +394,30 @@ type ipCache struct {
 	gen   uint64
 	slots []ipCacheEntry
 	vals  []mmdb.Value
+	// the hit rate: addresses checked and answered in this window; while
+	// the cache is off, rest counts down the addresses until it is tried
+	// again.
+	probes, hits, rest int
+}
+
+// on reports whether the batch about to be looked up uses the cache.
+func (c *ipCache) on() bool { return c.rest <= 0 }
+
+// account records a batch of n addresses, of which hits were answered by
+// the cache (when it was on), and turns the cache off or on again.
+func (c *ipCache) account(n, hits int) {
+	if c.rest > 0 {
+		c.rest -= n
+		return
+	}
+	c.probes += n
+	c.hits += hits
+	if c.probes >= ipCacheWindow {
+		if c.hits*ipCacheMinRate < c.probes {
+			c.rest = ipCacheRest
+		}
+		c.probes, c.hits = 0, 0
+	}
 }
 
 func (c *ipCache) reset(nf int, gen uint64) {
@@ -695,7 +731,9 @@ func (w *worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 			c.reset(nf, w.snapGen)
 		}
 		// Answer what the cache holds; look the rest up in one batch.
+		useCache := c.on()
 		addrs, idx := rw.addrs[:0], rw.idx[:0]
+		cached := 0
 		for i, k := range keys {
 			if k == nil {
 				continue
@@ -705,37 +743,50 @@ func (w *worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 				badKey++
 				continue
 			}
-			vals := rw.mmVals[i*nf : (i+1)*nf]
-			// Every address of a matched network gets the same record, so
-			// a cached network that contains ip answers without a lookup.
-			e := c.slot(ip)
-			if e.valid && e.prefix.Contains(ip) {
-				copy(vals, c.vals[e.idx*nf:(e.idx+1)*nf])
-				if e.found {
-					hit[i] = true
-					hits++
+			if useCache {
+				// Every address of a matched network gets the same record,
+				// so a cached network that contains ip answers without a
+				// lookup.
+				if e := c.slot(ip); e.valid && e.prefix.Contains(ip) {
+					copy(rw.mmVals[i*nf:(i+1)*nf], c.vals[e.idx*nf:(e.idx+1)*nf])
+					cached++
+					if e.found {
+						hit[i] = true
+						hits++
+					}
+					continue
 				}
-				continue
 			}
 			addrs = append(addrs, ip)
 			idx = append(idx, int32(i))
 		}
+		c.account(len(addrs)+cached, cached)
 		if len(addrs) > 0 {
-			bv := rw.batchVals[:len(addrs)*nf]
 			ms := rw.matches[:len(addrs)]
-			_ = rw.mm.LookupFieldsBatch(addrs, r.mmFields, bv, ms)
+			if len(addrs) == n {
+				// Every event is looked up: the values go straight to
+				// their events.
+				_ = rw.mm.LookupFieldsBatch(addrs, r.mmFields, rw.mmVals[:n*nf], ms)
+			} else {
+				bv := rw.batchVals[:len(addrs)*nf]
+				_ = rw.mm.LookupFieldsBatch(addrs, r.mmFields, bv, ms)
+				for j, i := range idx {
+					copy(rw.mmVals[int(i)*nf:(int(i)+1)*nf], bv[j*nf:(j+1)*nf])
+				}
+			}
 			for j, i := range idx {
 				m := &ms[j]
-				vals := rw.mmVals[int(i)*nf : (int(i)+1)*nf]
-				copy(vals, bv[j*nf:(j+1)*nf])
 				if m.Found() {
 					hit[i] = true
 					hits++
 				}
+				if !useCache {
+					continue
+				}
 				if p := m.Prefix(); p.IsValid() {
 					e := c.slot(addrs[j])
 					e.valid, e.prefix, e.found = true, p, m.Found()
-					copy(c.vals[e.idx*nf:(e.idx+1)*nf], vals)
+					copy(c.vals[e.idx*nf:(e.idx+1)*nf], rw.mmVals[int(i)*nf:(int(i)+1)*nf])
 				}
 			}
 		}

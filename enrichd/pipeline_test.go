@@ -17,6 +17,39 @@ import (
 // benchSetup builds a pipeline with two rules (customers .lut, city
 // MMDB) and a batch of n RFC 5424 events like gen-events.py's.
 func benchSetup(tb testing.TB, rows, n int) (*Pipeline, *batch, *tables.Set) {
+	return benchSetupWith(tb, rows, n, func(i int) (int, string) {
+		src := fmt.Sprintf("%d.%d.%d.%d", 1+i*7%223, i*13%256, i*29%256, 1+i%250)
+		if i%3 == 0 {
+			src = fmt.Sprintf("10.%d.%d.%d", i%256, i*3%256, 1+i%250)
+		}
+		return 1 + (i*7919)%rows, src
+	})
+}
+
+// benchSetupUniform is benchSetup with keys and addresses drawn as
+// gen-events.py draws them: customers uniform over the table, a quarter
+// of the addresses in 10/8 and 192.168/16, the rest uniform public IPv4.
+// Few events repeat a network, so caches help only as much as on the peer
+// benchmark's data.
+func benchSetupUniform(tb testing.TB, rows, n int) (*Pipeline, *batch, *tables.Set) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	return benchSetupWith(tb, rows, n, func(int) (int, string) {
+		var src string
+		switch rng.IntN(8) {
+		case 0:
+			src = fmt.Sprintf("10.%d.%d.%d", rng.IntN(256), rng.IntN(256), 1+rng.IntN(254))
+		case 1:
+			src = fmt.Sprintf("192.168.%d.%d", rng.IntN(256), 1+rng.IntN(254))
+		default:
+			src = fmt.Sprintf("%d.%d.%d.%d", 1+rng.IntN(223), rng.IntN(256), rng.IntN(256), 1+rng.IntN(254))
+		}
+		return 1 + rng.IntN(rows), src
+	})
+}
+
+// benchSetupWith is benchSetup with event i's customer and address from
+// gen.
+func benchSetupWith(tb testing.TB, rows, n int, gen func(i int) (cust int, src string)) (*Pipeline, *batch, *tables.Set) {
 	tb.Helper()
 	if _, err := os.Stat(realMMDB); err != nil {
 		tb.Skipf("needs %s", realMMDB)
@@ -35,11 +68,8 @@ func benchSetup(tb testing.TB, rows, n int) (*Pipeline, *batch, *tables.Set) {
 	}
 	b := &batch{format: fmtSyslog}
 	for i := range n {
-		src := fmt.Sprintf("%d.%d.%d.%d", 1+i*7%223, i*13%256, i*29%256, 1+i%250)
-		if i%3 == 0 {
-			src = fmt.Sprintf("10.%d.%d.%d", i%256, i*3%256, 1+i%250)
-		}
-		b.add([]byte(event(i, 1+(i*7919)%rows, src)), 0)
+		cust, src := gen(i)
+		b.add([]byte(event(i, cust, src)), 0)
 	}
 	return p, b, set
 }
@@ -86,14 +116,27 @@ func TestPipelineZeroAlloc(t *testing.T) {
 }
 
 // BenchmarkPipeline: one op is one event (parse, extract, two lookups,
-// JSON), run in batches of 512 against a 2M-row table.
+// JSON), run in batches of 512 against a 2M-row table. cycle8k cycles
+// 8,192 events (rows and caches warm); uniform runs 500,000 events drawn
+// as gen-events.py draws them, as on the peer benchmark.
 func BenchmarkPipeline(b *testing.B) {
 	rows := 2_000_000
 	if testing.Short() {
 		rows = 100_000
 	}
-	p, bt, set := benchSetup(b, rows, 8192)
-	defer set.Close()
+	b.Run("cycle8k", func(b *testing.B) {
+		p, bt, set := benchSetup(b, rows, 8192)
+		defer set.Close()
+		benchPipeline(b, p, bt)
+	})
+	b.Run("uniform", func(b *testing.B) {
+		p, bt, set := benchSetupUniform(b, rows, 500_000)
+		defer set.Close()
+		benchPipeline(b, p, bt)
+	})
+}
+
+func benchPipeline(b *testing.B, p *Pipeline, bt *batch) {
 	w := p.newWorker(512)
 	all := bt.msgs
 	out := make([]byte, 0, 4<<20)
@@ -204,5 +247,55 @@ func TestPipelineIPCache(t *testing.T) {
 	warm := w.process(b, nil, time.Unix(0, 0))
 	if string(cold) != string(warm) {
 		t.Fatal("cached mmdb answers differ from lookups")
+	}
+}
+
+// TestIPCacheAdapts: the network cache turns itself off after a window of
+// addresses it rarely answers, is tried again after ipCacheRest addresses,
+// and stays on while it answers often.
+func TestIPCacheAdapts(t *testing.T) {
+	var c ipCache
+	for range ipCacheWindow / 512 {
+		if !c.on() {
+			t.Fatal("off before a whole window was measured")
+		}
+		c.account(512, 512/ipCacheMinRate-1)
+	}
+	if c.on() {
+		t.Fatalf("on after a window with a hit rate under 1/%d", ipCacheMinRate)
+	}
+	for range ipCacheRest / 512 {
+		if c.on() {
+			t.Fatal("on again before ipCacheRest addresses")
+		}
+		c.account(512, 0)
+	}
+	if !c.on() {
+		t.Fatal("still off after ipCacheRest addresses")
+	}
+	for range 4 * ipCacheWindow / 512 {
+		c.account(512, 512/ipCacheMinRate)
+		if !c.on() {
+			t.Fatalf("off with a hit rate of 1/%d", ipCacheMinRate)
+		}
+	}
+
+	// Addresses drawn uniformly rarely share a network: the rule's cache
+	// turns off, and the answers stay those of a fresh worker.
+	p, b, set := benchSetupUniform(t, 1000, 2*ipCacheWindow)
+	defer set.Close()
+	msgs := b.msgs
+	w := p.newWorker(512)
+	got := w.process(b, nil, time.Unix(0, 0))
+	c2 := &w.rw[1].cache
+	if c2.on() {
+		t.Fatalf("cache still on after %d uniform addresses", len(msgs))
+	}
+	b.msgs = msgs[len(msgs)-1024:]
+	again := w.process(b, nil, time.Unix(0, 0))
+	b.msgs = msgs[len(msgs)-1024:]
+	fresh := p.newWorker(512).process(b, nil, time.Unix(0, 0))
+	if string(again) != string(fresh) || !strings.HasSuffix(string(got), string(fresh)) {
+		t.Fatal("answers with the cache off differ from a fresh worker's")
 	}
 }
