@@ -353,9 +353,13 @@ type ruleWork struct {
 	colFor  *reader.Table // table colIdx and rowKeys were resolved for
 	colGen  uint64
 	rowKeys []rowKey // what precedes each value of a whole row
-	vals    [][]byte // scratch for a row's values
-	nf      int      // mmdb: fields per event in mmVals
-	cache   ipCache
+	// keysRoom is the room the keys of a whole row take in appendRow:
+	// each at least rowKeyPad bytes.
+	keysRoom int
+	ends     []int32  // scratch for a row's value ends
+	vals     [][]byte // scratch for a row's values
+	nf       int      // mmdb: fields per event in mmVals
+	cache    ipCache
 	// mmdb batch lookups: the addresses the cache did not answer, their
 	// events, and the batch's values and matches.
 	addrs     []netip.Addr
@@ -700,7 +704,7 @@ func (w *worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 			for j, c := range r.cfg.Columns {
 				rw.colIdx[j] = t.ColumnIndex(c.From)
 			}
-			rw.rowKeys = rw.rowKeys[:0]
+			rw.rowKeys, rw.keysRoom = rw.rowKeys[:0], 0
 			for j, c := range t.Columns() {
 				k := []byte(`",`)
 				if j == 0 {
@@ -709,6 +713,7 @@ func (w *worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 				k = append(parse.AppendKeyS(k, c), '"')
 				rw.rowKeys = append(rw.rowKeys, rowKey{b: k})
 				copy(rw.rowKeys[j].pad[:], k)
+				rw.keysRoom += max(len(k), rowKeyPad)
 			}
 			rw.vals = slices.Grow(rw.vals[:0], len(rw.rowKeys))
 			rw.colFor, rw.colGen = t, w.snapGen
@@ -1054,34 +1059,75 @@ func isDigits(b []byte) bool {
 }
 
 // appendRow appends event i's row as an object of every column.
+//
+// The common case, a row none of whose values needs escaping, takes one
+// pass: each key is copied as a whole padded array and each value 8 bytes
+// at a time straight from the mapping, checking the words as they go (the
+// last word of a value may run into the next one; the next key overwrites
+// what it copied too much). A row with a byte to escape is encoded again
+// value by value.
 func (rw *ruleWork) appendRow(buf []byte, i int) []byte {
 	v := rw.views[i]
-	rw.vals = v.Cols(rw.vals[:0])
-	n := min(len(rw.rowKeys), len(rw.vals))
+	values := v.Values()
+	ends, ok := v.Ends(rw.ends[:0])
+	rw.ends = ends
+	n := min(len(rw.rowKeys), len(ends))
 	if n == 0 {
 		return append(buf, '{', '}')
 	}
-	keys, vals := rw.rowKeys[:n], rw.vals[:n]
-	if values := v.Values(); plain(values) {
-		// The common case: no value needs escaping, so they are copied.
-		// With room for every key as a whole padded array, a key that
-		// fits is copied in one move instead of a call. (The room is
-		// checked again: the values of a damaged row may overlap.)
-		buf = slices.Grow(buf, len(values)+n*rowKeyPad+2)
-		for j, val := range vals {
-			if k, l := &keys[j], len(buf); len(k.b) <= rowKeyPad && cap(buf)-l >= rowKeyPad {
-				*(*[rowKeyPad]byte)(buf[l : l+rowKeyPad]) = k.pad
-				buf = buf[:l+len(k.b)]
-			} else {
-				buf = append(buf, k.b...)
+	if !ok {
+		return rw.appendRowEsc(buf, v) // damaged: its bad values are empty
+	}
+	mark := len(buf)
+	buf = slices.Grow(buf, len(values)+rw.keysRoom+8)
+	b := buf[:cap(buf)]
+	l := len(buf)
+	var special uint64
+	start := 0
+	keys := rw.rowKeys[:n]
+	for j := range keys {
+		k := &keys[j]
+		if len(k.b) <= rowKeyPad {
+			*(*[rowKeyPad]byte)(b[l : l+rowKeyPad]) = k.pad
+		} else {
+			copy(b[l:], k.b)
+		}
+		l += len(k.b)
+		end := int(ends[j])
+		d := b[l : l+end-start+8]
+		for s := start; s < end; s += 8 {
+			if s+8 > len(values) {
+				// The record's last bytes.
+				for t := s; t < end; t++ {
+					c := values[t]
+					if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+						special = 1
+					}
+					d[t-start] = c
+				}
+				break
 			}
-			buf = append(buf, val...)
+			w := binary.LittleEndian.Uint64(values[s:])
+			special |= special8(w)
+			binary.LittleEndian.PutUint64(d[s-start:], w)
 		}
-	} else {
-		for j, val := range vals {
-			buf = append(buf, keys[j].b...)
-			buf = appendEsc(buf, val)
-		}
+		l += end - start
+		start = end
+	}
+	if special != 0 {
+		return rw.appendRowEsc(buf[:mark], v)
+	}
+	return append(buf[:l], '"', '}')
+}
+
+// appendRowEsc is appendRow for a row with values to escape, or a damaged
+// one.
+func (rw *ruleWork) appendRowEsc(buf []byte, v reader.View) []byte {
+	rw.vals = v.Cols(rw.vals[:0])
+	n := min(len(rw.rowKeys), len(rw.vals))
+	for j, val := range rw.vals[:n] {
+		buf = append(buf, rw.rowKeys[j].b...)
+		buf = appendEsc(buf, val)
 	}
 	return append(buf, '"', '}')
 }

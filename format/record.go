@@ -128,6 +128,35 @@ func (r Record) AppendValues(dst [][]byte) [][]byte {
 	return dst
 }
 
+// AppendEnds appends the end offset of every value within Values to dst
+// and returns the extended slice: value i is Values()[end(i-1):end(i)].
+// It reports false, with dst unchanged, when the offsets decrease or run
+// past the values (a damaged record), where AppendValues gives nil values.
+func (r Record) AppendEnds(dst []int32) ([]int32, bool) {
+	n, nv := len(dst), len(r.b)-r.hdr-r.klen
+	dst = slices.Grow(dst, r.cols)[:n+r.cols]
+	out, prev := dst[n:], 0
+	if r.wide {
+		for i := range out {
+			end := int(binary.LittleEndian.Uint32(r.b[4*(i+2):]))
+			if end < prev || end > nv {
+				return dst[:n], false
+			}
+			out[i], prev = int32(end), end
+		}
+		return dst, true
+	}
+	ends := r.b[2:r.hdr]
+	for i := range out {
+		end := int(binary.LittleEndian.Uint16(ends[2*i:]))
+		if end < prev || end > nv {
+			return dst[:n], false
+		}
+		out[i], prev = int32(end), end
+	}
+	return dst, true
+}
+
 // part returns vals[start:end], or nil if that is not a part of vals.
 func part(vals []byte, start, end int) []byte {
 	if start > end || end > len(vals) {

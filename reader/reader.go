@@ -372,6 +372,11 @@ func (v View) Values() []byte { return v.rec.Values() }
 // returns the extended slice. It is cheaper than calling Col for each.
 func (v View) Cols(dst [][]byte) [][]byte { return v.rec.AppendValues(dst) }
 
+// Ends appends the end offset of every column's value within Values to
+// dst: column i is Values()[end(i-1):end(i)]. It reports false, with dst
+// unchanged, for a damaged row, whose Cols are then partly nil.
+func (v View) Ends(dst []int32) ([]int32, bool) { return v.rec.AppendEnds(dst) }
+
 // Row is a copied row; reuse one Row across Get calls to avoid allocation.
 type Row struct {
 	rec format.Record
