@@ -27,21 +27,6 @@ func special8(v uint64) uint64 {
 // string.
 func plain8(v uint64) bool { return special8(v) == 0 }
 
-// plain reports whether no byte of s needs escaping in a JSON string.
-func plain(s []byte) bool {
-	var special uint64
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		special |= special8(binary.LittleEndian.Uint64(s[i:]))
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return special == 0
-}
-
 // appendStr is parse.AppendString with a fast path for strings that need
 // no escaping, the common case for table values and log fields.
 func appendStr(dst, s []byte) []byte {
