@@ -5,7 +5,7 @@ SHARED  ?= ../shared
 FUZZTIME ?= 6s
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: all build test unit race fuzz bench demo lint fmt deps clean
+.PHONY: all build test unit portable race fuzz bench demo lint fmt deps clean
 
 all: build
 
@@ -39,7 +39,13 @@ NORACE_PKGS := ./compile/iptable ./enrichd/kafkae2e ./cmd/lut
 test: deps
 	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(NORACE_PKGS))")
 	$(GO) test -count=1 -timeout 25m $(NORACE_PKGS)
+	$(MAKE) portable
 	FUZZTIME=$(FUZZTIME) ./.ci/fuzz.sh
+
+# portable checks that the readers, which use Linux-only mapping advice,
+# still build for the other systems the module supports.
+portable:
+	for os in darwin freebsd windows; do GOOS=$$os GOARCH=amd64 $(GO) vet ./format/... ./reader/... || exit 1; done
 
 unit:
 	$(GO) test -count=1 ./...

@@ -21,7 +21,7 @@ func mapFile(f *os.File, size int) ([]byte, error) {
 	}
 	// Tree walks touch a node per level at random: let the kernel map the
 	// file with 2 MiB pages where its page cache allows, as for .lut tables.
-	_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
+	hugePages(b)
 	return b, nil
 }
 
