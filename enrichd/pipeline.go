@@ -914,7 +914,7 @@ func (w *worker) encode(i int, e *evState, out []byte) []byte {
 			if !syslog || e.ev.Host == nil {
 				continue
 			}
-			buf = appendStr(appendKey(buf, o.key, comma), e.ev.Host)
+			buf = parse.AppendString(appendKey(buf, o.key, comma), e.ev.Host)
 		case lfFacility:
 			if !syslog {
 				continue
@@ -929,17 +929,17 @@ func (w *worker) encode(i int, e *evState, out []byte) []byte {
 			if !syslog || e.ev.App == nil {
 				continue
 			}
-			buf = appendStr(appendKey(buf, o.key, comma), e.ev.App)
+			buf = parse.AppendString(appendKey(buf, o.key, comma), e.ev.App)
 		case lfMsgID:
 			if !syslog || e.ev.MsgID == nil {
 				continue
 			}
-			buf = appendStr(appendKey(buf, o.key, comma), e.ev.MsgID)
+			buf = parse.AppendString(appendKey(buf, o.key, comma), e.ev.MsgID)
 		case lfProcIDStr:
 			if !syslog || e.ev.ProcID == nil || isDigits(e.ev.ProcID) {
 				continue
 			}
-			buf = appendStr(appendKey(buf, o.key, comma), e.ev.ProcID)
+			buf = parse.AppendString(appendKey(buf, o.key, comma), e.ev.ProcID)
 		case lfPID:
 			if !syslog || !isDigits(e.ev.ProcID) {
 				continue
@@ -955,15 +955,15 @@ func (w *worker) encode(i int, e *evState, out []byte) []byte {
 			case e.kind == fmtJSON, e.kind == fmtSyslog && e.ev.Message == nil && e.ev.Format != parse.FormatUnknown:
 				continue
 			case e.kind == fmtSyslog:
-				buf = appendStr(appendKey(buf, o.key, comma), e.ev.Message)
+				buf = parse.AppendString(appendKey(buf, o.key, comma), e.ev.Message)
 			default:
-				buf = appendStr(appendKey(buf, o.key, comma), e.line)
+				buf = parse.AppendString(appendKey(buf, o.key, comma), e.line)
 			}
 		case lfOriginal:
 			if e.kind == fmtJSON {
 				continue
 			}
-			buf = appendStr(appendKey(buf, o.key, comma), e.line)
+			buf = parse.AppendString(appendKey(buf, o.key, comma), e.line)
 		case lfLUTCol, lfLUTAll, lfMMDB, lfDefault:
 			if e.misses&(1<<uint(o.rule)) != 0 {
 				// A miss writes the default, if any.
@@ -980,7 +980,7 @@ func (w *worker) encode(i int, e *evState, out []byte) []byte {
 				if ci < 0 {
 					continue
 				}
-				buf = appendStr(appendKey(buf, o.key, comma), rw.views[i].Col(ci))
+				buf = parse.AppendString(appendKey(buf, o.key, comma), rw.views[i].Col(ci))
 			case lfLUTAll:
 				buf = rw.appendRow(appendKey(buf, o.key, comma), i)
 			case lfMMDB:
@@ -1108,7 +1108,7 @@ func (rw *ruleWork) appendRow(buf []byte, i int) []byte {
 				break
 			}
 			w := binary.LittleEndian.Uint64(values[s:])
-			special |= special8(w)
+			special |= parse.NeedsEscape8(w)
 			binary.LittleEndian.PutUint64(d[s-start:], w)
 		}
 		l += end - start
@@ -1127,7 +1127,7 @@ func (rw *ruleWork) appendRowEsc(buf []byte, v reader.View) []byte {
 	n := min(len(rw.rowKeys), len(rw.vals))
 	for j, val := range rw.vals[:n] {
 		buf = append(buf, rw.rowKeys[j].b...)
-		buf = appendEsc(buf, val)
+		buf = parse.AppendEscaped(buf, val)
 	}
 	return append(buf, '"', '}')
 }
@@ -1146,7 +1146,7 @@ type rowKey struct {
 func mmValue(buf []byte, v mmdb.Value) ([]byte, bool) {
 	switch v.Kind() {
 	case mmdb.KindString, mmdb.KindBytes:
-		buf = appendStr(buf, v.Bytes())
+		buf = parse.AppendString(buf, v.Bytes())
 	case mmdb.KindUint16, mmdb.KindUint32, mmdb.KindUint64:
 		buf = strconv.AppendUint(buf, v.Uint(), 10)
 	case mmdb.KindUint128:
@@ -1205,7 +1205,7 @@ func (w *worker) writeSD(buf, sd []byte) ([]byte, bool) {
 			w.tmp = parse.AppendSDUnescape(w.tmp[:0], value)
 			value = w.tmp
 		}
-		buf = appendStr(buf, value)
+		buf = parse.AppendString(buf, value)
 		return true
 	})
 	if !open {
@@ -1227,7 +1227,7 @@ func (w *worker) writeKV(buf []byte, i int, e *evState, comma bool) ([]byte, boo
 				continue
 			}
 			buf = appendKey(buf, p.kvKeyJSON[j], comma)
-			buf = appendStr(buf, v)
+			buf = parse.AppendString(buf, v)
 			comma = true
 		}
 		return buf, comma
@@ -1240,7 +1240,7 @@ func (w *worker) writeKV(buf []byte, i int, e *evState, comma bool) ([]byte, boo
 			buf = append(buf, ',')
 		}
 		buf = parse.AppendKey(buf, k)
-		buf = appendStr(buf, v)
+		buf = parse.AppendString(buf, v)
 		comma = true
 		return true
 	})

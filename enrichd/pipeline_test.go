@@ -1,7 +1,6 @@
 package enrichd
 
 import (
-	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lutkit/lutkit/enrichd/parse"
 	"github.com/lutkit/lutkit/tables"
 )
 
@@ -175,66 +173,6 @@ func BenchmarkEncode(b *testing.B) {
 	}
 }
 
-// appendStrSame fails the test unless appendStr and parse.AppendString
-// append the same bytes for s, after a prefix and into a buffer too
-// small for the result, and that s is kept as is if plain says so (plain
-// also rejects multi-byte UTF-8, which is kept).
-func appendStrSame(t *testing.T, s []byte) {
-	t.Helper()
-	want := string(parse.AppendString([]byte("x"), s))
-	if plain(s) && want != "x\""+string(s)+"\"" {
-		t.Fatalf("plain(%q) is true, but AppendString gives %s", s, want)
-	}
-	for _, dst := range [][]byte{[]byte("x"), append(make([]byte, 0, 64), 'x')} {
-		if got := string(appendStr(dst, s)); got != want {
-			t.Fatalf("appendStr(%q) = %s, want %s", s, got, want)
-		}
-	}
-}
-
-func TestAppendStr(t *testing.T) {
-	for _, s := range []string{"", "a", "ab", "abc", "abcd", "plain ascii text that is long enough", "quote\"in", "back\\slash", "ctl\x01x", "tab\there",
-		"h\u00e9llo w\u00f6rld", "bad \xff utf8", "0123456\"", "01234567\\", "\u2028 line sep", strings.Repeat("x", 17) + "\x1f",
-		"\xe2\x80", "\xe2\x80\xa8", "a\xe2\x80\xa9", "\xff\xfe\xfd", "\x7f\x00"} {
-		appendStrSame(t, []byte(s))
-	}
-	// Every length up to 40 with one byte of each class at each position,
-	// so that every word, the overlapping last word and the short cases
-	// meet it.
-	for n := 1; n <= 40; n++ {
-		for pos := range n {
-			for _, c := range []byte{0, 0x1f, ' ', '"', '\\', 0x7f, 0x80, 0xc3, 0xe2, 0xff} {
-				s := []byte(strings.Repeat("abcdefgh", 5)[:n])
-				s[pos] = c
-				appendStrSame(t, s)
-			}
-		}
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	alphabet := []byte("ab \"\\\x00\x1f\x7f\x80\xbf\xc3\xa9\xe2\x80\xa8\xf0\x9f\x98\x80\xff")
-	for range 20000 {
-		s := make([]byte, rng.IntN(40))
-		for i := range s {
-			if rng.IntN(4) == 0 {
-				s[i] = alphabet[rng.IntN(len(alphabet))]
-			} else {
-				s[i] = byte('a' + rng.IntN(26))
-			}
-		}
-		appendStrSame(t, s)
-	}
-}
-
-// FuzzAppendStr checks appendStr against parse.AppendString.
-func FuzzAppendStr(f *testing.F) {
-	for _, s := range []string{"", "abc", "plain ascii text", "q\"x\\y\x01", "h\u00e9llo \u2028 \xff"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, s []byte) {
-		appendStrSame(t, s)
-	})
-}
-
 // TestPipelineIPCache: answers from the network cache equal lookups.
 func TestPipelineIPCache(t *testing.T) {
 	p, b, set := benchSetup(t, 1000, 2000)
@@ -299,20 +237,4 @@ func TestIPCacheAdapts(t *testing.T) {
 	if string(again) != string(fresh) || !strings.HasSuffix(string(got), string(fresh)) {
 		t.Fatal("answers with the cache off differ from a fresh worker's")
 	}
-}
-
-// plain reports whether no byte of s needs escaping in a JSON string, by
-// special8 over whole words: the check appendRow makes as it copies.
-func plain(s []byte) bool {
-	var special uint64
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		special |= special8(binary.LittleEndian.Uint64(s[i:]))
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return special == 0
 }

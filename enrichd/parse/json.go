@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"encoding/binary"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
@@ -30,9 +32,73 @@ func AppendString(dst, s []byte) []byte {
 	return append(dst, '"')
 }
 
+const (
+	lo7   = 0x0101010101010101
+	hi8   = 0x8080808080808080
+	space = 0x2020202020202020
+	quote = 0x2222222222222222
+	bslsh = 0x5c5c5c5c5c5c5c5c
+)
+
+// NeedsEscape8 returns the high bit of each byte of v that needs escaping in a
+// JSON string (a control byte, '"', '\\' or a byte >= 0x80). A borrow of
+// its subtractions can set the bit of bytes above such a byte too, so only
+// whether the result is 0 is meaningful.
+func NeedsEscape8(v uint64) uint64 {
+	return (v | (v - space) | ((v ^ quote) - lo7) | ((v ^ bslsh) - lo7)) & hi8
+}
+
 // AppendEscaped appends the contents of AppendString's string literal for
-// s: s escaped, without the quotes.
+// s: s escaped, without the quotes. The common case, a string with nothing
+// to escape, is copied 8 bytes at a time while checked; from the first word
+// that needs escaping on, it escapes byte by byte.
 func AppendEscaped(dst, s []byte) []byte {
+	n := len(dst)
+	if cap(dst)-n < len(s) {
+		dst = slices.Grow(dst, len(s))
+	}
+	d := dst[n : n+len(s)]
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		v := binary.LittleEndian.Uint64(s[i:])
+		if 0 != NeedsEscape8(v) {
+			return appendEscapedSlow(dst[:n+i], s[i:])
+		}
+		binary.LittleEndian.PutUint64(d[i:], v)
+	}
+	switch {
+	case i == len(s):
+	case len(s) >= 8:
+		// The last partial word: check and copy the last 8 bytes, which
+		// overlap the bytes already done.
+		j := len(s) - 8
+		v := binary.LittleEndian.Uint64(s[j:])
+		if 0 != NeedsEscape8(v) {
+			return appendEscapedSlow(dst[:n+i], s[i:])
+		}
+		binary.LittleEndian.PutUint64(d[j:], v)
+	case len(s) >= 4:
+		// Two 4-byte words, overlapping when s is shorter than 8.
+		lo := binary.LittleEndian.Uint32(s)
+		hi := binary.LittleEndian.Uint32(s[len(s)-4:])
+		if 0 != NeedsEscape8(uint64(lo)|uint64(hi)<<32) {
+			return appendEscapedSlow(dst[:n], s)
+		}
+		binary.LittleEndian.PutUint32(d, lo)
+		binary.LittleEndian.PutUint32(d[len(s)-4:], hi)
+	default:
+		// 1 to 3 bytes: the first, middle and last byte are all of them.
+		a, b, c := s[0], s[len(s)/2], s[len(s)-1]
+		if 0 != NeedsEscape8(space&^0xffffff|uint64(a)|uint64(b)<<8|uint64(c)<<16) {
+			return appendEscapedSlow(dst[:n], s)
+		}
+		d[len(s)-1], d[len(s)/2], d[0] = c, b, a
+	}
+	return dst[:n+len(s)]
+}
+
+// appendEscapedSlow is AppendEscaped byte by byte.
+func appendEscapedSlow(dst, s []byte) []byte {
 	start := 0
 	invalid := false // previous byte was part of an invalid run
 	for i := 0; i < len(s); {

@@ -2,6 +2,9 @@ package parse
 
 import "testing"
 
+// FuzzAppendString checks that AppendString writes a JSON string that
+// decodes to s (invalid UTF-8 as U+FFFD), and the same bytes as the byte-by-
+// byte escaper.
 func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "plain", "q\"b\\s", "\n\x00\x1f\x7f", "ünï€😀", "\u2028\u2029", "a\xff\xfeb", "\xed\xa0\x80", "\xc3", "\xef\xbf\xbd"} {
 		f.Add([]byte(s))
@@ -12,5 +15,6 @@ func FuzzAppendString(f *testing.F) {
 		if string(AppendStringS(nil, string(s))) != string(out) {
 			t.Fatalf("AppendStringS differs")
 		}
+		appendStrSame(t, s)
 	})
 }

@@ -1,0 +1,75 @@
+package parse
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// appendStrSame fails the test unless AppendString and the byte-by-byte
+// escaper append the same bytes for s, after a prefix and into a buffer
+// too small for the result, and that s is kept as is if plain says so
+// (plain also rejects multi-byte UTF-8, which is kept).
+func appendStrSame(t *testing.T, s []byte) {
+	t.Helper()
+	want := string(append(appendEscapedSlow([]byte("x\""), s), '"'))
+	if plain(s) && want != "x\""+string(s)+"\"" {
+		t.Fatalf("plain(%q) is true, but AppendString gives %s", s, want)
+	}
+	for _, dst := range [][]byte{[]byte("x"), append(make([]byte, 0, 64), 'x')} {
+		if got := string(AppendString(dst, s)); got != want {
+			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+func TestAppendStringFast(t *testing.T) {
+	for _, s := range []string{"", "a", "ab", "abc", "abcd", "plain ascii text that is long enough", "quote\"in", "back\\slash", "ctl\x01x", "tab\there",
+		"h\u00e9llo w\u00f6rld", "bad \xff utf8", "0123456\"", "01234567\\", "\u2028 line sep", strings.Repeat("x", 17) + "\x1f",
+		"\xe2\x80", "\xe2\x80\xa8", "a\xe2\x80\xa9", "\xff\xfe\xfd", "\x7f\x00"} {
+		appendStrSame(t, []byte(s))
+	}
+	// Every length up to 40 with one byte of each class at each position,
+	// so that every word, the overlapping last word and the short cases
+	// meet it.
+	for n := 1; n <= 40; n++ {
+		for pos := range n {
+			for _, c := range []byte{0, 0x1f, ' ', '"', '\\', 0x7f, 0x80, 0xc3, 0xe2, 0xff} {
+				s := []byte(strings.Repeat("abcdefgh", 5)[:n])
+				s[pos] = c
+				appendStrSame(t, s)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte("ab \"\\\x00\x1f\x7f\x80\xbf\xc3\xa9\xe2\x80\xa8\xf0\x9f\x98\x80\xff")
+	for range 20000 {
+		s := make([]byte, rng.IntN(40))
+		for i := range s {
+			if rng.IntN(4) == 0 {
+				s[i] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				s[i] = byte('a' + rng.IntN(26))
+			}
+		}
+		appendStrSame(t, s)
+	}
+}
+
+// plain reports whether no byte of s needs escaping in a JSON string, by
+// NeedsEscape8 over whole words: the check enrichd makes as it copies a
+// whole row.
+func plain(s []byte) bool {
+	var special uint64
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		special |= NeedsEscape8(binary.LittleEndian.Uint64(s[i:]))
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return special == 0
+}
