@@ -48,11 +48,15 @@ func newSink(o OutputConfig, d *Daemon) (sink, error) {
 	return nil, fmt.Errorf("unknown output type %q", o.Type)
 }
 
-// writeThrough writes p to under through w. A p of at least half w's size
-// goes to under directly after what w holds, instead of being copied into
-// w piecemeal: an output buffer of a whole batch is written as it is.
+// directWrite is the size from which writeThrough writes around the
+// buffer.
+const directWrite = 32 << 10
+
+// writeThrough writes p to under through w. A large p (a batch's output
+// buffer is one) goes to under directly after what w holds, instead of
+// being copied into w: one copy fewer, and no write split at w's size.
 func writeThrough(w *bufio.Writer, under io.Writer, p []byte) error {
-	if len(p) < w.Size()/2 {
+	if len(p) < min(directWrite, w.Size()/2) {
 		_, err := w.Write(p)
 		return err
 	}
@@ -86,14 +90,28 @@ func (s *writerSink) Reopen() error       { return nil }
 func (s *writerSink) Close() error        { return s.w.Flush() }
 func (s *writerSink) Stats() *outputStats { return s.st }
 
+// preallocStep is how much disk a file output reserves past its end at a
+// time.
+const preallocStep = 16 << 20
+
 // fileSink appends to a file, reopened on SIGHUP so that log rotation
 // (rename, then HUP) starts a new file.
+//
+// Where the file system allows, it reserves disk past the end of the file
+// ahead of its writes, preallocStep at a time, without changing the file's
+// size; closing or reopening gives back what was not used. After a crash,
+// at most preallocStep of reserved blocks stay with the file (the file's
+// content and size are not affected) until it is truncated or removed.
 type fileSink struct {
 	path string
 	size int
 	f    *os.File
 	w    *bufio.Writer
 	st   *outputStats
+	// ahead is how much of the reservation past the end is left; noAlloc
+	// is set where reserving is not supported, reserved once it was done.
+	ahead             int64
+	noAlloc, reserved bool
 }
 
 func (s *fileSink) open() error {
@@ -102,6 +120,7 @@ func (s *fileSink) open() error {
 		return err
 	}
 	s.f = f
+	s.ahead, s.reserved = 0, false
 	if s.w == nil {
 		s.w = bufio.NewWriterSize(f, s.size)
 	} else {
@@ -111,14 +130,53 @@ func (s *fileSink) open() error {
 }
 
 func (s *fileSink) Write(p []byte) error {
+	if !s.noAlloc && int64(len(p)) > s.ahead {
+		s.reserve(int64(len(p)))
+	}
 	err := writeThrough(s.w, s.f, p)
 	if err != nil {
 		s.st.errors.Add(1)
 		return err
 	}
+	s.ahead -= int64(len(p))
 	s.st.bytes.Add(uint64(len(p)))
 	return nil
 }
+
+// reserve reserves at least n bytes past the end of the file (as the
+// file's size says: someone may have truncated it).
+func (s *fileSink) reserve(n int64) {
+	fi, err := s.f.Stat()
+	if err != nil {
+		return
+	}
+	n = max(n, preallocStep)
+	switch err := preallocate(s.f, fi.Size()+int64(s.w.Buffered()), n); {
+	case errors.Is(err, errors.ErrUnsupported):
+		s.noAlloc = true
+	case err != nil:
+		// Out of space, most likely: the write will say so. Try again
+		// after as many bytes as a reservation would have held.
+		s.ahead = n
+	default:
+		s.ahead, s.reserved = n, true
+	}
+}
+
+// release gives back f's reservation past its end, if it has one:
+// truncating to the current size frees the blocks beyond it. (The output is
+// the file's only writer.)
+func release(f *os.File, reserved bool) error {
+	if !reserved {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	return f.Truncate(fi.Size())
+}
+
 func (s *fileSink) Flush() error {
 	err := s.w.Flush()
 	if err != nil {
@@ -128,19 +186,15 @@ func (s *fileSink) Flush() error {
 }
 func (s *fileSink) Reopen() error {
 	s.Flush()
-	old := s.f
+	old, reserved := s.f, s.reserved
 	if err := s.open(); err != nil {
 		s.st.errors.Add(1)
 		return err // keep writing to the old file
 	}
-	return old.Close()
+	return errors.Join(release(old, reserved), old.Close())
 }
 func (s *fileSink) Close() error {
-	err := s.w.Flush()
-	if cerr := s.f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return errors.Join(s.w.Flush(), release(s.f, s.reserved), s.f.Close())
 }
 func (s *fileSink) Stats() *outputStats { return s.st }
 

@@ -137,11 +137,11 @@ type Pipeline struct {
 	cfg       *Config
 	set       *tables.Set
 	rules     []*rule
-	prog      []op     // the encoding program
-	depth     int      // objects prog opens inside one another at most
-	kvKeys    []string // distinct key=value keys the rules read
-	kvKeyJSON [][]byte // `,"key":` of each of kvKeys
-	kvSkip    []bool   // the key is a top-level output name: not written
+	prog      []op        // the encoding program
+	depth     int         // objects prog opens inside one another at most
+	kvKeys    []string    // distinct key=value keys the rules read
+	kvKeyJSON []memberKey // `,"key":` of each of kvKeys
+	kvSkip    []bool      // the key is a top-level output name: not written
 	extractor *parse.Extractor
 	topNames  map[string]bool
 	kvMode    uint8 // 0 none, 1 used, 2 all
@@ -248,7 +248,7 @@ func (p *Pipeline) fieldRef(f string, kvIndex map[string]int) (fieldRef, error) 
 			j = len(p.kvKeys)
 			kvIndex[k] = j
 			p.kvKeys = append(p.kvKeys, k)
-			p.kvKeyJSON = append(p.kvKeyJSON, parse.AppendKeyS([]byte{','}, k))
+			p.kvKeyJSON = append(p.kvKeyJSON, newMemberKey(parse.AppendKeyS([]byte{','}, k)))
 		}
 		fr.kvSlot = j
 	}
@@ -564,7 +564,14 @@ func (w *worker) processChunk(b *batch, msgs []msgRef, out []byte, now time.Time
 	for ri, r := range p.rules {
 		w.runRule(ri, r, snap, evs)
 	}
-	// 3. Encode.
+	// 3. Encode. Fetch the rows found whole first, so that their cache
+	// misses overlap instead of stalling the encoder row by row (after the
+	// other rules' lookups, which would evict them again).
+	for ri := range w.rw {
+		if w.rw[ri].lut != nil {
+			reader.TouchRows(w.rw[ri].views[:n])
+		}
+	}
 	for i := range evs {
 		out = w.encode(i, &evs[i], out)
 		if ob := w.ob; ob != nil {
@@ -720,9 +727,6 @@ func (w *worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 		}
 		views := rw.views[:n]
 		t.LookupBatch(keys, views)
-		// Fetch every row whole now, so that their misses overlap instead
-		// of stalling the encoder row by row.
-		reader.TouchRows(views)
 		for i := range views {
 			if keys[i] != nil && views[i].Len() > 0 {
 				hit[i] = true
@@ -889,7 +893,7 @@ func (w *worker) encode(i int, e *evState, out []byte) []byte {
 		switch o.kind {
 		case lfNone:
 			frames[o.depth] = frame{len(buf), comma}
-			buf = appendKey(buf, o.key, comma)
+			buf = o.key.append(buf, comma)
 			comma = false
 			continue
 		case lfClose:
@@ -907,70 +911,70 @@ func (w *worker) encode(i int, e *evState, out []byte) []byte {
 			if e.kind == fmtJSON {
 				continue
 			}
-			buf = append(appendKey(buf, o.key, comma), '"')
+			buf = append(o.key.append(buf, comma), '"')
 			buf = parse.AppendTimestampRFC3339(buf, &e.ev, w.now)
 			buf = append(buf, '"')
 		case lfHostName:
 			if !syslog || e.ev.Host == nil {
 				continue
 			}
-			buf = parse.AppendString(appendKey(buf, o.key, comma), e.ev.Host)
+			buf = parse.AppendString(o.key.append(buf, comma), e.ev.Host)
 		case lfFacility:
 			if !syslog {
 				continue
 			}
-			buf = strconv.AppendInt(appendKey(buf, o.key, comma), int64(e.ev.Facility), 10)
+			buf = strconv.AppendInt(o.key.append(buf, comma), int64(e.ev.Facility), 10)
 		case lfSeverity:
 			if !syslog {
 				continue
 			}
-			buf = strconv.AppendInt(appendKey(buf, o.key, comma), int64(e.ev.Severity), 10)
+			buf = strconv.AppendInt(o.key.append(buf, comma), int64(e.ev.Severity), 10)
 		case lfAppName:
 			if !syslog || e.ev.App == nil {
 				continue
 			}
-			buf = parse.AppendString(appendKey(buf, o.key, comma), e.ev.App)
+			buf = parse.AppendString(o.key.append(buf, comma), e.ev.App)
 		case lfMsgID:
 			if !syslog || e.ev.MsgID == nil {
 				continue
 			}
-			buf = parse.AppendString(appendKey(buf, o.key, comma), e.ev.MsgID)
+			buf = parse.AppendString(o.key.append(buf, comma), e.ev.MsgID)
 		case lfProcIDStr:
 			if !syslog || e.ev.ProcID == nil || isDigits(e.ev.ProcID) {
 				continue
 			}
-			buf = parse.AppendString(appendKey(buf, o.key, comma), e.ev.ProcID)
+			buf = parse.AppendString(o.key.append(buf, comma), e.ev.ProcID)
 		case lfPID:
 			if !syslog || !isDigits(e.ev.ProcID) {
 				continue
 			}
-			buf = append(appendKey(buf, o.key, comma), e.ev.ProcID...)
+			buf = append(o.key.append(buf, comma), e.ev.ProcID...)
 		case lfSD:
 			if !syslog || len(e.ev.StructuredData) == 0 {
 				continue
 			}
-			buf, ok = w.writeSD(appendKey(buf, o.key, comma), e.ev.StructuredData)
+			buf, ok = w.writeSD(o.key.append(buf, comma), e.ev.StructuredData)
 		case lfMessage:
 			switch {
 			case e.kind == fmtJSON, e.kind == fmtSyslog && e.ev.Message == nil && e.ev.Format != parse.FormatUnknown:
 				continue
 			case e.kind == fmtSyslog:
-				buf = parse.AppendString(appendKey(buf, o.key, comma), e.ev.Message)
+				buf = parse.AppendString(o.key.append(buf, comma), e.ev.Message)
 			default:
-				buf = parse.AppendString(appendKey(buf, o.key, comma), e.line)
+				buf = parse.AppendString(o.key.append(buf, comma), e.line)
 			}
 		case lfOriginal:
 			if e.kind == fmtJSON {
 				continue
 			}
-			buf = parse.AppendString(appendKey(buf, o.key, comma), e.line)
+			buf = parse.AppendString(o.key.append(buf, comma), e.line)
 		case lfLUTCol, lfLUTAll, lfMMDB, lfDefault:
 			if e.misses&(1<<uint(o.rule)) != 0 {
 				// A miss writes the default, if any.
 				if o.def == nil {
 					continue
 				}
-				buf = append(appendKey(buf, o.key, comma), o.def...)
+				buf = append(o.key.append(buf, comma), o.def...)
 				break
 			}
 			rw := &w.rw[o.rule]
@@ -980,11 +984,11 @@ func (w *worker) encode(i int, e *evState, out []byte) []byte {
 				if ci < 0 {
 					continue
 				}
-				buf = parse.AppendString(appendKey(buf, o.key, comma), rw.views[i].Col(ci))
+				buf = parse.AppendString(o.key.append(buf, comma), rw.views[i].Col(ci))
 			case lfLUTAll:
-				buf = rw.appendRow(appendKey(buf, o.key, comma), i)
+				buf = rw.appendRow(o.key.append(buf, comma), i)
 			case lfMMDB:
-				buf, ok = mmValue(appendKey(buf, o.key, comma), rw.mmVals[i*rw.nf+o.col])
+				buf, ok = mmValue(o.key.append(buf, comma), rw.mmVals[i*rw.nf+o.col])
 			default:
 				continue
 			}
@@ -1006,13 +1010,34 @@ func (w *worker) encode(i int, e *evState, out []byte) []byte {
 	return append(buf, '}', '\n')
 }
 
-// appendKey appends an op's key, `,"name":`, without its comma when no
-// member precedes it.
-func appendKey(buf, key []byte, comma bool) []byte {
-	if !comma {
-		key = key[1:]
+// memberKeyPad is the size of memberKey.pad.
+const memberKeyPad = 40
+
+// memberKey is a member's pre-encoded `,"name":`. pad holds it too, so
+// that a key of up to 33 bytes is written with one fixed-size move.
+type memberKey struct {
+	b   []byte
+	pad [memberKeyPad]byte
+}
+
+func newMemberKey(b []byte) memberKey {
+	k := memberKey{b: b}
+	copy(k.pad[:], b)
+	return k
+}
+
+// append appends the key, without its comma when no member precedes it.
+func (k *memberKey) append(buf []byte, comma bool) []byte {
+	off := 1
+	if comma {
+		off = 0
 	}
-	return append(buf, key...)
+	n, l := len(k.b)-off, len(buf)
+	if n <= 32 && cap(buf)-l >= 32 {
+		copy32(buf[l:cap(buf)], k.pad[off:])
+		return buf[:l+n]
+	}
+	return append(buf, k.b[off:]...)
 }
 
 func (w *worker) writeTags(buf []byte, e *evState, comma bool) []byte {
@@ -1060,64 +1085,62 @@ func isDigits(b []byte) bool {
 
 // appendRow appends event i's row as an object of every column.
 //
-// The common case, a row none of whose values needs escaping, takes one
-// pass: each key is copied as a whole padded array and each value 8 bytes
-// at a time straight from the mapping, checking the words as they go (the
-// last word of a value may run into the next one; the next key overwrites
-// what it copied too much). A row with a byte to escape is encoded again
-// value by value.
+// The common case, a row none of whose values needs escaping (one check
+// over all of them), copies each key and each value with fixed-size moves:
+// a key as its padded array, a value as the rowValPad bytes from its start
+// (the mapping goes on after the row, so they can be read; what is copied
+// too much, the next key or value overwrites). A row with a byte to escape
+// is encoded value by value.
 func (rw *ruleWork) appendRow(buf []byte, i int) []byte {
 	v := rw.views[i]
 	values := v.Values()
 	ends, ok := v.Ends(rw.ends[:0])
 	rw.ends = ends
-	n := min(len(rw.rowKeys), len(ends))
-	if n == 0 {
+	keys := rw.rowKeys[:min(len(rw.rowKeys), len(ends))]
+	if len(keys) == 0 {
 		return append(buf, '{', '}')
 	}
-	if !ok {
-		return rw.appendRowEsc(buf, v) // damaged: its bad values are empty
+	if !ok || parse.NeedsEscape(values) {
+		return rw.appendRowEsc(buf, v) // a damaged row's bad values are empty
 	}
-	mark := len(buf)
-	buf = slices.Grow(buf, len(values)+rw.keysRoom+8)
+	buf = slices.Grow(buf, len(values)+rw.keysRoom+rowValPad)
 	b := buf[:cap(buf)]
 	l := len(buf)
-	var special uint64
+	room := values[:cap(values)]
 	start := 0
-	keys := rw.rowKeys[:n]
 	for j := range keys {
 		k := &keys[j]
 		if len(k.b) <= rowKeyPad {
-			*(*[rowKeyPad]byte)(b[l : l+rowKeyPad]) = k.pad
+			*(*[rowKeyPad]byte)(b[l:]) = k.pad
 		} else {
 			copy(b[l:], k.b)
 		}
 		l += len(k.b)
 		end := int(ends[j])
-		d := b[l : l+end-start+8]
-		for s := start; s < end; s += 8 {
-			if s+8 > len(values) {
-				// The record's last bytes.
-				for t := s; t < end; t++ {
-					c := values[t]
-					if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
-						special = 1
-					}
-					d[t-start] = c
-				}
-				break
-			}
-			w := binary.LittleEndian.Uint64(values[s:])
-			special |= parse.NeedsEscape8(w)
-			binary.LittleEndian.PutUint64(d[s-start:], w)
+		if end-start <= rowValPad && start+rowValPad <= len(room) {
+			copy32(b[l:], room[start:])
+		} else {
+			copy(b[l:], values[start:end])
 		}
 		l += end - start
 		start = end
 	}
-	if special != 0 {
-		return rw.appendRowEsc(buf[:mark], v)
-	}
 	return append(buf[:l], '"', '}')
+}
+
+// rowValPad is how many bytes appendRow moves for a value at once.
+const rowValPad = 32
+
+// copy32 copies the first 32 bytes of src to dst, as four words: an array
+// copy would call memmove, as src and dst might overlap.
+func copy32(dst, src []byte) {
+	src, dst = src[:32], dst[:32]
+	le := binary.LittleEndian
+	a0, a1, a2, a3 := le.Uint64(src), le.Uint64(src[8:]), le.Uint64(src[16:]), le.Uint64(src[24:])
+	le.PutUint64(dst, a0)
+	le.PutUint64(dst[8:], a1)
+	le.PutUint64(dst[16:], a2)
+	le.PutUint64(dst[24:], a3)
 }
 
 // appendRowEsc is appendRow for a row with values to escape, or a damaged
@@ -1226,7 +1249,7 @@ func (w *worker) writeKV(buf []byte, i int, e *evState, comma bool) ([]byte, boo
 			if v == nil || p.kvSkip[j] {
 				continue
 			}
-			buf = appendKey(buf, p.kvKeyJSON[j], comma)
+			buf = p.kvKeyJSON[j].append(buf, comma)
 			buf = parse.AppendString(buf, v)
 			comma = true
 		}

@@ -29,7 +29,7 @@ func TestAppendRow(t *testing.T) {
 		want[i] = [3]string{a, l, b}
 		fmt.Fprintf(&csv, "%d,%s,%s,%s\n", i, quote(a), quote(l), quote(b))
 	}
-	for n := range 26 {
+	for n := range 70 { // around a word, and around a fixed-size move
 		s := strings.Repeat("x", n)
 		add(s, s, s)
 		for _, c := range []string{`"`, `\`, "\t", "\n", "é", "\u2028", "<"} {

@@ -170,11 +170,12 @@ type op struct {
 	// member each is folded into the key of the innermost member
 	// (`,"a":{"b":{"c":`), and end closes it (`}}`). An lfNone op's key
 	// ends with the '{' of its object; an lfClose op's end holds its '}'.
-	key, end []byte
-	rule     int
-	col      int    // as node.col
-	def      []byte // as node.def
-	depth    int    // lfNone, lfClose: the nesting depth of the object (from 0)
+	key   memberKey
+	end   []byte
+	rule  int
+	col   int    // as node.col
+	def   []byte // as node.def
+	depth int    // lfNone, lfClose: the nesting depth of the object (from 0)
 }
 
 // compileTree flattens the output tree into the program that writes the
@@ -197,10 +198,10 @@ func compileTree(root *node) (prog []op, depth int) {
 				end = append(end, '}')
 			}
 			if m.kind != lfNone {
-				prog = append(prog, op{kind: m.kind, key: key, end: end, rule: m.rule, col: m.col, def: m.def})
+				prog = append(prog, op{kind: m.kind, key: newMemberKey(key), end: end, rule: m.rule, col: m.col, def: m.def})
 				continue
 			}
-			prog = append(prog, op{kind: lfNone, key: append(key, '{'), depth: d})
+			prog = append(prog, op{kind: lfNone, key: newMemberKey(append(key, '{')), depth: d})
 			members(m, d+1)
 			prog = append(prog, op{kind: lfClose, end: append(end, '}'), depth: d})
 		}

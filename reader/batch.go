@@ -87,12 +87,12 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 // TouchRows reads one byte of every cache line of each row in views, so that
 // the cache misses of all the rows overlap here instead of queueing one
 // after another when their values are read row by row. Call it after
-// LookupBatch when most columns of each row are about to be read.
+// LookupBatch, just before most columns of each row are read.
 func TouchRows(views []View) {
 	var sink byte
 	for _, v := range views {
 		b := v.rec.Bytes()
-		for off := 64; off < len(b); off += 64 {
+		for off := 0; off < len(b); off += 64 {
 			sink ^= b[off]
 		}
 		if len(b) > 0 {

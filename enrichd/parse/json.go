@@ -48,6 +48,30 @@ func NeedsEscape8(v uint64) uint64 {
 	return (v | (v - space) | ((v ^ quote) - lo7) | ((v ^ bslsh) - lo7)) & hi8
 }
 
+// NeedsEscape reports whether any byte of s needs escaping in a JSON
+// string. It checks 8 bytes at a time, so that a long s costs one
+// predictable loop.
+func NeedsEscape(s []byte) bool {
+	var acc uint64
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		acc |= NeedsEscape8(binary.LittleEndian.Uint64(s[i:]))
+	}
+	switch {
+	case i == len(s):
+	case len(s) >= 8:
+		// The last partial word: the last 8 bytes, overlapping.
+		acc |= NeedsEscape8(binary.LittleEndian.Uint64(s[len(s)-8:]))
+	default:
+		for _, c := range s[i:] {
+			if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+				return true
+			}
+		}
+	}
+	return acc != 0
+}
+
 // AppendEscaped appends the contents of AppendString's string literal for
 // s: s escaped, without the quotes. The common case, a string with nothing
 // to escape, is copied 8 bytes at a time while checked; from the first word

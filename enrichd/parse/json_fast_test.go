@@ -1,7 +1,6 @@
 package parse
 
 import (
-	"encoding/binary"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -9,13 +8,15 @@ import (
 
 // appendStrSame fails the test unless AppendString and the byte-by-byte
 // escaper append the same bytes for s, after a prefix and into a buffer
-// too small for the result, and that s is kept as is if plain says so
-// (plain also rejects multi-byte UTF-8, which is kept).
+// too small for the result, and that s is kept as is if NeedsEscape says
+// it can be. NeedsEscape also rejects multi-byte UTF-8, which is kept; for
+// ASCII it must be exact.
 func appendStrSame(t *testing.T, s []byte) {
 	t.Helper()
 	want := string(append(appendEscapedSlow([]byte("x\""), s), '"'))
-	if plain(s) && want != "x\""+string(s)+"\"" {
-		t.Fatalf("plain(%q) is true, but AppendString gives %s", s, want)
+	kept := want == "x\""+string(s)+"\""
+	if ne := NeedsEscape(s); !ne && !kept || ne && kept && ascii(s) {
+		t.Fatalf("NeedsEscape(%q) = %v, but AppendString gives %s", s, ne, want)
 	}
 	for _, dst := range [][]byte{[]byte("x"), append(make([]byte, 0, 64), 'x')} {
 		if got := string(AppendString(dst, s)); got != want {
@@ -57,19 +58,11 @@ func TestAppendStringFast(t *testing.T) {
 	}
 }
 
-// plain reports whether no byte of s needs escaping in a JSON string, by
-// NeedsEscape8 over whole words: the check enrichd makes as it copies a
-// whole row.
-func plain(s []byte) bool {
-	var special uint64
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		special |= NeedsEscape8(binary.LittleEndian.Uint64(s[i:]))
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+func ascii(s []byte) bool {
+	for _, c := range s {
+		if c >= 0x80 {
 			return false
 		}
 	}
-	return special == 0
+	return true
 }

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"time"
 )
@@ -389,20 +390,42 @@ func AppendTimestampRFC3339(dst []byte, ev *Event, now time.Time) []byte {
 }
 
 // isUTCMilli reports whether b is exactly YYYY-MM-DDTHH:MM:SS.mmmZ with a
-// valid date and time.
+// valid date and time (seconds up to 59). The pattern is checked 8 bytes at
+// a time.
 func isUTCMilli(b []byte) bool {
-	if len(b) != 24 || b[17] > '5' || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' || b[19] != '.' || b[23] != 'Z' {
+	if len(b) != 24 {
 		return false
 	}
-	for _, i := range [...]int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22} {
-		if !isDigit(b[i]) {
+	le := binary.LittleEndian
+	for k := range 3 {
+		// Bytes of x outside the digits are 0; within them, 0 to 9.
+		x, m := le.Uint64(b[8*k:])^utcMilliTmpl[k], utcMilliDigits[k]
+		if x&^m != 0 || x&m&hiNibbles != 0 || (x+m&sixes)&m&hiNibbles != 0 {
 			return false
 		}
 	}
 	year := num2(b[0])*1000 + num2(b[1])*100 + num2(b[2])*10 + num2(b[3])
-	return validDate(year, num2(b[5])*10+num2(b[6]), num2(b[8])*10+num2(b[9]),
+	return b[17] <= '5' && validDate(year, num2(b[5])*10+num2(b[6]), num2(b[8])*10+num2(b[9]),
 		num2(b[11])*10+num2(b[12]), num2(b[14])*10+num2(b[15]), num2(b[17])*10+num2(b[18]))
 }
+
+const (
+	hiNibbles = 0xf0f0f0f0f0f0f0f0
+	sixes     = 0x0606060606060606
+)
+
+// utcMilliTmpl is the pattern isUTCMilli checks, as words with '0' for each
+// digit; utcMilliDigits has 0xff in the bytes of the digits.
+var utcMilliTmpl, utcMilliDigits = func() (t, d [3]uint64) {
+	const pat = "0000-00-00T00:00:00.000Z"
+	for i := range len(pat) {
+		t[i/8] |= uint64(pat[i]) << (8 * (i % 8))
+		if pat[i] == '0' {
+			d[i/8] |= 0xff << (8 * (i % 8))
+		}
+	}
+	return t, d
+}()
 
 func parseTimestamp(b []byte, now time.Time) (time.Time, bool) {
 	if len(b) < 15 {

@@ -249,3 +249,48 @@ func TestAppendTimestampRFC3339(t *testing.T) {
 		f(ts, now, "2026-11-30T05:24:00.987Z")
 	}
 }
+
+// TestIsUTCMilli: the word-wise check accepts exactly what time.Parse
+// accepts in the layout YYYY-MM-DDTHH:MM:SS.mmmZ with seconds up to 59:
+// every byte of valid timestamps replaced by each byte of a set, and the
+// edges of every field.
+func TestIsUTCMilli(t *testing.T) {
+	ref := func(b []byte) bool {
+		if len(b) != 24 || b[17] > '5' {
+			return false
+		}
+		for i, c := range []byte("0000-00-00T00:00:00.000Z") {
+			if c == '0' && (b[i] < '0' || b[i] > '9') || c != '0' && b[i] != c {
+				return false // time.Parse takes a sign or a comma in the fraction
+			}
+		}
+		_, err := time.Parse("2006-01-02T15:04:05.000Z", string(b))
+		return err == nil
+	}
+	check := func(s string) {
+		t.Helper()
+		if got, want := isUTCMilli([]byte(s)), ref([]byte(s)); got != want {
+			t.Fatalf("isUTCMilli(%q) = %v, want %v", s, got, want)
+		}
+	}
+	valid := []string{"2026-11-30T05:24:00.000Z", "2024-02-29T23:59:59.999Z", "0001-01-01T00:00:00.000Z", "9999-12-31T12:30:45.123Z"}
+	for _, v := range valid {
+		check(v)
+		check(v[:23])
+		check(v + "Z")
+		for i := range len(v) {
+			for _, c := range []byte("0123456789:-.TZtz /\x00\x7f\xff") {
+				b := []byte(v)
+				b[i] = c
+				check(string(b))
+				b[i] = c + 0x10 // a digit's neighbours in other nibbles
+				check(string(b))
+			}
+		}
+	}
+	for _, s := range []string{"2023-02-29T00:00:00.000Z", "2026-04-31T00:00:00.000Z", "2026-00-10T00:00:00.000Z",
+		"2026-13-10T00:00:00.000Z", "2026-01-00T00:00:00.000Z", "2026-01-32T00:00:00.000Z", "2026-01-01T24:00:00.000Z",
+		"2026-01-01T00:60:00.000Z", "2026-01-01T00:00:60.000Z", "2026-01-01T00:00:00,000Z", "2026-01-01 00:00:00.000Z"} {
+		check(s)
+	}
+}
