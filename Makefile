@@ -42,10 +42,12 @@ test: deps
 	$(MAKE) portable
 	FUZZTIME=$(FUZZTIME) ./.ci/fuzz.sh
 
-# portable checks that the readers, which use Linux-only mapping advice,
-# still build for the other systems the module supports.
+# portable checks that the readers, which use Linux-only mapping advice
+# and prefetch instructions in assembly, still build for the other systems
+# and architectures the module supports.
 portable:
-	for os in darwin freebsd windows; do GOOS=$$os GOARCH=amd64 $(GO) vet ./format/... ./reader/... || exit 1; done
+	for os in darwin freebsd windows; do GOOS=$$os GOARCH=amd64 $(GO) vet ./format/... ./reader/... ./internal/prefetch/ || exit 1; done
+	for arch in arm64 386 riscv64; do GOOS=linux GOARCH=$$arch $(GO) build ./format/... ./reader/... ./internal/prefetch/ && GOOS=linux GOARCH=$$arch $(GO) vet ./internal/prefetch/ || exit 1; done
 
 unit:
 	$(GO) test -count=1 ./...

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"unsafe"
 )
 
 // The minimal perfect hash (MPHF) maps each of n distinct 64-bit key hashes
@@ -100,6 +101,16 @@ func (f *MPHF) Index(h uint64) uint64 {
 		pos = uint64(binary.LittleEndian.Uint32(f.remap[4*(pos-f.n):]))
 	}
 	return pos
+}
+
+// PilotAddr returns the address of the pilot Index reads for h, for a
+// batch lookup to prefetch (0 for an empty function).
+func (f *MPHF) PilotAddr(h uint64) uintptr {
+	if f.n == 0 {
+		return 0
+	}
+	b, _ := bits.Mul64(h, f.nb)
+	return uintptr(unsafe.Pointer(unsafe.SliceData(f.pilots))) + uintptr(2*b)
 }
 
 // BuildMPHF builds a minimal perfect hash over hashes, which must be

@@ -3,9 +3,10 @@ package reader
 import (
 	"bytes"
 	"encoding/binary"
-	"runtime"
+	"unsafe"
 
 	"github.com/lutkit/lutkit/format"
+	"github.com/lutkit/lutkit/internal/prefetch"
 )
 
 // batchChunk is how many keys LookupBatch moves through each stage at once:
@@ -40,34 +41,44 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 	var (
 		hs    [batchChunk]uint64
 		slots [batchChunk]uint64
+		addrs [2 * batchChunk]uintptr
 	)
+	slotBase := uintptr(unsafe.Pointer(unsafe.SliceData(t.slots)))
+	dataBase := uintptr(unsafe.Pointer(unsafe.SliceData(t.data)))
+	last := uint64(len(t.data)) - 1
 	for len(keys) > 0 {
 		n := min(len(keys), batchChunk)
 		ks, os := keys[:n], out[:n]
-		// Stage 1: hash, bucket, pilot (cache-resident) and slot position.
+		// Stage 1: hash; start loading the pilots.
 		for i, k := range ks {
 			h := format.HashKey(k, t.header.Seed)
 			hs[i] = h
-			slots[i] = t.mphf.Index(h)
+			addrs[i] = t.mphf.PilotAddr(h)
 		}
-		// Stage 2: load the slots; the loads are independent.
+		prefetch.Lines(addrs[:n])
+		// Stage 2: slot positions; start loading the slots.
+		for i := range ks {
+			slots[i] = t.mphf.Index(hs[i])
+			addrs[i] = slotBase + uintptr(8*slots[i])
+		}
+		prefetch.Lines(addrs[:n])
+		// Stage 3: load the slots; start loading each record whose
+		// fingerprint matches. A record's header and key usually straddle
+		// two cache lines: load both, so that neither is a miss of its own
+		// later.
+		m := 0
 		for i := range ks {
 			slots[i] = binary.LittleEndian.Uint64(t.slots[8*slots[i]:])
-		}
-		// Stage 3: touch each record whose fingerprint matches, so the
-		// misses overlap, then parse and compare.
-		// A record's header and key usually straddle two cache lines:
-		// touch both, so that neither is a miss of its own later.
-		var sink byte
-		last := uint64(len(t.data)) - 1
-		for i := range ks {
 			if format.SlotFingerprint(slots[i]) == format.Fingerprint(hs[i]) {
 				if off := format.SlotRecord(slots[i]); off <= last {
-					sink ^= t.data[off] ^ t.data[min(off+t.touch, last)]
+					addrs[m] = dataBase + uintptr(off)
+					addrs[m+1] = dataBase + uintptr(min(off+t.touch, last))
+					m += 2
 				}
 			}
 		}
-		runtime.KeepAlive(sink)
+		prefetch.Lines(addrs[:m])
+		// Stage 4: parse and compare.
 		for i, k := range ks {
 			os[i] = View{}
 			if format.SlotFingerprint(slots[i]) != format.Fingerprint(hs[i]) {
@@ -84,20 +95,34 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 	return found
 }
 
-// TouchRows reads one byte of every cache line of each row in views, so that
-// the cache misses of all the rows overlap here instead of queueing one
-// after another when their values are read row by row. Call it after
-// LookupBatch, just before most columns of each row are read.
+// TouchRows starts loading every cache line of each row in views (see
+// package prefetch), so that the cache misses of all the rows overlap
+// instead of queueing one after another when their values are read row by
+// row. Call it after LookupBatch, just before most columns of each row are
+// read.
 func TouchRows(views []View) {
-	var sink byte
+	var addrs [64]uintptr
+	n := 0
 	for _, v := range views {
 		b := v.rec.Bytes()
+		if len(b) == 0 {
+			continue
+		}
+		base := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 		for off := 0; off < len(b); off += 64 {
-			sink ^= b[off]
+			if n == len(addrs) {
+				prefetch.Lines(addrs[:])
+				n = 0
+			}
+			addrs[n] = base + uintptr(off)
+			n++
 		}
-		if len(b) > 0 {
-			sink ^= b[len(b)-1]
+		if n == len(addrs) {
+			prefetch.Lines(addrs[:])
+			n = 0
 		}
+		addrs[n] = base + uintptr(len(b)-1)
+		n++
 	}
-	runtime.KeepAlive(sink)
+	prefetch.Lines(addrs[:n])
 }

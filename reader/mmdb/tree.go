@@ -7,6 +7,9 @@ import (
 	"math"
 	"net/netip"
 	"runtime"
+	"unsafe"
+
+	"github.com/lutkit/lutkit/internal/prefetch"
 )
 
 // notFound is the offset of a Match without a record.
@@ -102,6 +105,21 @@ func (t *searchTree) child(node, bit uint) uint {
 		o := node*8 + bit*4
 		return uint(binary.BigEndian.Uint32(t.nodes[o : o+4]))
 	}
+}
+
+// prefetchNodes starts loading the next node of each walk in active that
+// is still inside the tree.
+func (t *searchTree) prefetchNodes(st *[batchWalk]walkState, active []uint8, pf *[batchWalk]uintptr) {
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(t.nodes)))
+	size := t.recSize / 4
+	n := 0
+	for _, i := range active {
+		if node := st[i].node; node < t.nodeCount {
+			pf[n] = base + uintptr(node*size)
+			n++
+		}
+	}
+	prefetch.Lines(pf[:n])
 }
 
 // walkState is one address being walked down the tree.
@@ -228,7 +246,9 @@ func (r *Reader) LookupFieldsBatch(addrs []netip.Addr, fields *Fields, out []Val
 	var (
 		st     [batchWalk]walkState
 		active [batchWalk]uint8
+		pf     [batchWalk]uintptr
 	)
+	dataBase := uintptr(unsafe.Pointer(unsafe.SliceData(r.data)))
 	for base := 0; base < len(addrs); base += batchWalk {
 		ips := addrs[base:min(base+batchWalk, len(addrs))]
 		ms := matches[base : base+len(ips)]
@@ -245,7 +265,9 @@ func (r *Reader) LookupFieldsBatch(addrs []netip.Addr, fields *Fields, out []Val
 			na++
 		}
 		// One tree level per pass for every address still walking; the
-		// node reads of a pass are independent.
+		// node reads of a pass are independent, and each pass starts
+		// loading the nodes of the next.
+		t.prefetchNodes(&st, active[:na], &pf)
 		for na > 0 {
 			k := 0
 			for _, i := range active[:na] {
@@ -256,8 +278,9 @@ func (r *Reader) LookupFieldsBatch(addrs []netip.Addr, fields *Fields, out []Val
 				}
 			}
 			na = k
+			t.prefetchNodes(&st, active[:na], &pf)
 		}
-		var sink byte
+		n := 0
 		for i, ip := range ips {
 			if !ip.IsValid() || (t.ipv4Only && !ip.Is4()) {
 				continue
@@ -271,10 +294,11 @@ func (r *Reader) LookupFieldsBatch(addrs []netip.Addr, fields *Fields, out []Val
 			}
 			ms[i] = m
 			if m.found {
-				sink ^= r.data[m.offset]
+				pf[n] = dataBase + uintptr(m.offset)
+				n++
 			}
 		}
-		runtime.KeepAlive(sink)
+		prefetch.Lines(pf[:n])
 		for i := range ips {
 			m := &ms[i]
 			if !m.found {
