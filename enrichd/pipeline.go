@@ -13,9 +13,11 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/lutkit/lutkit/enrichd/parse"
 	"github.com/lutkit/lutkit/format"
+	"github.com/lutkit/lutkit/internal/prefetch"
 	"github.com/lutkit/lutkit/reader"
 	"github.com/lutkit/lutkit/reader/mmdb"
 	"github.com/lutkit/lutkit/tables"
@@ -462,13 +464,14 @@ type worker struct {
 	scratch []byte
 	tmp     []byte
 	now     time.Time
-	frames  []frame // the objects encode has open
+	frames  []frame   // the objects encode has open
+	addrs   []uintptr // touchRows' addresses to prefetch
 	snapGen uint64
 	ob      *outBuf // the buffer being filled, when Pipeline.perEvent
 }
 
 func (p *Pipeline) newWorker(batchSize int) *worker {
-	w := &worker{p: p, evs: make([]evState, batchSize), kvVals: make([][]byte, batchSize*max(1, len(p.kvKeys)))}
+	w := &worker{p: p, evs: make([]evState, batchSize), addrs: make([]uintptr, 512), kvVals: make([][]byte, batchSize*max(1, len(p.kvKeys)))}
 	w.rw = make([]ruleWork, len(p.rules))
 	for i, r := range p.rules {
 		rw := &w.rw[i]
@@ -564,15 +567,18 @@ func (w *worker) processChunk(b *batch, msgs []msgRef, out []byte, now time.Time
 	for ri, r := range p.rules {
 		w.runRule(ri, r, snap, evs)
 	}
-	// 3. Encode. Fetch the rows found whole first, so that their cache
-	// misses overlap instead of stalling the encoder row by row (after the
-	// other rules' lookups, which would evict them again).
-	for ri := range w.rw {
-		if w.rw[ri].lut != nil {
-			reader.TouchRows(w.rw[ri].views[:n])
-		}
-	}
+	// 3. Encode. The rows found are fetched rowsAhead events ahead of
+	// their encoding, so that their cache misses overlap instead of
+	// stalling the encoder row by row (and not before the other rules'
+	// lookups, or all at once, which would evict them again).
 	for i := range evs {
+		if i%rowsAhead == 0 {
+			from := i + rowsAhead
+			if i == 0 {
+				from = 0
+			}
+			w.touchRows(from, min(i+2*rowsAhead, n))
+		}
 		out = w.encode(i, &evs[i], out)
 		if ob := w.ob; ob != nil {
 			ob.ends = append(ob.ends, int32(len(out)))
@@ -589,6 +595,33 @@ func (w *worker) processChunk(b *batch, msgs []msgRef, out []byte, now time.Time
 		snap.Release()
 	}
 	return out
+}
+
+// rowsAhead is how many events ahead of the encoder rows are fetched.
+const rowsAhead = 16
+
+// touchRows starts fetching the rows found for events from to to, and the
+// bytes of the strings their MMDB fields hold.
+func (w *worker) touchRows(from, to int) {
+	if from >= to {
+		return
+	}
+	for ri := range w.rw {
+		rw := &w.rw[ri]
+		switch {
+		case rw.lut != nil:
+			reader.TouchRows(rw.views[from:to])
+		case rw.mm != nil:
+			n := 0
+			for _, v := range rw.mmVals[from*rw.nf : to*rw.nf] {
+				if b := v.Bytes(); len(b) > 0 && n < len(w.addrs) {
+					w.addrs[n] = uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+					n++
+				}
+			}
+			prefetch.Lines(w.addrs[:n])
+		}
+	}
 }
 
 // validJSONObject reports whether line is one JSON object in valid UTF-8.

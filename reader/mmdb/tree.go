@@ -107,6 +107,24 @@ func (t *searchTree) child(node, bit uint) uint {
 	}
 }
 
+// prefetchTop starts loading the v4Top entries that start will read for
+// the IPv4 addresses of ips.
+func (t *searchTree) prefetchTop(ips []netip.Addr, pf *[batchWalk]uintptr) {
+	if t.v4Top == nil {
+		return
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(t.v4Top)))
+	n := 0
+	for _, ip := range ips {
+		if ip.Is4() {
+			a := ip.As4()
+			pf[n] = base + 4*uintptr(binary.BigEndian.Uint32(a[:])>>(32-v4TopBits))
+			n++
+		}
+	}
+	prefetch.Lines(pf[:n])
+}
+
 // prefetchNodes starts loading the next node of each walk in active that
 // is still inside the tree.
 func (t *searchTree) prefetchNodes(st *[batchWalk]walkState, active []uint8, pf *[batchWalk]uintptr) {
@@ -252,6 +270,7 @@ func (r *Reader) LookupFieldsBatch(addrs []netip.Addr, fields *Fields, out []Val
 	for base := 0; base < len(addrs); base += batchWalk {
 		ips := addrs[base:min(base+batchWalk, len(addrs))]
 		ms := matches[base : base+len(ips)]
+		t.prefetchTop(ips, &pf)
 		na := 0
 		for i, ip := range ips {
 			ms[i] = Match{}
