@@ -150,6 +150,10 @@ func (s *fileSink) reserve(n int64) {
 	if err != nil {
 		return
 	}
+	if !fi.Mode().IsRegular() {
+		s.noAlloc = true // a device or a pipe: nothing to reserve
+		return
+	}
 	n = max(n, preallocStep)
 	switch err := preallocate(s.f, fi.Size()+int64(s.w.Buffered()), n); {
 	case errors.Is(err, errors.ErrUnsupported):

@@ -106,3 +106,23 @@ func TestFilePrealloc(t *testing.T) {
 		t.Fatalf("closed file: %d bytes of disk for %d bytes: reservation kept", d, len(got))
 	}
 }
+
+// TestFilePreallocDevice: a file output to a device reserves nothing and
+// closes without error.
+func TestFilePreallocDevice(t *testing.T) {
+	s := &fileSink{path: os.DevNull, size: 4096, st: &outputStats{}}
+	if err := s.open(); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := s.Write(bytes.Repeat([]byte("x\n"), 64<<10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !s.noAlloc || s.reserved {
+		t.Fatalf("noAlloc %v reserved %v: want a device to be left alone", s.noAlloc, s.reserved)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -10,16 +10,17 @@ import (
 )
 
 // batchChunk is how many keys LookupBatch moves through each stage at once:
-// enough to keep 15-20 cache misses in flight, small enough for the stage
-// arrays to live on the stack.
+// more cache misses than the CPU can keep in flight, few enough for the
+// stage arrays to live on the stack.
 const batchChunk = 32
 
 // LookupBatch looks up every key, setting out[i] to its row or to the zero
 // View when absent, and returns the number found. len(out) must be at least
-// len(keys). The lookups run stage by stage: hash every key and evaluate
-// the perfect hash, then load every slot, then every record, so that the
-// cache misses of different keys overlap instead of queueing. The Views
-// alias the mapping (see Lookup).
+// len(keys). The lookups run stage by stage, 32 keys at a time: hash every
+// key, then evaluate the perfect hash, then load every slot, then every
+// record, each stage prefetching the next one's reads (see package
+// prefetch), so that the cache misses of different keys overlap instead of
+// queueing. The Views alias the mapping (see Lookup).
 func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 	out = out[:len(keys)]
 	if t.header.Rows == 0 {
