@@ -598,7 +598,7 @@ func (w *worker) processChunk(b *batch, msgs []msgRef, out []byte, now time.Time
 }
 
 // rowsAhead is how many events ahead of the encoder rows are fetched.
-const rowsAhead = 16
+const rowsAhead = 48
 
 // touchRows starts fetching the rows found for events from to to, and the
 // bytes of the strings their MMDB fields hold.
@@ -1127,15 +1127,25 @@ func isDigits(b []byte) bool {
 func (rw *ruleWork) appendRow(buf []byte, i int) []byte {
 	v := rw.views[i]
 	values := v.Values()
-	ends, ok := v.Ends(rw.ends[:0])
-	rw.ends = ends
-	keys := rw.rowKeys[:min(len(rw.rowKeys), len(ends))]
+	// The end offsets: read straight from the record when they are 16-bit
+	// (checked below as they are used), else checked and widened first.
+	e16, narrow := v.Ends16()
+	ends, cols := rw.ends[:0], len(e16)/2
+	if !narrow {
+		var ok bool
+		if ends, ok = v.Ends(ends); !ok {
+			return rw.appendRowEsc(buf, v) // a damaged row's bad values are empty
+		}
+		rw.ends, cols = ends, len(ends)
+	}
+	keys := rw.rowKeys[:min(len(rw.rowKeys), cols)]
 	if len(keys) == 0 {
 		return append(buf, '{', '}')
 	}
-	if !ok || parse.NeedsEscape(values) {
-		return rw.appendRowEsc(buf, v) // a damaged row's bad values are empty
+	if parse.NeedsEscape(values) {
+		return rw.appendRowEsc(buf, v)
 	}
+	mark := len(buf)
 	buf = slices.Grow(buf, len(values)+rw.keysRoom+rowValPad)
 	b := buf[:cap(buf)]
 	l := len(buf)
@@ -1149,7 +1159,15 @@ func (rw *ruleWork) appendRow(buf []byte, i int) []byte {
 			copy(b[l:], k.b)
 		}
 		l += len(k.b)
-		end := int(ends[j])
+		var end int
+		if narrow {
+			end = int(binary.LittleEndian.Uint16(e16[2*j:]))
+		} else {
+			end = int(ends[j])
+		}
+		if end < start || end > len(values) {
+			return rw.appendRowEsc(buf[:mark], v) // damaged
+		}
 		if end-start <= rowValPad && start+rowValPad <= len(room) {
 			copy32(b[l:], room[start:])
 		} else {

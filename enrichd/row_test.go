@@ -1,8 +1,10 @@
 package enrichd
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,6 +74,60 @@ func TestAppendRow(t *testing.T) {
 		c, _ := m["customer"].(map[string]any)
 		if len(c) != 4 || c["Index"] != fmt.Sprint(i+1) || c["a"] != w[0] || c[long] != w[1] || c["b"] != w[2] {
 			t.Fatalf("row %d: got %q, want a=%q long=%q b=%q: %s", i+1, c, w[0], w[1], w[2], l)
+		}
+	}
+}
+
+// TestAppendRowDamaged: a row whose value end offsets are damaged (a file
+// opened without verification) is still written as valid JSON, its bad
+// values empty, as Cols gives them.
+func TestAppendRowDamaged(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "customers.lut")
+	src, err := source.NewCSVReader(strings.NewReader("Index,a,b\n1,AAAA,BBBB\n2,CCCC,DDDD\n"), "rows.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := compile.File(src, path, compile.Options{Key: []string{"Index"}}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Row 1 as FORMAT.md lays it out: key length 1, value ends 1, 5, 9
+	// (Index, a, b), key "1", values "1AAAABBBB". Move a's end past the
+	// values.
+	rec := []byte("\x01\x00\x01\x00\x05\x00\x09\x00" + "1" + "1AAAABBBB")
+	if bytes.Count(data, rec) != 1 {
+		t.Fatalf("row 1 not found once in the file as laid out by FORMAT.md")
+	}
+	at := bytes.Index(data, rec)
+	data[at+4] = 10
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, dir, filepath.Join(dir, "out.json"))
+	cfg.Rules[0].Columns = nil
+	set, err := tables.Open(dir, tables.Options{NoWatch: true, DataVerify: tables.DataVerifyNone, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	p, err := NewPipeline(cfg, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &batch{format: fmtSyslog}
+	b.add([]byte(event(1, 1, "10.0.0.1")), 0)
+	b.add([]byte(event(2, 2, "10.0.0.1")), 0)
+	out := p.newWorker(512).process(b, nil, time.Unix(0, 0))
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	want := []map[string]any{{"Index": "1", "a": "", "b": ""}, {"Index": "2", "a": "CCCC", "b": "DDDD"}}
+	for i, l := range lines {
+		c, _ := decode(t, l)["customer"].(map[string]any)
+		if fmt.Sprint(c) != fmt.Sprint(want[i]) {
+			t.Fatalf("row %d: got %v, want %v: %s", i+1, c, want[i], l)
 		}
 	}
 }

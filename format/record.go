@@ -128,6 +128,18 @@ func (r Record) AppendValues(dst [][]byte) [][]byte {
 	return dst
 }
 
+// Ends16 returns the end offsets of a narrow record's values as stored:
+// two bytes each, little-endian, value i ending at the offset at 2*i. It
+// reports false for a wide record (see AppendEnds). The offsets are not
+// checked: a caller must check that they do not decrease or run past
+// Values.
+func (r Record) Ends16() ([]byte, bool) {
+	if r.wide || r.hdr < 2 {
+		return nil, false
+	}
+	return r.b[2:r.hdr], true
+}
+
 // AppendEnds appends the end offset of every value within Values to dst
 // and returns the extended slice: value i is Values()[end(i-1):end(i)].
 // It reports false, with dst unchanged, when the offsets decrease or run

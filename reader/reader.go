@@ -379,6 +379,11 @@ func (v View) Cols(dst [][]byte) [][]byte { return v.rec.AppendValues(dst) }
 // unchanged, for a damaged row, whose Cols are then partly nil.
 func (v View) Ends(dst []int32) ([]int32, bool) { return v.rec.AppendEnds(dst) }
 
+// Ends16 returns the end offsets of the row's values as stored, when they
+// are 16-bit (see format.Record.Ends16): unchecked, for callers that check
+// them as they go.
+func (v View) Ends16() ([]byte, bool) { return v.rec.Ends16() }
+
 // Row is a copied row; reuse one Row across Get calls to avoid allocation.
 type Row struct {
 	rec format.Record
