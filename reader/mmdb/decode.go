@@ -158,39 +158,34 @@ func (s section) ctrl(off uint) (kind Kind, size, data uint, err error) {
 		if size > n-off {
 			return 0, 0, 0, corrupt(off, "%s of %d bytes exceeds the section", kind, size)
 		}
-		if err := checkScalarSize(kind, size); err != nil {
-			return 0, 0, 0, corrupt(off, "%v", err)
+		if lim := &scalarSizes[kind&15]; size < lim[0] || size > lim[1] {
+			return 0, 0, 0, corrupt(off, "%v", scalarSizeError(kind, size))
 		}
 	}
 	return kind, size, off, nil
 }
 
-func checkScalarSize(k Kind, size uint) error {
-	max := uint(math.MaxUint32)
+// scalarSizes holds the smallest and largest payload size of each kind:
+// exactly 8 and 4 bytes for doubles and floats, at most the width of the
+// unsigned and signed integers, and any 32-bit size for the rest.
+var scalarSizes = func() (t [16][2]uint) {
+	for k := range t {
+		t[k] = [2]uint{0, math.MaxUint32}
+	}
+	t[KindDouble], t[KindFloat] = [2]uint{8, 8}, [2]uint{4, 4}
+	t[KindUint16], t[KindUint32], t[KindInt32] = [2]uint{0, 2}, [2]uint{0, 4}, [2]uint{0, 4}
+	t[KindUint64], t[KindUint128] = [2]uint{0, 8}, [2]uint{0, 16}
+	return t
+}()
+
+func scalarSizeError(k Kind, size uint) error {
 	switch k {
 	case KindDouble:
-		if size != 8 {
-			return fmt.Errorf("invalid double size %d", size)
-		}
-		return nil
+		return fmt.Errorf("invalid double size %d", size)
 	case KindFloat:
-		if size != 4 {
-			return fmt.Errorf("invalid float size %d", size)
-		}
-		return nil
-	case KindUint16:
-		max = 2
-	case KindUint32, KindInt32:
-		max = 4
-	case KindUint64:
-		max = 8
-	case KindUint128:
-		max = 16
+		return fmt.Errorf("invalid float size %d", size)
 	}
-	if size > max {
-		return fmt.Errorf("invalid %s size %d", k, size)
-	}
-	return nil
+	return fmt.Errorf("invalid %s size %d", k, size)
 }
 
 // resolve follows a pointer at off, if there is one. It returns the value's
