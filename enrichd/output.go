@@ -195,7 +195,10 @@ func (s *fileSink) Reopen() error {
 		s.st.errors.Add(1)
 		return err // keep writing to the old file
 	}
-	return errors.Join(release(old, reserved), old.Close())
+	// The new file is in use: failing to give back the old one's
+	// reservation (at most preallocStep) is no reopen failure.
+	_ = release(old, reserved)
+	return old.Close()
 }
 func (s *fileSink) Close() error {
 	return errors.Join(s.w.Flush(), release(s.f, s.reserved), s.f.Close())

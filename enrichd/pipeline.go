@@ -617,10 +617,15 @@ func (w *worker) touchRows(from, to int) {
 			reader.TouchRows(rw.views[from:to])
 		case rw.mm != nil:
 			n := 0
-			for _, v := range rw.mmVals[from*rw.nf : to*rw.nf] {
-				if b := v.Bytes(); len(b) > 0 && n < len(w.addrs) {
-					w.addrs[n] = uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-					n++
+			for e := from; e < to; e++ {
+				if !rw.hit[e] {
+					continue // its values may be a previous batch's
+				}
+				for _, v := range rw.mmVals[e*rw.nf : (e+1)*rw.nf] {
+					if b := v.Bytes(); len(b) > 0 && n < len(w.addrs) {
+						w.addrs[n] = uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+						n++
+					}
 				}
 			}
 			prefetch.Lines(w.addrs[:n])

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lutkit/lutkit/compile"
-	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/tables"
 )
 
@@ -41,30 +39,8 @@ func TestAppendRow(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	src, err := source.NewCSVReader(strings.NewReader(csv.String()), "rows.csv", source.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := compile.File(src, filepath.Join(dir, "customers.lut"), compile.Options{Key: []string{"Index"}}); err != nil {
-		t.Fatal(err)
-	}
-	cfg := testConfig(t, dir, filepath.Join(dir, "out.json"))
-	cfg.Rules[0].Columns = nil
-	set, err := tables.Open(dir, tables.Options{NoWatch: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
-	p, err := NewPipeline(cfg, set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &batch{format: fmtSyslog}
-	for i := 1; i <= len(want); i++ {
-		b.add([]byte(event(i, i, "10.0.0.1")), 0)
-	}
-	out := p.newWorker(512).process(b, nil, time.Unix(0, 0))
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	compileCSV(t, filepath.Join(dir, "customers.lut"), csv.String(), "Index")
+	lines := encodeCustomers(t, dir, len(want))
 	if len(lines) != len(want) {
 		t.Fatalf("%d lines for %d events", len(lines), len(want))
 	}
@@ -84,13 +60,7 @@ func TestAppendRow(t *testing.T) {
 func TestAppendRowDamaged(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "customers.lut")
-	src, err := source.NewCSVReader(strings.NewReader("Index,a,b\n1,AAAA,BBBB\n2,CCCC,DDDD\n"), "rows.csv", source.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := compile.File(src, path, compile.Options{Key: []string{"Index"}}); err != nil {
-		t.Fatal(err)
-	}
+	compileCSV(t, path, "Index,a,b\n1,AAAA,BBBB\n2,CCCC,DDDD\n", "Index")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -107,6 +77,22 @@ func TestAppendRowDamaged(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	lines := encodeCustomers(t, dir, 2)
+	want := []map[string]any{{"Index": "1", "a": "", "b": ""}, {"Index": "2", "a": "CCCC", "b": "DDDD"}}
+	for i, l := range lines {
+		c, _ := decode(t, l)["customer"].(map[string]any)
+		if fmt.Sprint(c) != fmt.Sprint(want[i]) {
+			t.Fatalf("row %d: got %v, want %v: %s", i+1, c, want[i], l)
+		}
+	}
+}
+
+// encodeCustomers runs one event for each customer 1 to n through a
+// pipeline that copies whole rows from dir's customers table (opened
+// without verification, so that a damaged table loads), and returns the
+// output lines.
+func encodeCustomers(t *testing.T, dir string, n int) []string {
+	t.Helper()
 	cfg := testConfig(t, dir, filepath.Join(dir, "out.json"))
 	cfg.Rules[0].Columns = nil
 	set, err := tables.Open(dir, tables.Options{NoWatch: true, DataVerify: tables.DataVerifyNone, Logger: slog.New(slog.DiscardHandler)})
@@ -119,15 +105,9 @@ func TestAppendRowDamaged(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := &batch{format: fmtSyslog}
-	b.add([]byte(event(1, 1, "10.0.0.1")), 0)
-	b.add([]byte(event(2, 2, "10.0.0.1")), 0)
-	out := p.newWorker(512).process(b, nil, time.Unix(0, 0))
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	want := []map[string]any{{"Index": "1", "a": "", "b": ""}, {"Index": "2", "a": "CCCC", "b": "DDDD"}}
-	for i, l := range lines {
-		c, _ := decode(t, l)["customer"].(map[string]any)
-		if fmt.Sprint(c) != fmt.Sprint(want[i]) {
-			t.Fatalf("row %d: got %v, want %v: %s", i+1, c, want[i], l)
-		}
+	for i := 1; i <= n; i++ {
+		b.add([]byte(event(i, i, "10.0.0.1")), 0)
 	}
+	out := p.newWorker(512).process(b, nil, time.Unix(0, 0))
+	return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 }
