@@ -464,14 +464,13 @@ type worker struct {
 	scratch []byte
 	tmp     []byte
 	now     time.Time
-	frames  []frame   // the objects encode has open
-	addrs   []uintptr // touchRows' addresses to prefetch
+	frames  []frame // the objects encode has open
 	snapGen uint64
 	ob      *outBuf // the buffer being filled, when Pipeline.perEvent
 }
 
 func (p *Pipeline) newWorker(batchSize int) *worker {
-	w := &worker{p: p, evs: make([]evState, batchSize), addrs: make([]uintptr, 512), kvVals: make([][]byte, batchSize*max(1, len(p.kvKeys)))}
+	w := &worker{p: p, evs: make([]evState, batchSize), kvVals: make([][]byte, batchSize*max(1, len(p.kvKeys)))}
 	w.rw = make([]ruleWork, len(p.rules))
 	for i, r := range p.rules {
 		rw := &w.rw[i]
@@ -616,19 +615,18 @@ func (w *worker) touchRows(from, to int) {
 		case rw.lut != nil:
 			reader.TouchRows(rw.views[from:to])
 		case rw.mm != nil:
-			n := 0
+			var pf prefetch.Batch
 			for e := from; e < to; e++ {
 				if !rw.hit[e] {
 					continue // its values may be a previous batch's
 				}
 				for _, v := range rw.mmVals[e*rw.nf : (e+1)*rw.nf] {
-					if b := v.Bytes(); len(b) > 0 && n < len(w.addrs) {
-						w.addrs[n] = uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-						n++
+					if b := v.Bytes(); len(b) > 0 {
+						pf.Add(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
 					}
 				}
 			}
-			prefetch.Lines(w.addrs[:n])
+			pf.Flush()
 		}
 	}
 }

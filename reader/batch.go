@@ -102,8 +102,7 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 // row. Call it after LookupBatch, just before most columns of each row are
 // read.
 func TouchRows(views []View) {
-	var addrs [64]uintptr
-	n := 0
+	var pf prefetch.Batch
 	for _, v := range views {
 		b := v.rec.Bytes()
 		if len(b) == 0 {
@@ -111,19 +110,9 @@ func TouchRows(views []View) {
 		}
 		base := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 		for off := 0; off < len(b); off += 64 {
-			if n == len(addrs) {
-				prefetch.Lines(addrs[:])
-				n = 0
-			}
-			addrs[n] = base + uintptr(off)
-			n++
+			pf.Add(base + uintptr(off))
 		}
-		if n == len(addrs) {
-			prefetch.Lines(addrs[:])
-			n = 0
-		}
-		addrs[n] = base + uintptr(len(b)-1)
-		n++
+		pf.Add(base + uintptr(len(b)-1))
 	}
-	prefetch.Lines(addrs[:n])
+	pf.Flush()
 }

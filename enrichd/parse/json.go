@@ -40,11 +40,11 @@ const (
 	bslsh = 0x5c5c5c5c5c5c5c5c
 )
 
-// NeedsEscape8 returns the high bit of each byte of v that needs escaping in a
-// JSON string (a control byte, '"', '\\' or a byte >= 0x80). A borrow of
+// needsEscape8 returns the high bit of each byte of v that needs escaping
+// in a JSON string (a control byte, '"', '\\' or a byte >= 0x80). A borrow of
 // its subtractions can set the bit of bytes above such a byte too, so only
 // whether the result is 0 is meaningful.
-func NeedsEscape8(v uint64) uint64 {
+func needsEscape8(v uint64) uint64 {
 	return (v | (v - space) | ((v ^ quote) - lo7) | ((v ^ bslsh) - lo7)) & hi8
 }
 
@@ -55,13 +55,13 @@ func NeedsEscape(s []byte) bool {
 	var acc uint64
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		acc |= NeedsEscape8(binary.LittleEndian.Uint64(s[i:]))
+		acc |= needsEscape8(binary.LittleEndian.Uint64(s[i:]))
 	}
 	switch {
 	case i == len(s):
 	case len(s) >= 8:
 		// The last partial word: the last 8 bytes, overlapping.
-		acc |= NeedsEscape8(binary.LittleEndian.Uint64(s[len(s)-8:]))
+		acc |= needsEscape8(binary.LittleEndian.Uint64(s[len(s)-8:]))
 	default:
 		for _, c := range s[i:] {
 			if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
@@ -85,7 +85,7 @@ func AppendEscaped(dst, s []byte) []byte {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
 		v := binary.LittleEndian.Uint64(s[i:])
-		if 0 != NeedsEscape8(v) {
+		if 0 != needsEscape8(v) {
 			return appendEscapedSlow(dst[:n+i], s[i:])
 		}
 		binary.LittleEndian.PutUint64(d[i:], v)
@@ -97,7 +97,7 @@ func AppendEscaped(dst, s []byte) []byte {
 		// overlap the bytes already done.
 		j := len(s) - 8
 		v := binary.LittleEndian.Uint64(s[j:])
-		if 0 != NeedsEscape8(v) {
+		if 0 != needsEscape8(v) {
 			return appendEscapedSlow(dst[:n+i], s[i:])
 		}
 		binary.LittleEndian.PutUint64(d[j:], v)
@@ -105,7 +105,7 @@ func AppendEscaped(dst, s []byte) []byte {
 		// Two 4-byte words, overlapping when s is shorter than 8.
 		lo := binary.LittleEndian.Uint32(s)
 		hi := binary.LittleEndian.Uint32(s[len(s)-4:])
-		if 0 != NeedsEscape8(uint64(lo)|uint64(hi)<<32) {
+		if 0 != needsEscape8(uint64(lo)|uint64(hi)<<32) {
 			return appendEscapedSlow(dst[:n], s)
 		}
 		binary.LittleEndian.PutUint32(d, lo)
@@ -113,7 +113,7 @@ func AppendEscaped(dst, s []byte) []byte {
 	default:
 		// 1 to 3 bytes: the first, middle and last byte are all of them.
 		a, b, c := s[0], s[len(s)/2], s[len(s)-1]
-		if 0 != NeedsEscape8(space&^0xffffff|uint64(a)|uint64(b)<<8|uint64(c)<<16) {
+		if 0 != needsEscape8(space&^0xffffff|uint64(a)|uint64(b)<<8|uint64(c)<<16) {
 			return appendEscapedSlow(dst[:n], s)
 		}
 		d[len(s)-1], d[len(s)/2], d[0] = c, b, a

@@ -17,3 +17,26 @@ func Lines(addrs []uintptr) {
 		lines(&addrs[0], len(addrs))
 	}
 }
+
+// Batch gathers addresses to prefetch and prefetches them 64 at a time,
+// for callers that do not know how many there will be. The zero Batch is
+// empty.
+type Batch struct {
+	n     int
+	addrs [64]uintptr
+}
+
+// Add adds addr, prefetching the batch first when it is full.
+func (b *Batch) Add(addr uintptr) {
+	if b.n == len(b.addrs) {
+		b.Flush()
+	}
+	b.addrs[b.n] = addr
+	b.n++
+}
+
+// Flush prefetches the addresses added since the last Flush.
+func (b *Batch) Flush() {
+	Lines(b.addrs[:b.n])
+	b.n = 0
+}

@@ -7,7 +7,8 @@ import (
 )
 
 // TestLines: prefetching never faults, whatever the addresses (nil, the
-// top of the address space, unmapped), and changes no memory.
+// top of the address space, unmapped), and changes no memory; a Batch
+// prefetches whenever it is full.
 func TestLines(t *testing.T) {
 	buf := make([]byte, 1<<16)
 	for i := range buf {
@@ -20,6 +21,19 @@ func TestLines(t *testing.T) {
 	Lines(addrs)
 	Lines(nil)
 	Lines(addrs[:1])
+	var b Batch
+	for range 3 { // more than a Batch holds
+		for _, a := range addrs {
+			b.Add(a)
+		}
+	}
+	if b.n != 3*len(addrs)%len(b.addrs) {
+		t.Fatalf("Batch holds %d addresses after %d were added", b.n, 3*len(addrs))
+	}
+	b.Flush()
+	if b.n != 0 {
+		t.Fatal("Flush left addresses")
+	}
 	for i := range buf {
 		if buf[i] != byte(i) {
 			t.Fatalf("byte %d changed", i)

@@ -247,9 +247,10 @@ const batchWalk = 32
 // matches len(addrs) entries. The addresses walk the search tree together,
 // one level per pass, prefetching the nodes of the next level, and their
 // records are prefetched before any is decoded, so that the cache misses of
-// different addresses overlap instead of queueing. An address that cannot be looked up (invalid, IPv6 in an IPv4
-// tree, corrupt tree or record) gets the zero Match; the first such error is
-// returned after every address was processed. It does not allocate.
+// different addresses overlap instead of queueing. An address that cannot
+// be looked up (invalid, IPv6 in an IPv4 tree, corrupt tree or record) gets
+// the zero Match; the first such error is returned after every address was
+// processed. It does not allocate.
 func (r *Reader) LookupFieldsBatch(addrs []netip.Addr, fields *Fields, out []Value, matches []Match) error {
 	if r.db == nil {
 		return errClosed
