@@ -72,9 +72,9 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 	if cfg.Tables.Path != "" {
 		opts := tables.Options{PollInterval: cfg.Tables.PollInterval, NoNotify: cfg.Tables.NoNotify, Logger: logger}
 		switch cfg.Tables.Verify {
-		case "digest":
+		case VerifyDigest:
 			opts.DataVerify = tables.DataVerifyDigest
-		case "none":
+		case VerifyNone:
 			opts.DataVerify = tables.DataVerifyNone
 		}
 		if d.set, err = tables.Open(cfg.Tables.Path, opts); err != nil {
@@ -109,9 +109,9 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 	}
 	no := 2*pc.Workers + 2
 	for _, o := range cfg.Outputs {
-		if o.Type == "kafka" {
+		if k, ok := o.Settings.(*KafkaOutputConfig); ok {
 			// Buffers wait in a Kafka output until the brokers have them.
-			no += o.Kafka.InFlight + 1
+			no += k.InFlight + 1
 		}
 	}
 	d.freeOut = make(chan *outBuf, no)
@@ -121,7 +121,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 	}
 	for _, o := range cfg.Outputs {
 		if o.Type == "kafka" {
-			k, err := newKafkaSink(o, d, &outputStats{name: o.Name, typ: o.Type})
+			k, err := newKafkaSink(o, d, &outputStats{name: o.Name, typ: string(o.Type)})
 			if err != nil {
 				return nil, fmt.Errorf("output %s: %w", o.Name, err)
 			}
@@ -135,7 +135,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		d.sinks = append(d.sinks, s)
 	}
 	for _, ic := range cfg.Inputs {
-		st := &inputStats{name: ic.Name, typ: ic.Type}
+		st := &inputStats{name: ic.Name, typ: string(ic.Type)}
 		d.inStats = append(d.inStats, st)
 		switch ic.Type {
 		case "tcp":
@@ -153,11 +153,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 			if err != nil {
 				return nil, fmt.Errorf("input %s: %w", ic.Name, err)
 			}
-			rb := ic.ReadBuffer
-			if rb == 0 {
-				rb = 8 << 20
-			}
-			c.SetReadBuffer(rb)
+			c.SetReadBuffer(ic.Settings.(*UDPInputConfig).ReadBuffer)
 			d.udpIns = append(d.udpIns, &udpInput{d: d, cfg: ic, conn: c, stats: st, fmt: formatCode(ic.Format)})
 		case "file":
 			r, err := openFileInput(ic.Path)

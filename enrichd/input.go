@@ -10,8 +10,71 @@ import (
 	"sync/atomic"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/lutkit/lutkit/enrichd/parse"
+	"github.com/lutkit/lutkit/internal/config"
 )
+
+func init() {
+	RegisterInput(InputKind{Type: "tcp", Endpoint: EndpointListen, Format: FormatSyslog, Settings: func() Settings { return &TCPInputConfig{} }})
+	RegisterInput(InputKind{Type: "udp", Endpoint: EndpointListen, Format: FormatSyslog, Settings: func() Settings { return &UDPInputConfig{} }})
+	RegisterInput(InputKind{Type: "file", Endpoint: EndpointPath, Format: FormatRaw})
+}
+
+// TCPInputConfig are the settings of a tcp input.
+type TCPInputConfig struct {
+	MaxConnections int           // connections open at once; more are closed at once
+	IdleTimeout    time.Duration // close a connection silent this long (0: never)
+}
+
+// Keys are the tcp input's keys.
+func (c *TCPInputConfig) Keys(d *config.Decoder, field string) config.Keys {
+	return config.Keys{
+		"max_connections": func(v *yaml.Node) { c.MaxConnections, _ = d.Size(v, config.Field(field, "max_connections")) },
+		"idle_timeout":    func(v *yaml.Node) { c.IdleTimeout, _ = d.Duration(v, config.Field(field, "idle_timeout")) },
+	}
+}
+
+// SetDefaults fills the unset settings.
+func (c *TCPInputConfig) SetDefaults() {
+	if c.MaxConnections == 0 {
+		c.MaxConnections = DefaultMaxConnections
+	}
+}
+
+// Validate checks the settings.
+func (c *TCPInputConfig) Validate(s config.Scope) {
+	if c.MaxConnections < 0 {
+		s.Errorf("max_connections", "must be a positive integer, not %d", c.MaxConnections)
+	}
+}
+
+// UDPInputConfig are the settings of a udp input.
+type UDPInputConfig struct {
+	ReadBuffer int // SO_RCVBUF
+}
+
+// Keys are the udp input's keys.
+func (c *UDPInputConfig) Keys(d *config.Decoder, field string) config.Keys {
+	return config.Keys{
+		"read_buffer": func(v *yaml.Node) { c.ReadBuffer, _ = d.Size(v, config.Field(field, "read_buffer")) },
+	}
+}
+
+// SetDefaults fills the unset settings.
+func (c *UDPInputConfig) SetDefaults() {
+	if c.ReadBuffer == 0 {
+		c.ReadBuffer = DefaultUDPReadBuffer
+	}
+}
+
+// Validate checks the settings.
+func (c *UDPInputConfig) Validate(s config.Scope) {
+	if c.ReadBuffer < 0 {
+		s.Errorf("read_buffer", "must be a positive integer, not %d", c.ReadBuffer)
+	}
+}
 
 // inputStats are one input's counters, exported as metrics.
 type inputStats struct {
@@ -197,7 +260,7 @@ func (t *tcpInput) serve(wg *sync.WaitGroup) {
 			continue
 		}
 		t.stats.connsTotal.Add(1)
-		if t.stats.connsActive.Load() >= int64(t.cfg.MaxConnections) {
+		if t.stats.connsActive.Load() >= int64(t.cfg.Settings.(*TCPInputConfig).MaxConnections) {
 			t.stats.connsReject.Add(1)
 			c.Close()
 			continue
@@ -253,8 +316,8 @@ func (r *connReader) Read(p []byte) (int, error) {
 				continue
 			}
 			r.c.SetReadDeadline(time.Now().Add(flushEvery))
-		} else if r.t.cfg.IdleTimeout > 0 {
-			r.c.SetReadDeadline(time.Now().Add(r.t.cfg.IdleTimeout))
+		} else if idle := r.t.cfg.Settings.(*TCPInputConfig).IdleTimeout; idle > 0 {
+			r.c.SetReadDeadline(time.Now().Add(idle))
 		} else {
 			r.c.SetReadDeadline(time.Time{})
 		}

@@ -138,7 +138,7 @@ func clientID(c KafkaConn) string {
 	return "enrichd"
 }
 
-func kafkaCompression(s string) kafka.Compression {
+func kafkaCompression(s Compression) kafka.Compression {
 	switch s {
 	case "gzip":
 		return kafka.Gzip

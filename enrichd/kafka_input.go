@@ -14,6 +14,10 @@ import (
 	"github.com/segmentio/kafka-go"
 )
 
+func init() {
+	RegisterInput(InputKind{Type: "kafka", Format: FormatSyslog, Settings: func() Settings { return &KafkaInputConfig{} }})
+}
+
 // ackEntry is one Kafka input batch on its way to the outputs.
 type ackEntry struct {
 	t       *commitTracker
@@ -214,7 +218,7 @@ type kafkaInput struct {
 }
 
 func newKafkaInput(d *Daemon, ic InputConfig, st *inputStats) (*kafkaInput, error) {
-	kc := ic.Kafka
+	kc := ic.Settings.(*KafkaInputConfig)
 	if err := probeKafka(kc.KafkaConn, d.log.With("input", ic.Name)); err != nil {
 		return nil, err
 	}
@@ -372,7 +376,7 @@ func (k *kafkaInput) noteParts(e *ackEntry) {
 // window is waiting; when stopped it commits once more.
 func (k *kafkaInput) commitLoop() {
 	defer close(k.commitDone)
-	tick := time.NewTicker(k.cfg.Kafka.CommitInterval)
+	tick := time.NewTicker(k.cfg.Settings.(*KafkaInputConfig).CommitInterval)
 	defer tick.Stop()
 	for {
 		select {

@@ -17,6 +17,10 @@ import (
 	"github.com/segmentio/kafka-go"
 )
 
+func init() {
+	RegisterOutput(OutputKind{Type: "kafka", Settings: func() Settings { return &KafkaOutputConfig{} }})
+}
+
 // kafkaSink produces each event as one message. Send hands it an output
 // buffer, which in_flight sender goroutines produce concurrently; the
 // buffer goes back to the pool, and its input acknowledgement is
@@ -31,7 +35,7 @@ import (
 // the murmur2 hash of their key, as the Java client places them.
 type kafkaSink struct {
 	d      *Daemon
-	cfg    KafkaOutputConfig
+	cfg    *KafkaOutputConfig
 	st     *outputStats
 	log    *slog.Logger
 	cl     *kafka.Client
@@ -63,7 +67,7 @@ type topicMeta struct {
 const metadataTTL = 30 * time.Second
 
 func newKafkaSink(o OutputConfig, d *Daemon, st *outputStats) (*kafkaSink, error) {
-	kc := o.Kafka
+	kc := o.Settings.(*KafkaOutputConfig)
 	if err := probeKafka(kc.KafkaConn, d.log.With("output", o.Name)); err != nil {
 		return nil, err
 	}
@@ -498,7 +502,7 @@ type deadLetter interface {
 	close() error
 }
 
-func newDeadLetter(kc KafkaOutputConfig, tr *kafka.Transport, stop <-chan struct{}) (deadLetter, error) {
+func newDeadLetter(kc *KafkaOutputConfig, tr *kafka.Transport, stop <-chan struct{}) (deadLetter, error) {
 	if topic, ok := strings.CutPrefix(kc.DeadLetter, "kafka:"); ok {
 		return &topicDeadLetter{stop: stop, w: &kafka.Writer{
 			Addr: kafka.TCP(kc.Brokers...), Topic: topic, Balancer: &kafka.RoundRobin{},

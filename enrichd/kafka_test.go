@@ -227,10 +227,10 @@ func TestKafkaConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := cfg.Inputs[0].Kafka; k.Group != "enrichd" || k.MaxUncommitted != 100000 || len(k.Brokers) != 3 {
+	if k := cfg.Inputs[0].Settings.(*KafkaInputConfig); k.Group != "enrichd" || k.MaxUncommitted != 100000 || len(k.Brokers) != 3 {
 		t.Errorf("example input: %+v", k)
 	}
-	if k := cfg.Outputs[0].Kafka; k.KeyField != "cust" || k.MaxAttempts != 10 || k.BatchBytes != 1000000 {
+	if k := cfg.Outputs[0].Settings.(*KafkaOutputConfig); k.KeyField != "cust" || k.MaxAttempts != 10 || k.BatchBytes != 1000000 {
 		t.Errorf("example output: %+v", k)
 	}
 }

@@ -12,6 +12,12 @@ import (
 	"time"
 )
 
+func init() {
+	RegisterOutput(OutputKind{Type: "stdout"})
+	RegisterOutput(OutputKind{Type: "file", Endpoint: EndpointPath})
+	RegisterOutput(OutputKind{Type: "tcp", Endpoint: EndpointAddress})
+}
+
 // outputStats are one output's counters.
 type outputStats struct {
 	name, typ  string
@@ -32,7 +38,7 @@ type sink interface {
 }
 
 func newSink(o OutputConfig, d *Daemon) (sink, error) {
-	st := &outputStats{name: o.Name, typ: o.Type}
+	st := &outputStats{name: o.Name, typ: string(o.Type)}
 	switch o.Type {
 	case "stdout":
 		return &writerSink{w: bufio.NewWriterSize(os.Stdout, o.BufferSize), under: os.Stdout, st: st}, nil

@@ -30,7 +30,7 @@ const (
 	fmtRaw
 )
 
-func formatCode(s string) uint8 {
+func formatCode(s Format) uint8 {
 	switch s {
 	case "json":
 		return fmtJSON
@@ -158,8 +158,8 @@ type Pipeline struct {
 
 // NewPipeline compiles cfg's rules against the live set.
 func NewPipeline(cfg *Config, set *tables.Set) (*Pipeline, error) {
-	if len(cfg.Rules) > 64 {
-		return nil, fmt.Errorf("at most 64 rules are supported, got %d", len(cfg.Rules))
+	if len(cfg.Rules) > maxRules {
+		return nil, fmt.Errorf("at most %d rules are supported, got %d", maxRules, len(cfg.Rules))
 	}
 	tree, err := buildTree(cfg)
 	if err != nil {
@@ -212,11 +212,12 @@ func NewPipeline(cfg *Config, set *tables.Set) (*Pipeline, error) {
 		p.rules = append(p.rules, r)
 	}
 	for _, o := range cfg.Outputs {
-		if o.Type != "kafka" {
+		k, ok := o.Settings.(*KafkaOutputConfig)
+		if !ok {
 			continue
 		}
 		p.perEvent = true
-		for _, f := range []string{o.Kafka.KeyField, o.Kafka.TopicField} {
+		for _, f := range []string{k.KeyField, k.TopicField} {
 			if f == "" || slices.Contains(p.outNames, f) {
 				continue
 			}

@@ -21,7 +21,7 @@ func main() {
 
 type flags struct {
 	config, tables, out, tcp, udp, file, format, http, verify string
-	check                                                     bool
+	check, workersSet                                         bool
 	workers                                                   int
 }
 
@@ -43,6 +43,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	fs.Visit(func(fl *flag.Flag) { f.workersSet = f.workersSet || fl.Name == "workers" })
 	cfg, err := loadConfig(&f)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -82,54 +83,69 @@ func configName(cfg *enrichd.Config) string {
 	return cfg.File
 }
 
+// loadConfig reads the configuration file (if any), sets the flags'
+// values on it and validates the whole: a flag's value is checked as the
+// same setting in the file is, and its errors name the flag.
 func loadConfig(f *flags) (*enrichd.Config, error) {
-	var cfg *enrichd.Config
-	if f.config != "" {
-		var err error
-		opts := enrichd.LoadOptions{NoInputs: f.tcp != "" || f.udp != "" || f.file != "", NoOutputs: f.out != ""}
-		if cfg, err = enrichd.LoadConfigWith(f.config, opts); err != nil {
-			return nil, err
-		}
-	} else {
-		cfg = enrichd.DefaultConfig()
+	if f.format != "" && f.tcp == "" && f.udp == "" && f.file == "" {
+		return nil, &enrichd.ConfigError{Field: "--format", Msg: "only with --tcp, --udp or --file (an input in the file has its own format)"}
 	}
-	format := f.format
+	if f.config != "" {
+		return enrichd.LoadConfigWith(f.config, f.apply)
+	}
+	cfg := enrichd.DefaultConfig()
+	f.apply(cfg)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// apply sets the values of the flags given on cfg.
+func (f *flags) apply(cfg *enrichd.Config) {
 	var ins []enrichd.InputConfig
+	input := func(typ enrichd.InputType, flag, listen, path string) {
+		in := enrichd.InputConfig{Type: typ, Listen: listen, Path: path, Format: enrichd.Format(f.format)}
+		in.At.SetFlag("", flag)
+		in.At.SetFlag("format", "--format")
+		ins = append(ins, in)
+	}
 	if f.tcp != "" {
-		ins = append(ins, enrichd.InputConfig{Type: "tcp", Listen: f.tcp, Format: format, MaxMessageSize: enrichd.DefaultMaxMessageSize, MaxConnections: enrichd.DefaultMaxConnections})
+		input("tcp", "--tcp", f.tcp, "")
 	}
 	if f.udp != "" {
-		ins = append(ins, enrichd.InputConfig{Type: "udp", Listen: f.udp, Format: format, MaxMessageSize: enrichd.DefaultMaxMessageSize})
+		input("udp", "--udp", f.udp, "")
 	}
 	if f.file != "" {
-		ins = append(ins, enrichd.InputConfig{Type: "file", Path: f.file, Format: format, MaxMessageSize: enrichd.DefaultMaxMessageSize})
+		input("file", "--file", "", f.file)
 	}
 	if len(ins) > 0 {
 		cfg.Inputs = ins
 	}
 	if f.out != "" {
+		o := enrichd.OutputConfig{Type: "file", Path: f.out}
 		if f.out == "-" {
-			cfg.Outputs = []enrichd.OutputConfig{{Type: "stdout", BufferSize: enrichd.DefaultOutputBuffer}}
-		} else {
-			cfg.Outputs = []enrichd.OutputConfig{{Type: "file", Path: f.out, BufferSize: enrichd.DefaultOutputBuffer}}
+			o = enrichd.OutputConfig{Type: "stdout"}
 		}
+		o.At.SetFlag("", "--out")
+		cfg.Outputs = []enrichd.OutputConfig{o}
 	}
 	if f.tables != "" {
 		cfg.Tables.Path = f.tables
+		cfg.Tables.At.SetFlag("path", "--tables")
 	}
 	if f.verify != "" {
-		cfg.Tables.Verify = f.verify
+		cfg.Tables.Verify = enrichd.Verify(f.verify)
+		cfg.Tables.At.SetFlag("verify", "--verify")
 	}
 	if f.http != "" {
 		cfg.HTTP.Listen = f.http
+		cfg.HTTP.At.SetFlag("listen", "--http")
 	}
-	if f.workers > 0 {
+	if f.workersSet {
 		cfg.Pipeline.Workers = f.workers
+		cfg.Pipeline.At.SetFlag("workers", "--workers")
 	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	return cfg, nil
 }
 
 func newLogger(cfg *enrichd.Config, w io.Writer) *slog.Logger {

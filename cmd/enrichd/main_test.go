@@ -48,3 +48,35 @@ func TestRunFile(t *testing.T) {
 		t.Fatalf("output:\n%s", b)
 	}
 }
+
+// TestFlagValues: flag values are checked as the same settings in a file
+// are, and the errors name the flags.
+func TestFlagValues(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tcp", "127.0.0.1:0", "--format", "sylog", "--out", "-"}, `--format: must be one of syslog, json, raw, not "sylog"`},
+		{[]string{"--tcp", "127.0.0.1:0", "--out", "-", "--tables", dir, "--verify", "ful"}, `--verify: must be one of full, digest, none, not "ful"`},
+		{[]string{"--tcp", "nohost", "--out", "-"}, `--tcp: must be HOST:PORT`},
+		{[]string{"--format", "json", "--out", "-"}, `--format: only with --tcp, --udp or --file`},
+		{[]string{"--file", "-", "--out", "-", "--workers", "-2"}, `--workers: must be 0 (GOMAXPROCS) or more, not -2`},
+		{[]string{"--file", "-", "--out", "-", "--http", "9514"}, `--http: must be HOST:PORT`},
+	} {
+		var out, errb bytes.Buffer
+		args := append(tc.args, "--check-config")
+		if code := run(args, &out, &errb); code != 2 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+	// A file's error and a flag's are reported together.
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("outputs:\n  - {type: fiel}\n"), 0o644)
+	var out, errb bytes.Buffer
+	code := run([]string{"--config", bad, "--tcp", "127.0.0.1:0", "--format", "sylog", "--check-config"}, &out, &errb)
+	if code != 2 || errb.String() != "--format: must be one of syslog, json, raw, not \"sylog\"\n"+
+		bad+":2:12: outputs[0].type: must be one of file, kafka, stdout, tcp, not \"fiel\"\n" {
+		t.Errorf("exit %d, %q", code, errb.String())
+	}
+}
