@@ -70,13 +70,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		}
 	}()
 	if cfg.Tables.Path != "" {
-		opts := tables.Options{PollInterval: cfg.Tables.PollInterval, NoNotify: cfg.Tables.NoNotify, Logger: logger}
-		switch cfg.Tables.Verify {
-		case VerifyDigest:
-			opts.DataVerify = tables.DataVerifyDigest
-		case VerifyNone:
-			opts.DataVerify = tables.DataVerifyNone
-		}
+		opts := tables.Options{PollInterval: cfg.Tables.PollInterval, NoNotify: cfg.Tables.NoNotify, Logger: logger, DataVerify: dataVerify(cfg.Tables.Verify)}
 		if d.set, err = tables.Open(cfg.Tables.Path, opts); err != nil {
 			return nil, fmt.Errorf("tables: %w", err)
 		}

@@ -50,7 +50,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if f.check {
-		fmt.Fprintf(stdout, "%s: ok (%d inputs, %d rules, %d outputs)\n", configName(cfg), len(cfg.Inputs), len(cfg.Rules), len(cfg.Outputs))
+		checked, err := enrichd.CheckTables(cfg)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		tables := ""
+		switch {
+		case checked:
+			tables = "; rules checked against the tables in " + cfg.Tables.Path
+		case cfg.Tables.Path != "":
+			tables = "; " + cfg.Tables.Path + " does not exist yet: rules not checked against tables"
+		}
+		fmt.Fprintf(stdout, "%s: ok (%d inputs, %d rules, %d outputs%s)\n", configName(cfg), len(cfg.Inputs), len(cfg.Rules), len(cfg.Outputs), tables)
 		return 0
 	}
 	logger := newLogger(cfg, stderr)

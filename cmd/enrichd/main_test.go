@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lutkit/lutkit/compile"
+	"github.com/lutkit/lutkit/compile/source"
 )
 
 func TestCheckConfig(t *testing.T) {
@@ -79,4 +82,60 @@ func TestFlagValues(t *testing.T) {
 		bad+":2:12: outputs[0].type: must be one of file, kafka, stdout, tcp, not \"fiel\"\n" {
 		t.Errorf("exit %d, %q", code, errb.String())
 	}
+}
+
+// TestCheckConfigTables: --check-config opens the tables present and
+// reports, where the configuration names them, a rule's table that is not
+// there and columns its table lacks.
+func TestCheckConfigTables(t *testing.T) {
+	dir := t.TempDir()
+	tdir := filepath.Join(dir, "tables")
+	os.Mkdir(tdir, 0o755)
+	src, _ := source.NewCSVReader(strings.NewReader("Index,Email,Name\n1,a@b,Ann\n"), "c.csv", source.Options{})
+	if _, err := compile.File(src, filepath.Join(tdir, "customers.lut"), compile.Options{Key: []string{"Index"}}); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "enrichd.yaml")
+	write := func(rules string) {
+		os.WriteFile(cfgPath, []byte("inputs: [{type: tcp, listen: \"127.0.0.1:0\"}]\noutputs: [{type: stdout}]\ntables: {path: tables}\n"+
+			"memcached: {listen: \"127.0.0.1:0\", default_table: customers, value_column: Emial}\nrules:\n"+rules), 0o644)
+	}
+	write(`  - {table: custmers, field: cust}
+  - table: customers
+    field: cust
+    columns: [Name, {Emial: email}, Index]
+  - {name: geo, table: customers, field: src, mmdb_fields: {country.iso_code: cc}}
+`)
+	var out, errb bytes.Buffer
+	code := run([]string{"--config", cfgPath, "--check-config"}, &out, &errb)
+	want := []string{
+		cfgPath + `:4:76: memcached.value_column: table "customers" has no column "Emial" (its columns: Index, Email, Name)`,
+		cfgPath + `:6:13: rules[0].table: no table "custmers" in ` + tdir + ` (it holds: customers)`,
+		cfgPath + `:9:22: rules[1].columns[1]: table "customers" has no column "Emial" (its columns: Index, Email, Name)`,
+		cfgPath + `:10:60: rules[2].mmdb_fields: table "customers" is a .lut table: name its columns (columns), not mmdb_fields`,
+	}
+	if code != 2 || errb.String() != strings.Join(want, "\n")+"\n" {
+		t.Fatalf("exit %d:\n%s\nwant\n%s", code, errb.String(), strings.Join(want, "\n"))
+	}
+	// Right, it says what it checked.
+	write("  - {table: customers, field: cust, columns: [Email]}\n")
+	os.WriteFile(cfgPath, bytes.Replace(must(os.ReadFile(cfgPath)), []byte("Emial"), []byte("Email"), 1), 0o644)
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"--config", cfgPath, "--check-config"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "rules checked against the tables in "+tdir) {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
+	}
+	// Tables not there yet: nothing to check them against, and it says so.
+	os.RemoveAll(tdir)
+	out.Reset()
+	if code := run([]string{"--config", cfgPath, "--check-config"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "does not exist yet: rules not checked") {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
