@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/lutkit/lutkit/enrichd/engine"
 	"github.com/lutkit/lutkit/internal/config"
 )
 
@@ -396,7 +397,7 @@ func (cfg *Config) validate(v *config.Validator) {
 	}
 	if len(v.Errs) == before {
 		// Only rules that are right one by one are checked together.
-		if err := checkRules(cfg); err != nil {
+		if err := engine.Check(cfg.engineRules()); err != nil {
 			s.Errorf("rules", "%v", err)
 		}
 	}

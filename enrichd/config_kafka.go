@@ -7,6 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/lutkit/lutkit/enrichd/engine"
 	"github.com/lutkit/lutkit/internal/config"
 )
 
@@ -297,9 +298,7 @@ func (k *KafkaOutputConfig) Validate(s config.Scope) {
 			name = k.KeyField
 		}
 		if name != "" {
-			if _, err := parseFieldRef(name); err != nil {
-				ks.Errorf(key, "%v", err)
-			}
+			ks.Check(key, engine.CheckField(name))
 		}
 	}
 	ks.Check("compression", k.Compression.Validate())

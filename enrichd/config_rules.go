@@ -1,33 +1,21 @@
 package enrichd
 
 import (
-	"fmt"
-	"strings"
-
 	"gopkg.in/yaml.v3"
 
+	"github.com/lutkit/lutkit/enrichd/engine"
 	"github.com/lutkit/lutkit/internal/config"
 )
 
-// RuleConfig is one enrichment rule.
+// RuleConfig is one enrichment rule (see engine.Rule). Its At records
+// where each entry of Columns was written as "columns[i]".
 type RuleConfig struct {
-	At     config.At
-	Name   string
-	Table  string
-	Fields []string // one source field, or several for a composite key
-	Target string   // dotted output path of the rule's object
-	// Columns to keep (LUT): nil means every column, under its own name.
-	// The At records where each was written as "columns[i]".
-	Columns []Rename
-	// MMDBFields: record path -> output name, in order.
-	MMDBFields []Rename
-	MMDB       bool // the rule reads an .mmdb table
-	MissTag    string
-	Defaults   []Rename // output name -> value on a miss
+	At config.At
+	engine.Rule
 }
 
 // Rename maps a source name (column or record path) to an output name.
-type Rename struct{ From, To string }
+type Rename = engine.Rename
 
 func decodeRule(d *config.Decoder, n *yaml.Node, field string) RuleConfig {
 	var r RuleConfig
@@ -77,7 +65,7 @@ func decodeRenames(d *config.Decoder, n *yaml.Node, field string, at *config.At,
 		if at != nil {
 			at.SetPos(config.Index(key, len(out)), p)
 		}
-		out = append(out, Rename{from, to})
+		out = append(out, Rename{From: from, To: to})
 	}
 	pairs := func(v *yaml.Node) {
 		ps, _ := d.Pairs(v, field)
@@ -118,43 +106,41 @@ func (r *RuleConfig) Validate(s config.Scope) {
 		s.Errorf("field", "an mmdb rule takes exactly one field (an IP address)")
 	}
 	for _, f := range r.Fields {
-		if _, err := parseFieldRef(f); err != nil {
-			s.Errorf("field", "%v", err)
-		}
+		s.Check("field", engine.CheckField(f))
 	}
 	if r.Target != "" {
-		s.Check("target", checkPath(r.Target))
+		s.Check("target", engine.CheckOutputName(r.Target))
 	}
 	for _, m := range r.MMDBFields {
-		if err := checkPath(m.To); err != nil {
+		if err := engine.CheckOutputName(m.To); err != nil {
 			s.Errorf("mmdb_fields", "%q: %v", m.To, err)
 		}
 	}
-}
-
-// checkPath checks a dotted output name.
-func checkPath(s string) error {
-	if s == "" {
-		return fmt.Errorf("empty output name")
-	}
-	for _, seg := range strings.Split(s, ".") {
-		if seg == "" {
-			return fmt.Errorf("%q has an empty segment", s)
+	for j, c := range r.Columns {
+		if err := engine.CheckOutputName(c.To); err != nil {
+			s.Errorf(config.Index("columns", j), "%q: %v", c.To, err)
 		}
 	}
-	return nil
 }
 
-// checkRules checks what the rules make together: at most 64 of them, and
-// an output object in which no two names collide.
-func checkRules(cfg *Config) error {
-	if len(cfg.Rules) > maxRules {
-		return fmt.Errorf("at most %d rules are supported, got %d", maxRules, len(cfg.Rules))
+// rules returns the engine's rules and options of the configuration.
+func (cfg *Config) engineRules() ([]engine.Rule, engine.Options) {
+	rules := make([]engine.Rule, len(cfg.Rules))
+	for i, r := range cfg.Rules {
+		rules[i] = r.Rule
 	}
-	_, err := buildTree(cfg)
-	return err
+	opts := engine.Options{Original: cfg.Pipeline.Original, StructuredData: cfg.Pipeline.StructuredData}
+	switch cfg.Pipeline.KVFields {
+	case KVAll:
+		opts.KV = engine.KVAll
+	case KVNone:
+		opts.KV = engine.KVNone
+	}
+	for _, o := range cfg.Outputs {
+		if k, ok := o.Settings.(*KafkaOutputConfig); ok {
+			opts.Split = true
+			opts.EventFields = append(opts.EventFields, k.KeyField, k.TopicField)
+		}
+	}
+	return rules, opts
 }
-
-// maxRules is how many rules a configuration may have (an event's misses
-// are one bit per rule).
-const maxRules = 64

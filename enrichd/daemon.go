@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lutkit/lutkit/enrichd/engine"
 	"github.com/lutkit/lutkit/enrichd/serve"
 	"github.com/lutkit/lutkit/tables"
 )
@@ -18,10 +19,10 @@ import (
 // Daemon is a running enrichd: inputs, workers, outputs and the HTTP
 // endpoint, built from a Config.
 type Daemon struct {
-	cfg  *Config
-	log  *slog.Logger
-	set  *tables.Set
-	pipe *Pipeline
+	cfg *Config
+	log *slog.Logger
+	set *tables.Set
+	eng *engine.Engine
 
 	freeBatches chan *batch
 	work        chan *batch
@@ -88,7 +89,8 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		}
 		sn.Release()
 	}
-	if d.pipe, err = NewPipeline(cfg, d.set); err != nil {
+	rules, opts := cfg.engineRules()
+	if d.eng, err = engine.New(rules, opts, d.set); err != nil {
 		return nil, err
 	}
 	pc := cfg.Pipeline
@@ -99,7 +101,9 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 	d.freeBatches = make(chan *batch, nb)
 	d.work = make(chan *batch, nb)
 	for range nb {
-		d.freeBatches <- &batch{buf: make([]byte, 0, pc.BatchBytes+maxMsgSize(cfg)), msgs: make([]msgRef, 0, pc.BatchSize)}
+		b := &batch{}
+		b.Buf, b.Msgs = make([]byte, 0, pc.BatchBytes+maxMsgSize(cfg)), make([]engine.Msg, 0, pc.BatchSize)
+		d.freeBatches <- b
 	}
 	no := 2*pc.Workers + 2
 	for _, o := range cfg.Outputs {
@@ -111,7 +115,9 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 	d.freeOut = make(chan *outBuf, no)
 	d.outCh = make(chan *outBuf, no)
 	for range no {
-		d.freeOut <- &outBuf{b: make([]byte, 0, 2*pc.BatchBytes)}
+		ob := &outBuf{}
+		ob.B = make([]byte, 0, 2*pc.BatchBytes)
+		d.freeOut <- ob
 	}
 	for _, o := range cfg.Outputs {
 		if o.Type == "kafka" {
@@ -137,7 +143,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 			if err != nil {
 				return nil, fmt.Errorf("input %s: %w", ic.Name, err)
 			}
-			d.tcpIns = append(d.tcpIns, &tcpInput{d: d, cfg: ic, ln: ln, stats: st, fmt: formatCode(ic.Format), conns: map[net.Conn]struct{}{}})
+			d.tcpIns = append(d.tcpIns, &tcpInput{d: d, cfg: ic, ln: ln, stats: st, fmt: ic.Format.code(), conns: map[net.Conn]struct{}{}})
 		case "udp":
 			ua, err := net.ResolveUDPAddr("udp", ic.Listen)
 			if err != nil {
@@ -148,13 +154,13 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 				return nil, fmt.Errorf("input %s: %w", ic.Name, err)
 			}
 			c.SetReadBuffer(ic.Settings.(*UDPInputConfig).ReadBuffer)
-			d.udpIns = append(d.udpIns, &udpInput{d: d, cfg: ic, conn: c, stats: st, fmt: formatCode(ic.Format)})
+			d.udpIns = append(d.udpIns, &udpInput{d: d, cfg: ic, conn: c, stats: st, fmt: ic.Format.code()})
 		case "file":
 			r, err := openFileInput(ic.Path)
 			if err != nil {
 				return nil, fmt.Errorf("input %s: %w", ic.Name, err)
 			}
-			d.fileIns = append(d.fileIns, &fileInput{d: d, cfg: ic, stats: st, fmt: formatCode(ic.Format), r: r})
+			d.fileIns = append(d.fileIns, &fileInput{d: d, cfg: ic, stats: st, fmt: ic.Format.code(), r: r})
 		case "kafka":
 			k, err := newKafkaInput(d, ic, st)
 			if err != nil {
@@ -402,7 +408,7 @@ func (d *Daemon) closeAll() {
 // empty.
 func (d *Daemon) workerLoop(wg *sync.WaitGroup, workDone <-chan struct{}) {
 	defer wg.Done()
-	w := d.pipe.newWorker(d.cfg.Pipeline.BatchSize)
+	w := d.eng.NewWorker(d.cfg.Pipeline.BatchSize)
 	for {
 		var b *batch
 		select {
@@ -415,12 +421,12 @@ func (d *Daemon) workerLoop(wg *sync.WaitGroup, workDone <-chan struct{}) {
 			}
 		}
 		ob := <-d.freeOut
-		n := len(b.msgs)
-		if d.pipe.perEvent {
-			w.ob = ob
+		n := len(b.Msgs)
+		w.Process(&b.Batch, &ob.Lines, time.Now())
+		if b.in != nil && b.Malformed|b.Truncated != 0 {
+			b.in.malformed.Add(b.Malformed)
+			b.in.truncated.Add(b.Truncated)
 		}
-		ob.b = w.process(b, ob.b[:0], time.Now())
-		w.ob = nil
 		ob.events = n
 		ob.ack = b.ack
 		b.reset()
@@ -475,7 +481,7 @@ func (d *Daemon) outputLoop(wg *sync.WaitGroup) {
 			ob.refs.Store(int32(len(d.kafkaOut) + 1))
 			written := true
 			for _, s := range d.sinks {
-				if err := s.Write(ob.b); err != nil {
+				if err := s.Write(ob.B); err != nil {
 					d.outputErrors.Add(1)
 					written = false
 				}
@@ -513,10 +519,7 @@ func (d *Daemon) releaseOut(ob *outBuf) {
 	if ob.refs.Add(-1) > 0 {
 		return
 	}
-	ob.b = ob.b[:0]
-	ob.ends = ob.ends[:0]
-	ob.vals = ob.vals[:0]
-	ob.spans = ob.spans[:0]
+	ob.Lines.Reset()
 	ob.ack = nil
 	d.freeOut <- ob
 }

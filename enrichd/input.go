@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/lutkit/lutkit/enrichd/engine"
 	"github.com/lutkit/lutkit/enrichd/parse"
 	"github.com/lutkit/lutkit/internal/config"
 )
@@ -157,7 +158,7 @@ func (l *lineSource) Next() ([]byte, bool, error) {
 type batcher struct {
 	d       *Daemon
 	in      *inputStats
-	fmt     uint8
+	fmt     engine.Format
 	cur     *batch
 	udp     bool      // never block: drop and count when no batch is free
 	lastAck *ackEntry // the acknowledgement of the last batch flushed
@@ -186,7 +187,7 @@ func (bt *batcher) take() bool {
 	} else {
 		bt.cur = <-bt.d.freeBatches
 	}
-	bt.cur.in, bt.cur.format, bt.cur.start = bt.in, bt.fmt, time.Now()
+	bt.cur.in, bt.cur.Format, bt.cur.start = bt.in, bt.fmt, time.Now()
 	return true
 }
 
@@ -195,10 +196,10 @@ func (bt *batcher) take() bool {
 func (bt *batcher) put(msg []byte, truncated bool) bool {
 	var fl uint8
 	if truncated {
-		fl = flagTruncated
+		fl = engine.FlagTruncated
 	}
-	bt.cur.add(msg, fl)
-	if len(bt.cur.msgs) >= bt.d.cfg.Pipeline.BatchSize || len(bt.cur.buf) >= bt.d.cfg.Pipeline.BatchBytes {
+	bt.cur.Add(msg, fl)
+	if len(bt.cur.Msgs) >= bt.d.cfg.Pipeline.BatchSize || len(bt.cur.Buf) >= bt.d.cfg.Pipeline.BatchBytes {
 		bt.flush()
 		return true
 	}
@@ -216,7 +217,7 @@ func (bt *batcher) flush() {
 	}
 	bt.cur = nil
 	bt.lastAck = b.ack
-	n, size := uint64(len(b.msgs)), uint64(len(b.buf))
+	n, size := uint64(len(b.Msgs)), uint64(len(b.Buf))
 	if bt.udp {
 		select {
 		case bt.d.work <- b:
@@ -240,7 +241,7 @@ type tcpInput struct {
 	cfg    InputConfig
 	ln     net.Listener
 	stats  *inputStats
-	fmt    uint8
+	fmt    engine.Format
 	framer sync.Pool
 
 	mu    sync.Mutex
@@ -360,7 +361,7 @@ func (t *tcpInput) serveConn(c net.Conn, wg *sync.WaitGroup) {
 	}
 	cr.pre = first[:n]
 	var src messageSource
-	if t.fmt == fmtSyslog {
+	if t.fmt == engine.Syslog {
 		fr, _ := t.framer.Get().(*parse.Framer)
 		if fr == nil {
 			fr = parse.NewFramer(cr, t.cfg.MaxMessageSize)
@@ -398,7 +399,7 @@ type udpInput struct {
 	cfg   InputConfig
 	conn  *net.UDPConn
 	stats *inputStats
-	fmt   uint8
+	fmt   engine.Format
 }
 
 func (u *udpInput) serve(wg *sync.WaitGroup) {
@@ -453,7 +454,7 @@ type fileInput struct {
 	d     *Daemon
 	cfg   InputConfig
 	stats *inputStats
-	fmt   uint8
+	fmt   engine.Format
 	r     io.ReadCloser
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lutkit/lutkit/enrichd/engine"
 	"github.com/segmentio/kafka-go"
 )
 
@@ -190,7 +192,7 @@ type kafkaInput struct {
 	d     *Daemon
 	cfg   InputConfig
 	stats *inputStats
-	fmt   uint8
+	fmt   engine.Format
 	r     *kafka.Reader
 	tr    *commitTracker
 	log   *slog.Logger
@@ -259,7 +261,7 @@ func newKafkaInput(d *Daemon, ic InputConfig, st *inputStats) (*kafkaInput, erro
 		return nil, err
 	}
 	k := &kafkaInput{
-		d: d, cfg: ic, stats: st, fmt: formatCode(ic.Format), log: d.log.With("input", ic.Name),
+		d: d, cfg: ic, stats: st, fmt: ic.Format.code(), log: d.log.With("input", ic.Name),
 		r:          kafka.NewReader(rc),
 		tr:         newCommitTracker(kc.MaxUncommitted),
 		stopCh:     make(chan struct{}),

@@ -42,7 +42,6 @@ type kafkaSink struct {
 	acks   kafka.RequiredAcks
 	comp   kafka.Compression
 	dl     deadLetter
-	nf     int // out fields per event
 	keyF   int
 	topicF int
 	jobs   chan *outBuf
@@ -79,7 +78,7 @@ func newKafkaSink(o OutputConfig, d *Daemon, st *outputStats) (*kafkaSink, error
 		d: d, cfg: kc, st: st, log: d.log.With("output", o.Name),
 		cl:   &kafka.Client{Addr: kafka.TCP(kc.Brokers...), Transport: tr, Timeout: 30 * time.Second},
 		acks: kafka.RequireAll, comp: kafkaCompression(kc.Compression),
-		nf: len(d.pipe.outFields), keyF: d.pipe.outField(kc.KeyField), topicF: d.pipe.outField(kc.TopicField),
+		keyF: d.eng.EventField(kc.KeyField), topicF: d.eng.EventField(kc.TopicField),
 		jobs: make(chan *outBuf, kc.InFlight), topics: map[string]*topicMeta{},
 	}
 	switch kc.RequiredAcks {
@@ -196,7 +195,7 @@ func (s *kafkaSink) deliver(ob *outBuf, sc *produceScratch) bool {
 			return false
 		}
 		if nFailed == 0 {
-			s.st.bytes.Add(uint64(len(ob.b)))
+			s.st.bytes.Add(uint64(len(ob.B)))
 			return true
 		}
 		if s.cfg.MaxAttempts > 0 && attempt >= s.cfg.MaxAttempts {
@@ -233,7 +232,7 @@ func (s *kafkaSink) deliver(ob *outBuf, sc *produceScratch) bool {
 // else the buffer's sticky choice.
 func (s *kafkaSink) partition(ob *outBuf, i int, tm *topicMeta, sticky int) int {
 	if s.keyF >= 0 {
-		if k := ob.field(i, s.keyF, s.nf); len(k) > 0 {
+		if k := ob.Field(i, s.keyF); len(k) > 0 {
 			return murmur2Partition(k, len(tm.parts))
 		}
 	}
@@ -264,9 +263,9 @@ func (s *kafkaSink) addToGroup(groups []prodGroup, ob *outBuf, tm *topicMeta, p 
 
 // size is what event i adds to a produce request, about.
 func (s *kafkaSink) size(ob *outBuf, i int) int {
-	n := len(ob.line(i)) + 32
+	n := len(ob.Line(i)) + 32
 	if s.keyF >= 0 {
-		n += len(ob.field(i, s.keyF, s.nf))
+		n += len(ob.Field(i, s.keyF))
 	}
 	return n
 }
@@ -285,7 +284,7 @@ func (s *kafkaSink) produceAll(ob *outBuf, groups []prodGroup, sc *produceScratc
 		if g.topic == nil {
 			return // no metadata: g.err is set
 		}
-		recs := &lineRecords{ob: ob, events: g.events, keyF: s.keyF, nf: s.nf}
+		recs := &lineRecords{ob: ob, events: g.events, keyF: s.keyF}
 		res, err := s.cl.Produce(context.Background(), &kafka.ProduceRequest{
 			Topic: g.topic.name, Partition: g.partition, RequiredAcks: s.acks, Records: recs, Compression: s.comp,
 		})
@@ -321,7 +320,7 @@ func (s *kafkaSink) topicOf(ob *outBuf, i int) (*topicMeta, error) {
 	name := s.cfg.Topic
 	var v []byte
 	if s.topicF >= 0 {
-		v = ob.field(i, s.topicF, s.nf)
+		v = ob.Field(i, s.topicF)
 	}
 	s.mu.Lock()
 	var tm *topicMeta
@@ -413,7 +412,7 @@ var partitionIDs = func() []int {
 type lineRecords struct {
 	ob         *outBuf
 	events     []int32
-	keyF, nf   int
+	keyF       int
 	next       int
 	rec        kafka.Record
 	key, value bytesReader
@@ -426,10 +425,10 @@ func (r *lineRecords) ReadRecord() (*kafka.Record, error) {
 	i := int(r.events[r.next])
 	r.next++
 	r.rec = kafka.Record{}
-	r.value.Reset(r.ob.line(i))
+	r.value.Reset(r.ob.Line(i))
 	r.rec.Value = &r.value
 	if r.keyF >= 0 {
-		if k := r.ob.field(i, r.keyF, r.nf); len(k) > 0 {
+		if k := r.ob.Field(i, r.keyF); len(k) > 0 {
 			r.key.Reset(k)
 			r.rec.Key = &r.key
 		}
@@ -449,10 +448,10 @@ func (s *kafkaSink) giveUp(ob *outBuf, groups []prodGroup, cause error) bool {
 	var lines, keys [][]byte
 	for _, g := range groups {
 		for _, i := range g.events {
-			lines = append(lines, ob.line(int(i)))
+			lines = append(lines, ob.Line(int(i)))
 			var k []byte
 			if s.keyF >= 0 {
-				k = ob.field(int(i), s.keyF, s.nf)
+				k = ob.Field(int(i), s.keyF)
 			}
 			keys = append(keys, k)
 		}

@@ -85,12 +85,12 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	counter(mEventsOut, d.eventsOut.Load())
-	for _, r := range d.pipe.rules {
-		counter(mLookups, r.stats.hits.Load(), r.cfg.Name, r.cfg.Table, "hit")
-		counter(mLookups, r.stats.misses.Load(), r.cfg.Name, r.cfg.Table, "miss")
-		counter(mLookupNoTbl, r.stats.noTable.Load(), r.cfg.Name, r.cfg.Table)
-		if r.mmFields != nil {
-			counter(mLookupBadKey, r.stats.badKey.Load(), r.cfg.Name, r.cfg.Table)
+	for _, r := range d.eng.Stats() {
+		counter(mLookups, r.Hits, r.Name, r.Table, "hit")
+		counter(mLookups, r.Misses, r.Name, r.Table, "miss")
+		counter(mLookupNoTbl, r.NoTable, r.Name, r.Table)
+		if r.MMDB {
+			counter(mLookupBadKey, r.BadKey, r.Name, r.Table)
 		}
 	}
 	if d.set != nil {

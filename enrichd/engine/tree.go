@@ -1,4 +1,4 @@
-package enrichd
+package engine
 
 import (
 	"fmt"
@@ -78,7 +78,7 @@ func (n *node) insert(path []string, leaf *node, what string) error {
 }
 
 // buildTree lays out the output object of every event.
-func buildTree(cfg *Config) (*node, error) {
+func buildTree(rules []Rule, opts Options) (*node, error) {
 	root := &node{}
 	add := func(path string, leaf *node, what string) error {
 		return root.insert(strings.Split(path, "."), leaf, what)
@@ -100,7 +100,7 @@ func buildTree(cfg *Config) (*node, error) {
 		{"event.original", lfOriginal},
 	}
 	for _, h := range hdr {
-		if h.kind == lfSD && !cfg.Pipeline.StructuredData || h.kind == lfOriginal && !cfg.Pipeline.Original {
+		if h.kind == lfSD && !opts.StructuredData || h.kind == lfOriginal && !opts.Original {
 			continue
 		}
 		if err := add(h.path, &node{kind: h.kind}, "event header"); err != nil {
@@ -109,7 +109,7 @@ func buildTree(cfg *Config) (*node, error) {
 	}
 	// The key=value pairs are members of the top level.
 	root.children = append(root.children, &node{kind: lfKV})
-	for ri, r := range cfg.Rules {
+	for ri, r := range rules {
 		what := fmt.Sprintf("rule %q", r.Name)
 		defs := map[string][]byte{}
 		for _, d := range r.Defaults {
