@@ -280,6 +280,10 @@ func (k *KafkaOutputConfig) SetDefaults() {
 	}
 }
 
+// EventFields are the event fields the output sends by: its messages'
+// key and topic.
+func (k *KafkaOutputConfig) EventFields() []string { return []string{k.KeyField, k.TopicField} }
+
 // NamePart is what the output's default name shows: its topic.
 func (k *KafkaOutputConfig) NamePart() string { return k.Topic }
 

@@ -137,9 +137,10 @@ func (cfg *Config) engineRules() ([]engine.Rule, engine.Options) {
 		opts.KV = engine.KVNone
 	}
 	for _, o := range cfg.Outputs {
-		if k, ok := o.Settings.(*KafkaOutputConfig); ok {
+		if ef, ok := o.Settings.(EventFielder); ok {
+			// The output sends events one by one.
 			opts.Split = true
-			opts.EventFields = append(opts.EventFields, k.KeyField, k.TopicField)
+			opts.EventFields = append(opts.EventFields, ef.EventFields()...)
 		}
 	}
 	return rules, opts

@@ -19,12 +19,12 @@ import (
 // has the connection settings they share.
 //
 // Delivery is at least once. A Kafka input notes, for each batch, the
-// last offset it holds of each partition, in an ackEntry. The entry goes
-// with the batch to a worker and with the worker's output buffer to the
-// outputs; it is done when every output has the events: the stream
-// outputs (stdout, file, tcp) once they have flushed them, a Kafka output
-// once the brokers acknowledged them (or, after max_attempts, the dead
-// letter took them). The commitTracker keeps the entries in the order the
+// last offset it holds of each partition, in an ackEntry: the batch's
+// acknowledgement (Ack), which goes with the batch to a worker and with
+// the worker's output buffer to the outputs. It is done when every output
+// has delivered the events: the stream outputs (stdout, file, tcp) once
+// they have flushed them, a Kafka output once the brokers acknowledged
+// them (or, after max_attempts, the dead letter took them). The commitTracker keeps the entries in the order the
 // input made them; when the oldest are done, their offsets become
 // committable, and the committer commits them every commit_interval. So a
 // committed offset never passes an event that is not delivered, and a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -12,21 +13,32 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lutkit/lutkit/enrichd/engine"
 	"github.com/segmentio/kafka-go"
 )
 
 func init() {
-	RegisterInput(InputKind{Type: "kafka", Format: FormatSyslog, Settings: func() Settings { return &KafkaInputConfig{} }})
+	RegisterInput(InputKind{Type: "kafka", Format: FormatSyslog, Settings: func() Settings { return &KafkaInputConfig{} }, New: newKafkaInput})
 }
 
-// ackEntry is one Kafka input batch on its way to the outputs.
+var (
+	mKafkaLag         = desc("kafka_consumer_lag", "High watermark minus the next offset to commit, by partition (partitions of the current assignment that were fetched from).", "input", "topic", "partition")
+	mKafkaCommitted   = desc("kafka_committed_offset", "Last committed offset (the next to read), by partition.", "input", "topic", "partition")
+	mKafkaCommits     = desc("kafka_commits_total", "Offset commits by result.", "input", "result")
+	mKafkaUncommitted = desc("kafka_uncommitted_events", "Events fetched and not yet committed (at most max_uncommitted).", "input")
+	mKafkaStale       = desc("kafka_stale_offsets_total", "Delivered offsets not committed because a rebalance came between their fetch and the commit (the partition's owner reads them again).", "input")
+	mKafkaRebalances  = desc("kafka_rebalances_total", "Consumer group rebalances seen by the input.", "input")
+	mKafkaReadErrors  = desc("kafka_fetch_errors_total", "Fetch and group errors reported by the consumer.", "input")
+)
+
+// ackEntry is one Kafka input batch on its way to the outputs: the
+// batch's acknowledgement (Ack) tells it when every output has delivered
+// the batch.
 type ackEntry struct {
-	t       *commitTracker
-	offs    []partOffset // the last offset of each partition in the batch
-	events  int
-	pending atomic.Int32 // outputs that have not delivered the batch yet
-	done    bool         // under t.mu
+	Ack
+	t      *commitTracker
+	offs   []partOffset // the last offset of each partition in the batch
+	events int
+	done   bool // under t.mu
 }
 
 type topicPart struct {
@@ -60,12 +72,8 @@ func (e *ackEntry) note(m *kafka.Message, gen uint64) {
 	e.offs = append(e.offs, partOffset{topicPart{m.Topic, m.Partition}, m.Offset, m.HighWaterMark, gen})
 }
 
-// release marks one output's delivery of the batch.
-func (e *ackEntry) release() {
-	if e.pending.Add(-1) == 0 {
-		e.t.complete(e)
-	}
-}
+// Delivered is called once every output has delivered the batch.
+func (e *ackEntry) Delivered() { e.t.complete(e) }
 
 // commitTracker orders a Kafka input's batches and turns the delivered
 // ones into offsets to commit.
@@ -90,6 +98,7 @@ func newCommitTracker(max int) *commitTracker {
 // open starts the entry of a new batch.
 func (t *commitTracker) open() *ackEntry {
 	e := &ackEntry{t: t}
+	e.Ack.Init(e)
 	t.mu.Lock()
 	t.q = append(t.q, e)
 	t.mu.Unlock()
@@ -189,13 +198,14 @@ type partState struct {
 }
 
 type kafkaInput struct {
-	d     *Daemon
-	cfg   InputConfig
+	env   *Env
+	cfg   *InputConfig
 	stats *inputStats
-	fmt   engine.Format
 	r     *kafka.Reader
 	tr    *commitTracker
 	log   *slog.Logger
+	cur   *ackEntry // the acknowledgement of the batch being filled
+	done  chan struct{}
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -219,9 +229,9 @@ type kafkaInput struct {
 	readErrors uint64
 }
 
-func newKafkaInput(d *Daemon, ic InputConfig, st *inputStats) (*kafkaInput, error) {
+func newKafkaInput(ic *InputConfig, env *Env) (Input, error) {
 	kc := ic.Settings.(*KafkaInputConfig)
-	if err := probeKafka(kc.KafkaConn, d.log.With("input", ic.Name)); err != nil {
+	if err := probeKafka(kc.KafkaConn, env.Log); err != nil {
 		return nil, err
 	}
 	dialer, err := kafkaDialer(kc.KafkaConn)
@@ -241,7 +251,7 @@ func newKafkaInput(d *Daemon, ic InputConfig, st *inputStats) (*kafkaInput, erro
 		QueueCapacity:         1024,
 		WatchPartitionChanges: true,
 		StartOffset:           kafka.FirstOffset,
-		ErrorLogger:           kafkaLogger{d.log.With("input", ic.Name)},
+		ErrorLogger:           kafkaLogger{env.Log},
 	}
 	if rc.MaxBytes == 0 {
 		rc.MaxBytes = 16 << 20
@@ -261,7 +271,7 @@ func newKafkaInput(d *Daemon, ic InputConfig, st *inputStats) (*kafkaInput, erro
 		return nil, err
 	}
 	k := &kafkaInput{
-		d: d, cfg: ic, stats: st, fmt: ic.Format.code(), log: d.log.With("input", ic.Name),
+		env: env, cfg: ic, stats: env.InputStats(), log: env.Log, done: make(chan struct{}),
 		r:          kafka.NewReader(rc),
 		tr:         newCommitTracker(kc.MaxUncommitted),
 		stopCh:     make(chan struct{}),
@@ -278,13 +288,23 @@ func newKafkaInput(d *Daemon, ic InputConfig, st *inputStats) (*kafkaInput, erro
 	return k, nil
 }
 
+func (k *kafkaInput) Start()                { go k.serve() }
+func (k *kafkaInput) Stop(time.Time)        { k.stop() }
+func (k *kafkaInput) Done() <-chan struct{} { return k.done }
+func (k *kafkaInput) Addr() net.Addr        { return nil }
+func (k *kafkaInput) Stats() *inputStats    { return k.stats }
+
+// Close commits what the outputs delivered and leaves the group.
+func (k *kafkaInput) Close() error {
+	k.finish()
+	return nil
+}
+
 // serve fetches messages into batches until stop.
-func (k *kafkaInput) serve(wg *sync.WaitGroup) {
-	defer wg.Done()
+func (k *kafkaInput) serve() {
+	defer close(k.done)
 	go k.commitLoop()
-	d := k.d
-	bt := &batcher{d: d, in: k.stats, fmt: k.fmt}
-	flushEvery := d.cfg.Pipeline.FlushInterval
+	bt := k.env.Batcher(k.stats, k.cfg.Format, false)
 	maxSize := k.cfg.MaxMessageSize
 	// While a batch is pending, fetches wait at most until it is due.
 	var due struct {
@@ -307,9 +327,9 @@ func (k *kafkaInput) serve(wg *sync.WaitGroup) {
 			}
 		}
 		ctx := k.ctx
-		if bt.pending() {
+		if bt.Pending() {
 			if due.ctx == nil {
-				due.ctx, due.cancel = context.WithDeadline(k.ctx, bt.cur.start.Add(flushEvery))
+				due.ctx, due.cancel = context.WithDeadline(k.ctx, bt.Due())
 			}
 			ctx = due.ctx
 		}
@@ -335,13 +355,14 @@ func (k *kafkaInput) serve(wg *sync.WaitGroup) {
 		if len(msg) > maxSize {
 			msg, trunc = msg[:maxSize], true
 		}
-		bt.take()
-		if bt.cur.ack == nil {
-			bt.cur.ack = k.tr.open()
+		bt.Take()
+		if bt.Ack() == nil {
+			k.cur = k.tr.open()
+			bt.SetAck(&k.cur.Ack)
 		}
-		bt.cur.ack.note(&m, k.gen.Load())
-		if bt.put(msg, trunc) {
-			k.noteParts(bt.lastAck)
+		k.cur.note(&m, k.gen.Load())
+		if bt.Put(msg, trunc) {
+			k.noteParts(k.cur)
 			endDue()
 		}
 	}
@@ -349,10 +370,10 @@ func (k *kafkaInput) serve(wg *sync.WaitGroup) {
 }
 
 // flush sends the pending batch and notes its partitions.
-func (k *kafkaInput) flush(bt *batcher) {
-	if bt.pending() {
-		bt.flush()
-		k.noteParts(bt.lastAck)
+func (k *kafkaInput) flush(bt *Batcher) {
+	if bt.Pending() {
+		bt.Flush()
+		k.noteParts(k.cur)
 	}
 }
 
@@ -484,8 +505,10 @@ func (k *kafkaInput) observe() {
 	}
 }
 
-// collect exports the input's Kafka metrics.
-func (k *kafkaInput) collect(counter, gauge func(*prometheus.Desc, float64, ...string), ch chan<- prometheus.Metric) {
+// Collect exports the input's Kafka metrics.
+func (k *kafkaInput) Collect(m metricSink) {
+	counter := func(d *prometheus.Desc, v float64, l ...string) { m.counter(d, uint64(v), l...) }
+	gauge := m.gauge
 	k.observe()
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -507,5 +530,5 @@ func (k *kafkaInput) collect(counter, gauge func(*prometheus.Desc, float64, ...s
 	counter(mKafkaCommits, float64(k.commitErrors.Load()), name, "error")
 	counter(mKafkaStale, float64(k.staleOffsets.Load()), name)
 	gauge(mKafkaUncommitted, float64(k.tr.inflight.Load()), name)
-	k.commitLat.Collect(ch)
+	m.collect(k.commitLat)
 }

@@ -18,14 +18,20 @@ import (
 )
 
 func init() {
-	RegisterOutput(OutputKind{Type: "kafka", Settings: func() Settings { return &KafkaOutputConfig{} }})
+	RegisterOutput(OutputKind{Type: "kafka", Settings: func() Settings { return &KafkaOutputConfig{} }, New: newKafkaSink})
 }
 
-// kafkaSink produces each event as one message. Send hands it an output
+var (
+	mKafkaProduced    = desc("kafka_produced_total", "Events the brokers acknowledged.", "output")
+	mKafkaRetries     = desc("kafka_produce_retries_total", "Events produced again after a failed attempt.", "output")
+	mKafkaDeadLetter  = desc("kafka_dead_letter_total", "Events sent to the dead letter after max_attempts.", "output")
+	mKafkaNotProduced = desc("kafka_not_produced_total", "Events neither produced nor dead-lettered (logged, or left uncommitted on shutdown).", "output")
+)
+
+// kafkaSink produces each event as one message. Write hands it an output
 // buffer, which in_flight sender goroutines produce concurrently; the
-// buffer goes back to the pool, and its input acknowledgement is
-// released, once the brokers acknowledged every event (or the dead letter
-// took it).
+// buffer goes back to the pool, and its delivery is reported, once the
+// brokers acknowledged every event (or the dead letter took it).
 //
 // A buffer's events are grouped by partition and each group is one
 // produce request (kafka.Client.Produce, the request kafka-go's Writer
@@ -34,7 +40,6 @@ func init() {
 // and move to the next partition when a produce fails; keyed events go by
 // the murmur2 hash of their key, as the Java client places them.
 type kafkaSink struct {
-	d      *Daemon
 	cfg    *KafkaOutputConfig
 	st     *outputStats
 	log    *slog.Logger
@@ -44,7 +49,8 @@ type kafkaSink struct {
 	dl     deadLetter
 	keyF   int
 	topicF int
-	jobs   chan *outBuf
+	jobs   chan *Buffer
+	stop   <-chan struct{} // the daemon gave up on shutdown
 	wg     sync.WaitGroup
 	seq    atomic.Uint64
 
@@ -65,9 +71,9 @@ type topicMeta struct {
 // metadataTTL is how long a topic's partition count is trusted.
 const metadataTTL = 30 * time.Second
 
-func newKafkaSink(o OutputConfig, d *Daemon, st *outputStats) (*kafkaSink, error) {
+func newKafkaSink(o *OutputConfig, env *Env) (Output, error) {
 	kc := o.Settings.(*KafkaOutputConfig)
-	if err := probeKafka(kc.KafkaConn, d.log.With("output", o.Name)); err != nil {
+	if err := probeKafka(kc.KafkaConn, env.Log); err != nil {
 		return nil, err
 	}
 	tr, err := kafkaTransport(kc.KafkaConn)
@@ -75,11 +81,11 @@ func newKafkaSink(o OutputConfig, d *Daemon, st *outputStats) (*kafkaSink, error
 		return nil, err
 	}
 	s := &kafkaSink{
-		d: d, cfg: kc, st: st, log: d.log.With("output", o.Name),
+		cfg: kc, st: env.OutputStats(), log: env.Log, stop: env.Stop,
 		cl:   &kafka.Client{Addr: kafka.TCP(kc.Brokers...), Transport: tr, Timeout: 30 * time.Second},
 		acks: kafka.RequireAll, comp: kafkaCompression(kc.Compression),
-		keyF: d.eng.EventField(kc.KeyField), topicF: d.eng.EventField(kc.TopicField),
-		jobs: make(chan *outBuf, kc.InFlight), topics: map[string]*topicMeta{},
+		keyF: env.EventField(kc.KeyField), topicF: env.EventField(kc.TopicField),
+		jobs: make(chan *Buffer, kc.InFlight), topics: map[string]*topicMeta{},
 	}
 	switch kc.RequiredAcks {
 	case "one":
@@ -88,7 +94,7 @@ func newKafkaSink(o OutputConfig, d *Daemon, st *outputStats) (*kafkaSink, error
 		s.acks = kafka.RequireNone
 	}
 	if kc.DeadLetter != "" {
-		if s.dl, err = newDeadLetter(kc, tr, d.hardStop); err != nil {
+		if s.dl, err = newDeadLetter(kc, tr, env.Stop); err != nil {
 			return nil, fmt.Errorf("dead_letter: %w", err)
 		}
 	}
@@ -99,18 +105,28 @@ func newKafkaSink(o OutputConfig, d *Daemon, st *outputStats) (*kafkaSink, error
 	return s, nil
 }
 
-// Send queues ob; it blocks while in_flight buffers are being produced.
-func (s *kafkaSink) Send(ob *outBuf) { s.jobs <- ob }
+// Write queues ob; it blocks while in_flight buffers are being produced.
+func (s *kafkaSink) Write(ob *Buffer) error {
+	ob.Retain()
+	s.jobs <- ob
+	return nil
+}
+
+// Flush does nothing: each buffer is delivered as it is produced.
+func (s *kafkaSink) Flush() error { return nil }
+
+// Holds is how many buffers the output keeps at most: in_flight being
+// produced and one waiting.
+func (s *kafkaSink) Holds() int { return s.cfg.InFlight + 1 }
 
 func (s *kafkaSink) sender() {
 	defer s.wg.Done()
 	var sc produceScratch
 	for ob := range s.jobs {
-		a := ob.ack
-		if s.deliver(ob, &sc) && a != nil {
-			a.release()
+		if s.deliver(ob, &sc) {
+			ob.Delivery().Done()
 		}
-		s.d.releaseOut(ob)
+		ob.Release()
 	}
 }
 
@@ -133,13 +149,13 @@ type produceScratch struct {
 // deliver produces ob's events. It returns false only when the daemon
 // gave up on shutdown with events undelivered (their input offsets then
 // stay uncommitted).
-func (s *kafkaSink) deliver(ob *outBuf, sc *produceScratch) bool {
+func (s *kafkaSink) deliver(ob *Buffer, sc *produceScratch) bool {
 	sticky := int(s.seq.Add(1))
 	groups := sc.groups[:0]
 	var unplaced []int32 // events whose topic has no metadata yet
 	var metaErr error
 	var oversize []prodGroup
-	for i := range int32(ob.events) {
+	for i := range int32(ob.Events) {
 		if s.size(ob, int(i)) > s.cfg.BatchBytes {
 			oversize = append(oversize, prodGroup{events: []int32{i}})
 			continue
@@ -204,7 +220,7 @@ func (s *kafkaSink) deliver(ob *outBuf, sc *produceScratch) bool {
 		s.retries.Add(uint64(nFailed))
 		s.log.Warn("kafka produce failed; retrying", "events", nFailed, "attempt", attempt, "retry_in", backoff, "err", firstErr)
 		select {
-		case <-s.d.hardStop:
+		case <-s.stop:
 			s.lost.Add(uint64(nFailed))
 			return false
 		case <-time.After(backoff):
@@ -230,7 +246,7 @@ func (s *kafkaSink) deliver(ob *outBuf, sc *produceScratch) bool {
 
 // partition returns the partition of tm event i goes to: by its key, or
 // else the buffer's sticky choice.
-func (s *kafkaSink) partition(ob *outBuf, i int, tm *topicMeta, sticky int) int {
+func (s *kafkaSink) partition(ob *Buffer, i int, tm *topicMeta, sticky int) int {
 	if s.keyF >= 0 {
 		if k := ob.Field(i, s.keyF); len(k) > 0 {
 			return murmur2Partition(k, len(tm.parts))
@@ -241,7 +257,7 @@ func (s *kafkaSink) partition(ob *outBuf, i int, tm *topicMeta, sticky int) int 
 
 // addToGroup adds event i to the group of its partition that has room
 // (batch_size, batch_bytes), or to a new one.
-func (s *kafkaSink) addToGroup(groups []prodGroup, ob *outBuf, tm *topicMeta, p int, i int32) []prodGroup {
+func (s *kafkaSink) addToGroup(groups []prodGroup, ob *Buffer, tm *topicMeta, p int, i int32) []prodGroup {
 	n := s.size(ob, int(i))
 	for j := range groups {
 		g := &groups[j]
@@ -262,7 +278,7 @@ func (s *kafkaSink) addToGroup(groups []prodGroup, ob *outBuf, tm *topicMeta, p 
 }
 
 // size is what event i adds to a produce request, about.
-func (s *kafkaSink) size(ob *outBuf, i int) int {
+func (s *kafkaSink) size(ob *Buffer, i int) int {
 	n := len(ob.Line(i)) + 32
 	if s.keyF >= 0 {
 		n += len(ob.Field(i, s.keyF))
@@ -279,7 +295,7 @@ func permanent(err error) bool {
 
 // produceAll sends one produce request per group, concurrently, and sets
 // each group's err.
-func (s *kafkaSink) produceAll(ob *outBuf, groups []prodGroup, sc *produceScratch) {
+func (s *kafkaSink) produceAll(ob *Buffer, groups []prodGroup, sc *produceScratch) {
 	one := func(g *prodGroup) {
 		if g.topic == nil {
 			return // no metadata: g.err is set
@@ -316,7 +332,7 @@ func (s *kafkaSink) produceAll(ob *outBuf, groups []prodGroup, sc *produceScratc
 }
 
 // topicOf returns the topic event i goes to, with its partitions.
-func (s *kafkaSink) topicOf(ob *outBuf, i int) (*topicMeta, error) {
+func (s *kafkaSink) topicOf(ob *Buffer, i int) (*topicMeta, error) {
 	name := s.cfg.Topic
 	var v []byte
 	if s.topicF >= 0 {
@@ -410,7 +426,7 @@ var partitionIDs = func() []int {
 // and its byte readers are reused: the encoder writes each record before
 // it reads the next.
 type lineRecords struct {
-	ob         *outBuf
+	ob         *Buffer
 	events     []int32
 	keyF       int
 	next       int
@@ -444,7 +460,7 @@ func (*bytesReader) Close() error { return nil }
 // giveUp sends events that cannot be produced to the dead letter; without
 // one (only events larger than the brokers take get here then: retries
 // are otherwise endless) to the log at error level.
-func (s *kafkaSink) giveUp(ob *outBuf, groups []prodGroup, cause error) bool {
+func (s *kafkaSink) giveUp(ob *Buffer, groups []prodGroup, cause error) bool {
 	var lines, keys [][]byte
 	for _, g := range groups {
 		for _, i := range g.events {
@@ -487,7 +503,9 @@ func (s *kafkaSink) Close() error {
 
 func (s *kafkaSink) Stats() *outputStats { return s.st }
 
-func (s *kafkaSink) collect(counter func(*prometheus.Desc, float64, ...string)) {
+// Collect exports the output's Kafka metrics.
+func (s *kafkaSink) Collect(m metricSink) {
+	counter := func(d *prometheus.Desc, v float64, l ...string) { m.counter(d, uint64(v), l...) }
 	n := s.st.name
 	counter(mKafkaProduced, float64(s.produced.Load()), n)
 	counter(mKafkaRetries, float64(s.retries.Load()), n)

@@ -134,7 +134,7 @@ func TestKafkaWindow(t *testing.T) {
 	var peak int64
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		k := r.d.kafkaIns[0]
+		k := r.d.inputs[0].(*kafkaInput)
 		peak = max(peak, k.tr.inflight.Load())
 		if metric(t, r.d, `enrichd_kafka_produced_total{output="kafka"}`) >= n {
 			break

@@ -2,7 +2,10 @@ package enrichd
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
+
+	"github.com/lutkit/lutkit/enrichd/engine"
 )
 
 // InputKind describes one type of input to the daemon. An input type is
@@ -13,6 +16,9 @@ import (
 //		RegisterInput(InputKind{Type: "tcp", Endpoint: EndpointListen, Format: FormatSyslog,
 //			Settings: func() Settings { return &TCPInputConfig{} }, New: newTCPInput})
 //	}
+//
+// Nothing else changes: the configuration takes its keys, the daemon runs
+// it, and its counters are exported with every input's.
 type InputKind struct {
 	Type InputType
 	// Endpoint is the common key that locates the input (listen, path),
@@ -24,6 +30,13 @@ type InputKind struct {
 	// Settings returns new, empty settings of the type; nil when it has
 	// none beyond the common ones.
 	Settings func() Settings
+	// Finite is set for inputs that end by themselves (files): when every
+	// input is finite, the daemon shuts down once they are all Done.
+	Finite bool
+	// New makes an input of the configuration, ready to Start: it binds
+	// its listener or opens its source now, so that a daemon that starts
+	// is one that can read. ic.Settings holds the type's settings.
+	New func(ic *InputConfig, env *Env) (Input, error)
 }
 
 // OutputKind describes one type of output, as InputKind does an input.
@@ -34,6 +47,46 @@ type OutputKind struct {
 	// Settings returns new, empty settings of the type; nil when it has
 	// none beyond the common ones.
 	Settings func() Settings
+	// New makes an output of the configuration, ready to Write.
+	New func(oc *OutputConfig, env *Env) (Output, error)
+}
+
+// Env is what the daemon gives the inputs and outputs it makes.
+type Env struct {
+	// Log is the daemon's logger, with the input's or output's name.
+	Log *slog.Logger
+	// Stop is closed when the daemon gives up on shutdown (after
+	// shutdown_timeout): retries and reconnections must end then.
+	Stop <-chan struct{}
+	q    *batchQueue
+	eng  *engine.Engine
+	name string
+	typ  string
+}
+
+// Batcher returns a batcher for one goroutine of an input that reads
+// messages of format f and counts them in st. A dropping batcher never
+// waits for a free batch or room in the queue: it drops and counts (UDP).
+func (e *Env) Batcher(st *inputStats, f Format, drop bool) *Batcher {
+	return &Batcher{q: e.q, in: st, fmt: f.code(), drop: drop}
+}
+
+// InputStats returns new counters for the input.
+func (e *Env) InputStats() *inputStats { return &inputStats{name: e.name, typ: e.typ} }
+
+// OutputStats returns new counters for the output.
+func (e *Env) OutputStats() *outputStats { return &outputStats{name: e.name, typ: e.typ} }
+
+// EventField returns the index in a buffer's Field of an event field an
+// output asked for (see EventFielder), or -1 for "".
+func (e *Env) EventField(name string) int { return e.eng.EventField(name) }
+
+// EventFielder is implemented by the settings of outputs that send events
+// one by one (each line on its own) and by the value of some of their
+// fields (a message key, a topic): Buffer.Line and Buffer.Field then give
+// them.
+type EventFielder interface {
+	EventFields() []string
 }
 
 var (
