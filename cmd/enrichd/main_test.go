@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -138,4 +139,35 @@ func must(b []byte, err error) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// TestHelp: --help teaches with examples, writes its flags with two
+// dashes as the docs do, and ends its last line; usage errors exit 2.
+func TestHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"--help"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	h := out.String()
+	for _, want := range []string{"Examples:\n  enrichd --config ", "--check-config", "--tables PATH", "--format FORMAT", "Exit status:"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("help lacks %q:\n%s", want, h)
+		}
+	}
+	if !strings.HasSuffix(h, "\n") {
+		t.Errorf("help does not end with a newline")
+	}
+	if m := regexp.MustCompile(`(?m)^\s+-[a-z][a-z-]+`).FindString(h); m != "" {
+		t.Errorf("a flag written with one dash: %q", m)
+	}
+	out.Reset()
+	if code := run([]string{"--version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "enrichd ") || !strings.HasSuffix(out.String(), "\n") {
+		t.Errorf("--version: exit %d, %q", code, out.String())
+	}
+	for _, args := range [][]string{{"--nosuch"}, {"-config", "x"}, {"extra"}} {
+		errb.Reset()
+		if code := run(args, &out, &errb); code != 2 || !strings.Contains(errb.String(), "enrichd --help") {
+			t.Errorf("%v: exit %d, %q", args, code, errb.String())
+		}
+	}
 }
