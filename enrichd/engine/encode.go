@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/lutkit/lutkit/enrichd/parse"
+	"github.com/lutkit/lutkit/internal/jsonstr"
+	"github.com/lutkit/lutkit/internal/rowjson"
 	"github.com/lutkit/lutkit/reader/mmdb"
 )
 
@@ -67,7 +69,7 @@ func (w *Worker) encode(i int, e *evState, out []byte) []byte {
 			if !syslog || e.ev.Host == nil {
 				continue
 			}
-			buf = parse.AppendString(o.key.append(buf, comma), e.ev.Host)
+			buf = jsonstr.AppendString(o.key.append(buf, comma), e.ev.Host)
 		case lfFacility:
 			if !syslog {
 				continue
@@ -82,17 +84,17 @@ func (w *Worker) encode(i int, e *evState, out []byte) []byte {
 			if !syslog || e.ev.App == nil {
 				continue
 			}
-			buf = parse.AppendString(o.key.append(buf, comma), e.ev.App)
+			buf = jsonstr.AppendString(o.key.append(buf, comma), e.ev.App)
 		case lfMsgID:
 			if !syslog || e.ev.MsgID == nil {
 				continue
 			}
-			buf = parse.AppendString(o.key.append(buf, comma), e.ev.MsgID)
+			buf = jsonstr.AppendString(o.key.append(buf, comma), e.ev.MsgID)
 		case lfProcIDStr:
 			if !syslog || e.ev.ProcID == nil || isDigits(e.ev.ProcID) {
 				continue
 			}
-			buf = parse.AppendString(o.key.append(buf, comma), e.ev.ProcID)
+			buf = jsonstr.AppendString(o.key.append(buf, comma), e.ev.ProcID)
 		case lfPID:
 			if !syslog || !isDigits(e.ev.ProcID) {
 				continue
@@ -108,15 +110,15 @@ func (w *Worker) encode(i int, e *evState, out []byte) []byte {
 			case e.kind == JSON, e.kind == Syslog && e.ev.Message == nil && e.ev.Format != parse.FormatUnknown:
 				continue
 			case e.kind == Syslog:
-				buf = parse.AppendString(o.key.append(buf, comma), e.ev.Message)
+				buf = jsonstr.AppendString(o.key.append(buf, comma), e.ev.Message)
 			default:
-				buf = parse.AppendString(o.key.append(buf, comma), e.line)
+				buf = jsonstr.AppendString(o.key.append(buf, comma), e.line)
 			}
 		case lfOriginal:
 			if e.kind == JSON {
 				continue
 			}
-			buf = parse.AppendString(o.key.append(buf, comma), e.line)
+			buf = jsonstr.AppendString(o.key.append(buf, comma), e.line)
 		case lfLUTCol, lfLUTAll, lfMMDB, lfDefault:
 			if e.misses&(1<<uint(o.rule)) != 0 {
 				// A miss writes the default, if any.
@@ -133,9 +135,9 @@ func (w *Worker) encode(i int, e *evState, out []byte) []byte {
 				if ci < 0 {
 					continue
 				}
-				buf = parse.AppendString(o.key.append(buf, comma), rw.views[i].Col(ci))
+				buf = jsonstr.AppendString(o.key.append(buf, comma), rw.views[i].Col(ci))
 			case lfLUTAll:
-				buf = rw.appendRow(o.key.append(buf, comma), i)
+				buf = rw.row.Append(o.key.append(buf, comma), rw.views[i])
 			case lfMMDB:
 				buf, ok = mmValue(o.key.append(buf, comma), rw.mmVals[i*rw.nf+o.col])
 			default:
@@ -183,7 +185,7 @@ func (k *memberKey) append(buf []byte, comma bool) []byte {
 	}
 	n, l := len(k.b)-off, len(buf)
 	if n <= 32 && cap(buf)-l >= 32 {
-		copy32(buf[l:cap(buf)], k.pad[off:])
+		rowjson.Copy32(buf[l:cap(buf)], k.pad[off:])
 		return buf[:l+n]
 	}
 	return append(buf, k.b[off:]...)
@@ -241,7 +243,7 @@ func validJSONObject(line []byte) bool {
 func mmValue(buf []byte, v mmdb.Value) ([]byte, bool) {
 	switch v.Kind() {
 	case mmdb.KindString, mmdb.KindBytes:
-		buf = parse.AppendString(buf, v.Bytes())
+		buf = jsonstr.AppendString(buf, v.Bytes())
 	case mmdb.KindUint16, mmdb.KindUint32, mmdb.KindUint64:
 		buf = strconv.AppendUint(buf, v.Uint(), 10)
 	case mmdb.KindUint128:
@@ -284,7 +286,7 @@ func (w *Worker) writeSD(buf, sd []byte) ([]byte, bool) {
 			if open {
 				buf = append(buf, '}', ',')
 			}
-			buf = parse.AppendKey(buf, id)
+			buf = jsonstr.AppendKey(buf, id)
 			buf = append(buf, '{')
 			cur, open, params = id, true, 0
 		}
@@ -295,12 +297,12 @@ func (w *Worker) writeSD(buf, sd []byte) ([]byte, bool) {
 			buf = append(buf, ',')
 		}
 		params++
-		buf = parse.AppendKey(buf, name)
+		buf = jsonstr.AppendKey(buf, name)
 		if bytes.IndexByte(value, '\\') >= 0 {
 			w.tmp = parse.AppendSDUnescape(w.tmp[:0], value)
 			value = w.tmp
 		}
-		buf = parse.AppendString(buf, value)
+		buf = jsonstr.AppendString(buf, value)
 		return true
 	})
 	if !open {
@@ -322,7 +324,7 @@ func (w *Worker) writeKV(buf []byte, i int, e *evState, comma bool) ([]byte, boo
 				continue
 			}
 			buf = p.kvKeyJSON[j].append(buf, comma)
-			buf = parse.AppendString(buf, v)
+			buf = jsonstr.AppendString(buf, v)
 			comma = true
 		}
 		return buf, comma
@@ -334,8 +336,8 @@ func (w *Worker) writeKV(buf []byte, i int, e *evState, comma bool) ([]byte, boo
 		if comma {
 			buf = append(buf, ',')
 		}
-		buf = parse.AppendKey(buf, k)
-		buf = parse.AppendString(buf, v)
+		buf = jsonstr.AppendKey(buf, k)
+		buf = jsonstr.AppendString(buf, v)
 		comma = true
 		return true
 	})

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/lutkit/lutkit/enrichd/parse"
+	"github.com/lutkit/lutkit/internal/jsonstr"
 	"github.com/lutkit/lutkit/reader/mmdb"
 	"github.com/lutkit/lutkit/tables"
 )
@@ -198,7 +199,7 @@ func New(rules []Rule, opts Options, set *tables.Set) (*Engine, error) {
 		p.kvMode = 1
 	}
 	for _, t := range systemTags {
-		p.tagJSON = append(p.tagJSON, parse.AppendStringS(nil, t))
+		p.tagJSON = append(p.tagJSON, jsonstr.AppendStringS(nil, t))
 	}
 	kvIndex := map[string]int{}
 	for _, rc := range rules {
@@ -207,7 +208,7 @@ func New(rules []Rule, opts Options, set *tables.Set) (*Engine, error) {
 			r.handle = set.Table(rc.Table)
 		}
 		if rc.MissTag != "" {
-			r.missTag = parse.AppendStringS(nil, rc.MissTag)
+			r.missTag = jsonstr.AppendStringS(nil, rc.MissTag)
 		}
 		for _, f := range rc.Fields {
 			fr, err := p.fieldRef(f, kvIndex)

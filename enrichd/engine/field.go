@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/lutkit/lutkit/enrichd/parse"
+	"github.com/lutkit/lutkit/internal/jsonstr"
 )
 
 // fieldKind is where a rule's source field is read from.
@@ -94,7 +95,7 @@ func (p *Engine) fieldRef(f string, kvIndex map[string]int) (fieldRef, error) {
 			j = len(p.kvKeys)
 			kvIndex[k] = j
 			p.kvKeys = append(p.kvKeys, k)
-			p.kvKeyJSON = append(p.kvKeyJSON, newMemberKey(parse.AppendKeyS([]byte{','}, k)))
+			p.kvKeyJSON = append(p.kvKeyJSON, newMemberKey(jsonstr.AppendKeyS([]byte{','}, k)))
 		}
 		fr.kvSlot = j
 	}

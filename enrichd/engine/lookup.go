@@ -2,10 +2,9 @@ package engine
 
 import (
 	"net/netip"
-	"slices"
 
-	"github.com/lutkit/lutkit/enrichd/parse"
 	"github.com/lutkit/lutkit/format"
+	"github.com/lutkit/lutkit/internal/rowjson"
 	"github.com/lutkit/lutkit/reader"
 	"github.com/lutkit/lutkit/reader/mmdb"
 	"github.com/lutkit/lutkit/tables"
@@ -13,23 +12,18 @@ import (
 
 // ruleWork is a worker's per-rule scratch.
 type ruleWork struct {
-	keys    [][]byte
-	views   []reader.View
-	hit     []bool
-	mmVals  []mmdb.Value
-	lut     *reader.Table
-	mm      *mmdb.Reader
-	colIdx  []int
-	colFor  *reader.Table // table colIdx and rowKeys were resolved for
-	colGen  uint64
-	rowKeys []rowKey // what precedes each value of a whole row
-	// keysRoom is the room the keys of a whole row take in appendRow:
-	// each at least rowKeyPad bytes.
-	keysRoom int
-	ends     []int32  // scratch for a row's value ends
-	vals     [][]byte // scratch for a row's values
-	nf       int      // mmdb: fields per event in mmVals
-	cache    ipCache
+	keys   [][]byte
+	views  []reader.View
+	hit    []bool
+	mmVals []mmdb.Value
+	lut    *reader.Table
+	mm     *mmdb.Reader
+	colIdx []int
+	colFor *reader.Table // table colIdx and row were resolved for
+	colGen uint64
+	row    rowjson.Encoder // writes a whole row
+	nf     int             // mmdb: fields per event in mmVals
+	cache  ipCache
 	// mmdb batch lookups: the addresses the cache did not answer, their
 	// events, and the batch's values and matches.
 	addrs     []netip.Addr
@@ -87,18 +81,7 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 			for j, c := range r.cfg.Columns {
 				rw.colIdx[j] = t.ColumnIndex(c.From)
 			}
-			rw.rowKeys, rw.keysRoom = rw.rowKeys[:0], 0
-			for j, c := range t.Columns() {
-				k := []byte(`",`)
-				if j == 0 {
-					k = []byte{'{'}
-				}
-				k = append(parse.AppendKeyS(k, c), '"')
-				rw.rowKeys = append(rw.rowKeys, rowKey{b: k})
-				copy(rw.rowKeys[j].pad[:], k)
-				rw.keysRoom += max(len(k), rowKeyPad)
-			}
-			rw.vals = slices.Grow(rw.vals[:0], len(rw.rowKeys))
+			rw.row.Reset(t.Columns())
 			rw.colFor, rw.colGen = t, w.snapGen
 		}
 		views := rw.views[:n]

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/lutkit/lutkit/enrichd/parse"
+	"github.com/lutkit/lutkit/internal/jsonstr"
 )
 
 // leafKind says where an output member's value comes from.
@@ -62,11 +62,11 @@ func (n *node) insert(path []string, leaf *node, what string) error {
 		if c == nil {
 			if last {
 				leaf.name = seg
-				leaf.key = parse.AppendKeyS(nil, seg)
+				leaf.key = jsonstr.AppendKeyS(nil, seg)
 				cur.children = append(cur.children, leaf)
 				return nil
 			}
-			c = &node{name: seg, key: parse.AppendKeyS(nil, seg)}
+			c = &node{name: seg, key: jsonstr.AppendKeyS(nil, seg)}
 			cur.children = append(cur.children, c)
 		}
 		if last || c.kind != lfNone {
@@ -113,7 +113,7 @@ func buildTree(rules []Rule, opts Options) (*node, error) {
 		what := fmt.Sprintf("rule %q", r.Name)
 		defs := map[string][]byte{}
 		for _, d := range r.Defaults {
-			defs[d.From] = parse.AppendStringS(nil, d.To)
+			defs[d.From] = jsonstr.AppendStringS(nil, d.To)
 		}
 		used := map[string]bool{}
 		switch {
@@ -129,7 +129,7 @@ func buildTree(rules []Rule, opts Options) (*node, error) {
 			// make the object written on a miss.
 			var def []byte
 			if len(r.Defaults) > 0 {
-				o := parse.Object{}
+				o := jsonstr.Object{}
 				o.Begin()
 				for _, d := range r.Defaults {
 					o.StringS(d.From, d.To)
