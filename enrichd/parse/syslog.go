@@ -37,7 +37,7 @@ type Event struct {
 	Severity       int    // PRI % 8; -1 when there is no valid PRI
 	Timestamp      []byte // raw timestamp text; see AppendTimestampRFC3339
 	Host           []byte
-	App            []byte // RFC 5424 APP-NAME, RFC 3164 TAG without "[PID]:"
+	App            []byte // RFC 5424 APP-NAME, RFC 3164 TAG up to '[' (without "[PID]" and ':')
 	ProcID         []byte // RFC 5424 PROCID, RFC 3164 PID from TAG[PID]
 	MsgID          []byte // RFC 5424 only
 	StructuredData []byte // RFC 5424 only: raw "[id k=\"v\"]..." text; see EachSDParam
@@ -65,11 +65,13 @@ var bom = [3]byte{0xEF, 0xBB, 0xBF}
 // gets Malformed = true, Format = FormatUnknown and Message = msg. The
 // only error is ErrEmpty, for an empty msg.
 //
-// RFC 3164 parsing accepts the "Mmm dd hh:mm:ss" timestamp (with optional
-// fractional seconds) and the RFC 3339 timestamps rsyslog emits, or no
-// timestamp at all; the host is taken to be missing when the first word
-// looks like a tag ("app:" or "app[pid]..."), and the tag is only taken
-// when it is followed by ':' or "[pid]", so "host free text" leaves App nil.
+// RFC 3164 messages are read as rsyslog and syslog-ng read them (the rules,
+// and which of the two is followed where they differ, are at parse3164):
+// the "Mmm dd hh:mm:ss" timestamp and its variants, the RFC 3339 timestamps
+// rsyslog sends, or none; then a HOST, only after a timestamp; then the
+// TAG, which ends at ':' or SP, so that "host billing-api id=2" gives App
+// "billing-api" and Message "id=2", as "billing-api[42]: id=2" gives App
+// "billing-api", ProcID "42" and Message "id=2".
 func ParseSyslog(msg []byte, ev *Event) error {
 	ev.Reset()
 	ev.Raw = msg

@@ -104,19 +104,21 @@ func TestParseSyslog(t *testing.T) {
 	f(`<13>Jan 15 01:02:03.123456 host tag[1]: m`, `rfc3164 fac=1 sev=5 ts="Jan 15 01:02:03.123456" host="host" app="tag" pid="1" msg="m"`)
 	f(`<13>Jan 15 01:02:03 tag[1]: no host`, `rfc3164 fac=1 sev=5 ts="Jan 15 01:02:03" app="tag" pid="1" msg="no host"`)
 	f(`<13>Jan 15 01:02:03 tag: no host`, `rfc3164 fac=1 sev=5 ts="Jan 15 01:02:03" app="tag" msg="no host"`)
-	f(`<13>Jan 15 01:02:03 host free text`, `rfc3164 fac=1 sev=5 ts="Jan 15 01:02:03" host="host" msg="free text"`)
-	f(`<13>Jan 15 01:02:03 host see http://x`, `rfc3164 fac=1 sev=5 ts="Jan 15 01:02:03" host="host" msg="see http://x"`)
-	f(`<13>Jan 15 01:02:03 host http://x`, `rfc3164 fac=1 sev=5 ts="Jan 15 01:02:03" host="host" msg="http://x"`)
+	// A TAG without ':' is followed directly by the message.
+	f(`<13>Jan 15 01:02:03 host free text`, `rfc3164 fac=1 sev=5 ts="Jan 15 01:02:03" host="host" app="free" msg="text"`)
+	f(`<13>Jan 15 01:02:03 host see http://x`, `rfc3164 fac=1 sev=5 ts="Jan 15 01:02:03" host="host" app="see" msg="http://x"`)
+	f(`<13>Jan 15 01:02:03 host http://x`, `rfc3164 fac=1 sev=5 ts="Jan 15 01:02:03" host="host" app="http" msg="//x"`)
 	f(`<13>Jan 15 01:02:03 host tag[12] m`, `rfc3164 fac=1 sev=5 ts="Jan 15 01:02:03" host="host" app="tag" pid="12" msg="m"`)
 	f(`<13>Jan 15 01:02:03 host`, `rfc3164 fac=1 sev=5 ts="Jan 15 01:02:03" host="host"`)
 	f(`<13>Jan 15 01:02:03`, `rfc3164 fac=1 sev=5 ts="Jan 15 01:02:03"`)
 	f(`<13>2026-11-30T05:24:00.123456+01:00 web-1 sshd[77]: Accepted`, `rfc3164 fac=1 sev=5 ts="2026-11-30T05:24:00.123456+01:00" host="web-1" app="sshd" pid="77" msg="Accepted"`)
 	f(`<13>2026-11-30T05:24:00Z web-1 sshd: Accepted`, `rfc3164 fac=1 sev=5 ts="2026-11-30T05:24:00Z" host="web-1" app="sshd" msg="Accepted"`)
 	f(`<13>myapp: no timestamp`, `rfc3164 fac=1 sev=5 app="myapp" msg="no timestamp"`)
-	f(`<13>just text`, `rfc3164 fac=1 sev=5 msg="just text"`)
-	f(`<13>Foo 15 01:02:03 host x`, `rfc3164 fac=1 sev=5 msg="Foo 15 01:02:03 host x"`)
-	f(`<13>10 apples`, `rfc3164 fac=1 sev=5 msg="10 apples"`)
-	f(`<13>0 zero version`, `rfc3164 fac=1 sev=5 msg="0 zero version"`)
+	// Without a timestamp, no HOST: the first word is the TAG.
+	f(`<13>just text`, `rfc3164 fac=1 sev=5 app="just" msg="text"`)
+	f(`<13>Foo 15 01:02:03 host x`, `rfc3164 fac=1 sev=5 app="Foo" msg="15 01:02:03 host x"`)
+	f(`<13>10 apples`, `rfc3164 fac=1 sev=5 app="10" msg="apples"`)
+	f(`<13>0 zero version`, `rfc3164 fac=1 sev=5 app="0" msg="zero version"`)
 	f(`<13>`, `rfc3164 fac=1 sev=5`)
 
 	// No valid PRI: raw and malformed.

@@ -8,12 +8,14 @@ import (
 // AppendTimestampRFC3339 appends the event time to dst as an RFC 3339 UTC
 // timestamp with milliseconds ("2006-01-02T15:04:05.000Z"). It uses the
 // event's timestamp when it parses (RFC 3339 with any offset, or RFC 3164
-// "Mmm dd hh:mm:ss"), and now otherwise.
+// "Mmm dd hh:mm:ss" with the variants ParseSyslog reads), and now
+// otherwise.
 //
-// RFC 3164 timestamps carry no year or zone: they are read in now's
-// location (pass now.UTC() to treat them as UTC) with now's year, moved
-// back a year for a December timestamp received in January and forward a
-// year for a January timestamp received in December. Fractions are
+// RFC 3164 timestamps carry no zone: they are read in now's location (pass
+// now.UTC() to treat them as UTC). Without a year they take now's year,
+// moved back a year for a December timestamp received in January and
+// forward a year for a January timestamp received in December (as
+// syslog-ng does; rsyslog takes the year of its clock). Fractions are
 // truncated to milliseconds.
 func AppendTimestampRFC3339(dst []byte, ev *Event, now time.Time) []byte {
 	if isUTCMilli(ev.Timestamp) {
@@ -67,33 +69,30 @@ var utcMilliTmpl, utcMilliDigits = func() (t, d [3]uint64) {
 }()
 
 func parseTimestamp(b []byte, now time.Time) (time.Time, bool) {
-	if len(b) < 15 {
+	if len(b) < 14 {
 		return time.Time{}, false
 	}
 	if isDigit(b[0]) {
 		return parseRFC3339(b)
 	}
-	mon := monthIndex(b)
-	if mon == 0 || ts3164Len(b) != len(b) || len(b) < 15 {
+	st, n := scan3164(b)
+	if n != len(b) {
 		return time.Time{}, false
 	}
-	day := num2(b[5])
-	if b[4] != ' ' {
-		day += 10 * int(b[4]-'0')
+	year := st.year
+	if year == 0 {
+		year = now.Year()
+		switch nm := now.Month(); {
+		case st.mon == 12 && nm == time.January:
+			year--
+		case st.mon == 1 && nm == time.December:
+			year++
+		}
 	}
-	hh, mm, ss := num2(b[7])*10+num2(b[8]), num2(b[10])*10+num2(b[11]), num2(b[13])*10+num2(b[14])
-	ns := fracNanos(b[15:])
-	year := now.Year()
-	switch nm := now.Month(); {
-	case mon == 12 && nm == time.January:
-		year--
-	case mon == 1 && nm == time.December:
-		year++
-	}
-	if !validDate(year, mon, day, hh, mm, ss) {
+	if !validDate(year, st.mon, st.day, st.hh, st.mm, st.ss) {
 		return time.Time{}, false
 	}
-	return time.Date(year, time.Month(mon), day, hh, mm, ss, ns, now.Location()), true
+	return time.Date(year, time.Month(st.mon), st.day, st.hh, st.mm, st.ss, st.ns, now.Location()), true
 }
 
 func num2(c byte) int { return int(c - '0') }
