@@ -92,6 +92,8 @@ var rxCases = []rxCase{
 	{line: "<13>Jun 5 01:02:03 host app: day unpadded", follow: map[string]string{"timestamp": rs, "host": rs, "app": rs, "message": rs}},
 	{line: "<13> Jan 15 01:02:03 host app: leading space"},
 	{line: "<13>Jan 15 2026 01:02:03 host app: year"},
+	{line: "<13>Mar  1 01:02:03: %SYS-5-CONFIG_I: colon after the time"},
+	{line: "<13>Mar  1 01:02:03: host app: colon after the time, then a host"},
 	// What the forwarding formats send: rsyslog's traditional and
 	// RFC 3339 headers for an RFC 5424 event with PROCID "-" (the TAG is
 	// the bare APP-NAME) and for an empty message, syslog-ng's network()
