@@ -3,10 +3,10 @@ package syslog
 import (
 	"bufio"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -18,9 +18,9 @@ type enrichd struct {
 }
 
 // startEnrichd starts the built enrichd with syslog inputs (args such as
-// "--tcp", addr) writing to a file, and waits until it is ready. It also
-// writes event.original, the bytes it received, which failure messages
-// show.
+// "--tcp", addr) writing to a file, and waits until its /readyz answers
+// 200. It also writes event.original, the bytes it received, which
+// failure messages show.
 func startEnrichd(t testing.TB, name string, args ...string) *enrichd {
 	t.Helper()
 	dir := t.TempDir()
@@ -29,22 +29,25 @@ func startEnrichd(t testing.TB, name string, args ...string) *enrichd {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out.json")
-	ready := make(chan struct{})
-	var once sync.Once
-	cmd := append([]string{enrichdBin, "--config", conf, "--format", "syslog", "--out", out}, args...)
-	p := start(t, name, cmd, func(l string) {
-		if strings.Contains(l, `"enrichd ready"`) {
-			once.Do(func() { close(ready) })
+	httpAddr := "127.0.0.1:" + freePort(t)
+	cmd := append([]string{enrichdBin, "--config", conf, "--format", "syslog", "--out", out, "--http", httpAddr}, args...)
+	p := start(t, name, cmd, nil)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if p.exited() {
+			t.Fatalf("%s exited before it was ready: %v\n%s", name, p.err, p.output())
 		}
-	})
-	select {
-	case <-ready:
-	case <-p.done:
-		t.Fatalf("%s exited before it was ready: %v\n%s", name, p.err, p.output())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("%s not ready after 60 s\n%s", name, p.output())
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready after 60 s\n%s", name, p.output())
+		}
+		if r, err := http.Get("http://" + httpAddr + "/readyz"); err == nil {
+			r.Body.Close()
+			if r.StatusCode == http.StatusOK {
+				return &enrichd{p, out}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return &enrichd{p, out}
 }
 
 // outRecord is the part of enrichd's output line the tests compare.

@@ -122,6 +122,8 @@ var rxCases = []rxCase{
 // of rsyslog's MSG is removed. rsyslog's programname is the app name. The
 // year of an RFC 3164 timestamp is inferred as syslog-ng does.
 func TestReceiverParse(t *testing.T) {
+	rsyslogd(t) // before anything starts, when a program is missing
+	program(t, "syslog-ng", "syslog-ng-core")
 	dir := t.TempDir()
 	seen := map[string]bool{}
 	var evs []input

@@ -78,6 +78,7 @@ const rsyslogParseTemplate = `template(name="parse" type="list" option.jsonf="on
 // while syslog-ng and enrichd keep "postfix/smtpd" whole (TestReceiverParse
 // shows rsyslog's default beside them).
 func TestRsyslogForward(t *testing.T) {
+	rsyslogd(t) // before anything starts, when rsyslog is missing
 	const n = 4000
 	dir := t.TempDir()
 	formats := []struct {

@@ -45,6 +45,7 @@ func startSyslogNG(t testing.TB, dir, conf, listen string) *proc {
 // Every event must reach every enrichd once, with the fields syslog-ng
 // parsed. With flow control nothing is dropped when a destination is slow.
 func TestSyslogNGForward(t *testing.T) {
+	program(t, "syslog-ng", "syslog-ng-core") // before anything starts, when it is missing
 	const n = 4000
 	dir := t.TempDir()
 	formats := []struct {
