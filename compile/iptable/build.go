@@ -90,8 +90,8 @@ func Compile(out string, opts Options, sources []Source) (*Stats, error) {
 		if err := f.Sync(); err != nil {
 			return err
 		}
-		nodes, err := Check(f.Name(), opts.Profile)
-		st.Nodes = nodes
+		nodes, findings, err := Check(f.Name(), opts.Profile)
+		st.Nodes, st.Findings = nodes, findings
 		if err != nil {
 			return fmt.Errorf("self-check of the new file failed: %w", err)
 		}

@@ -34,6 +34,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lutkit/lutkit/reader/mmdb"
 )
 
 // Profile selects the record shape and metadata conventions.
@@ -172,6 +174,9 @@ type Stats struct {
 	Nodes        int
 	Size         int64
 	BuildEpoch   int64
+	// Findings are what typed readers refuse in the file (its database
+	// type, private networks Perl's reader will not look up).
+	Findings []mmdb.Finding
 	// DefaultedLocations counts city records given the default location.
 	DefaultedLocations int
 	Warnings           []string
