@@ -43,6 +43,7 @@ func addMMDBCompileFlags(cmd *cobra.Command) {
 	f.String("custom-key", "x_internal", "MMDB: top-level key for fields outside the city/asn schema")
 	f.String("default-location", "", "MMDB: LAT,LON for city records without a location (default 0,0)")
 	f.Int64("build-epoch", 0, "MMDB: build time in Unix seconds (default SOURCE_DATE_EPOCH, else now)")
+	f.String("ipv4-aliases", "auto", "MMDB: alias ::ffff:0:0/96, 2001::/32 and 2002::/16 to the IPv4 data: auto (unless a source has data there), on (such data is an error) or off")
 }
 
 // isMMDBOutput reports whether this compile writes an MMDB.
@@ -202,6 +203,9 @@ func runCompileMMDB(cmd *cobra.Command, args []string, out string) error {
 	opts.IPVersion, _ = fs.GetInt("ip-version")
 	opts.RecordSize, _ = fs.GetInt("record-size")
 	opts.BuildEpoch, _ = fs.GetInt64("build-epoch")
+	if opts.IPv4Aliases, err = iptable.ParseAliasMode(get("ipv4-aliases")); err != nil {
+		return usageErr("--ipv4-aliases: %v", err)
+	}
 	if dl := get("default-location"); dl != "" {
 		la, lo, ok := strings.Cut(dl, ",")
 		lat, err1 := strconv.ParseFloat(strings.TrimSpace(la), 64)
@@ -232,8 +236,12 @@ func runCompileMMDB(cmd *cobra.Command, args []string, out string) error {
 	for _, s := range st.Sources {
 		fmt.Fprintf(w, "lut: %s: %d rows, %d networks\n", s.Path, s.Rows, s.Networks)
 	}
-	fmt.Fprintf(w, "lut: wrote %s (%s, %s profile, %d nodes, %d bytes) in %s\n",
-		st.Path, st.DatabaseType, st.Profile, st.Nodes, st.Size, st.Elapsed.Round(time.Millisecond))
+	aliases := "IPv4 aliases"
+	if !st.IPv4Aliases {
+		aliases = "no IPv4 aliases"
+	}
+	fmt.Fprintf(w, "lut: wrote %s (%s, %s profile, %s, %d nodes, %d bytes) in %s\n",
+		st.Path, st.DatabaseType, st.Profile, aliases, st.Nodes, st.Size, st.Elapsed.Round(time.Millisecond))
 	return nil
 }
 
@@ -311,7 +319,7 @@ func runInspectMMDB(cmd *cobra.Command, path string, asJSON bool) error {
 	built := time.Unix(int64(m.BuildEpoch), 0).UTC()
 	aliases := []string{}
 	for _, p := range r.IPv4Aliases() {
-		aliases = append(aliases, p.String())
+		aliases = append(aliases, mmdb.AliasString(p))
 	}
 	out := cmd.OutOrStdout()
 	if asJSON {

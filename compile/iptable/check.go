@@ -13,8 +13,6 @@ import (
 type Report struct {
 	DatabaseType string
 	Nodes        int
-	// Aliases are the IPv6 networks aliased to the IPv4 space.
-	Aliases []string
 	// Findings are what particular readers refuse in the file.
 	Findings []mmdb.Finding
 }
@@ -40,9 +38,6 @@ func Audit(path string) (*Report, error) {
 	rep := &Report{DatabaseType: meta.DatabaseType, Nodes: int(meta.NodeCount)}
 	if err := r.Verify(); err != nil {
 		return rep, fmt.Errorf("%s: %w", path, err)
-	}
-	for _, p := range r.IPv4Aliases() {
-		rep.Aliases = append(rep.Aliases, p.String())
 	}
 	if rep.Findings, err = r.Findings(); err != nil {
 		return rep, fmt.Errorf("%s: %w", path, err)

@@ -1,6 +1,9 @@
 package mmdb
 
-import "net/netip"
+import (
+	"net/netip"
+	"strconv"
+)
 
 // AliasNetworks are the IPv6 networks that MaxMind's writers make aliases
 // of the IPv4 space (::/96) in IPv6 trees: IPv4-mapped addresses, Teredo
@@ -31,4 +34,13 @@ func (r *Reader) IPv4Aliases() []netip.Prefix {
 		}
 	}
 	return out
+}
+
+// AliasString writes an alias network the usual way: ::ffff:0:0/96 for
+// the IPv4-mapped one (netip writes ::ffff:0.0.0.0/96).
+func AliasString(p netip.Prefix) string {
+	if p.Addr().Is4In6() {
+		return "::ffff:0:0/" + strconv.Itoa(p.Bits())
+	}
+	return p.String()
 }
