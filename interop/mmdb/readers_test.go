@@ -325,3 +325,5 @@ func need(t *testing.T, path, pkg string) {
 		testfiles.Missing(t, path+" (Debian package "+pkg+")")
 	}
 }
+
+func ipAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
