@@ -70,8 +70,8 @@ func TestTypedReadersDatabaseType(t *testing.T) {
 			t.Fatalf("%s: geoip2-golang: %v", c.typ, err)
 		}
 		for reader, ok := range map[string]bool{
-			"Perl GeoIP2::Database::Reader->" + method + "()": perlOK,
-			"Python geoip2 Reader." + method + "()":          pyOK,
+			"Perl GeoIP2::Database::Reader->" + method + "()":                     perlOK,
+			"Python geoip2 Reader." + method + "()":                               pyOK,
 			"geoip2-golang v2 " + strings.ToUpper(method[:1]) + method[1:] + "()": goOK,
 		} {
 			if c.model == mmdb.ModelASN && strings.HasPrefix(reader, "geoip2-golang") {
