@@ -17,17 +17,16 @@ import (
 
 	"github.com/lutkit/lutkit/enrichd/internal/enrichtest"
 	"github.com/lutkit/lutkit/internal/kafkatest"
+	"github.com/lutkit/lutkit/internal/testfiles"
 )
-
-const realMMDB = enrichtest.RealMMDB
 
 // buildCustomers compiles an n-row customers table to path. Row i has
 // Index i, Customer Id "C<i>-<version>" and Email "u<i>@v<version>.example".
 var buildCustomers = kafkatest.BuildCustomers
 
 // testConfig returns a configuration with TCP (syslog and JSON) and UDP
-// inputs on 127.0.0.1:0, a customers rule (and a geo rule when the real
-// MMDB is present), writing to out.
+// inputs on 127.0.0.1:0, a customers rule and a geo rule on the real city
+// MMDB, writing to out.
 func testConfig(t testing.TB, dir, out string) *Config {
 	t.Helper()
 	rules := `
@@ -37,18 +36,14 @@ func testConfig(t testing.TB, dir, out string) *Config {
     target: customer
     columns: ["Customer Id", Email]
     on_miss: {tag: customer_miss, defaults: {Customer Id: MISS}}
-`
-	if _, err := os.Stat(realMMDB); err == nil {
-		if err := os.Symlink(realMMDB, filepath.Join(dir, "geo.mmdb")); err != nil && !os.IsExist(err) {
-			t.Fatal(err)
-		}
-		rules += `
   - name: geo
     table: geo
     field: src
     target: source.geo
     mmdb_fields: {country_code: country_iso_code, city: city_name}
 `
+	if err := os.Symlink(testfiles.CityMMDB(t), filepath.Join(dir, "geo.mmdb")); err != nil && !os.IsExist(err) {
+		t.Fatal(err)
 	}
 	yml := fmt.Sprintf(`
 inputs:

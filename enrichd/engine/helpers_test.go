@@ -10,9 +10,8 @@ import (
 	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/enrichd/internal/enrichtest"
 	"github.com/lutkit/lutkit/internal/kafkatest"
+	"github.com/lutkit/lutkit/internal/testfiles"
 )
-
-const realMMDB = enrichtest.RealMMDB
 
 // buildCustomers compiles an n-row customers table to path. Row i has
 // Index i, Customer Id "C<i>-<version>" and Email "u<i>@v<version>.example".
@@ -30,13 +29,11 @@ func compileCSV(t testing.TB, path, csv string, key ...string) {
 	}
 }
 
-// linkMMDB makes the real city MMDB table geo of dir, when it is present.
+// linkMMDB makes the real city MMDB table geo of dir.
 func linkMMDB(t testing.TB, dir string) {
 	t.Helper()
-	if _, err := os.Stat(realMMDB); err == nil {
-		if err := os.Symlink(realMMDB, filepath.Join(dir, "geo.mmdb")); err != nil && !os.IsExist(err) {
-			t.Fatal(err)
-		}
+	if err := os.Symlink(testfiles.CityMMDB(t), filepath.Join(dir, "geo.mmdb")); err != nil && !os.IsExist(err) {
+		t.Fatal(err)
 	}
 }
 

