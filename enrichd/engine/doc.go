@@ -24,6 +24,16 @@
 // MMDB strings of the events a few ahead of the one it writes. In the
 // steady state it allocates nothing.
 //
+// Each event becomes one JSON object with ECS names: @timestamp,
+// host.name, log.syslog.{facility.code,severity.code,appname,msgid,
+// procid,structured_data}, process.pid, message, the key=value pairs the
+// rules read (Options.KV), each rule's target object, and tags
+// (_malformed, _truncated, _jsonparsefailure, _table_missing and the
+// rules' miss tags). A JSON input line is kept as it is, with the rules'
+// targets and tags appended as members. Strings are escaped by
+// internal/jsonstr and whole rows written by internal/rowjson, as every
+// program of the project writes them.
+//
 // The files: engine.go (Engine, Rule, Options, rule statistics), batch.go
 // (Batch and Lines, what goes in and out), field.go (event field names and
 // their values), tree.go (the output object and its encoding program),

@@ -3,7 +3,8 @@
 // else that speaks HTTP) and a read-only memcached text-protocol listener
 // (for Logstash's memcached filter and memcached clients). Both read the
 // live table set of a running enrichd, so they always see the current
-// version of every table.
+// version of every table. A row is written as every program of the
+// project writes it (internal/rowjson).
 package serve
 
 import (
