@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -169,5 +170,18 @@ func TestHelp(t *testing.T) {
 		if code := run(args, &out, &errb); code != 2 || !strings.Contains(errb.String(), "enrichd --help") {
 			t.Errorf("%v: exit %d, %q", args, code, errb.String())
 		}
+	}
+}
+
+// TestStartFails: a daemon that cannot start (its port is taken) exits 1.
+func TestStartFails(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var out, errb bytes.Buffer
+	if code := run([]string{"--tcp", ln.Addr().String(), "--out", "-"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "address already in use") {
+		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 }
