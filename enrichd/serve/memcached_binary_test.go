@@ -180,6 +180,9 @@ func TestMemcachedBinaryStat(t *testing.T) {
 			t.Errorf("no %s in %v", k, stats)
 		}
 	}
+	if _, ok := stats["idle_kicks"]; ok {
+		t.Error("idle_kicks without an idle timeout")
+	}
 	if stats["version"] != MemcachedVersion || stats["tables"] != "2" {
 		t.Errorf("%v", stats)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 )
@@ -76,6 +77,35 @@ func TestMemcachedIdleTimeout(t *testing.T) {
 		t.Errorf("half a request: %v", err)
 	}
 	waitFor(t, func() bool { return s.Stats().IdleClosed == 2 })
+	// memcached's stats name for them, shown with an idle timeout only.
+	c, r = dialMC(t, addr)
+	c.Write([]byte("stats\r\n"))
+	for l := ""; l != "END\r\n"; {
+		var err error
+		if l, err = r.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+		if l == "STAT idle_kicks 2\r\n" {
+			return
+		}
+	}
+	t.Error("no STAT idle_kicks 2")
+}
+
+// TestMemcachedIdleWriter checks that a client that sends but does not
+// read its answers is closed after the idle timeout.
+func TestMemcachedIdleWriter(t *testing.T) {
+	s, addr := startMC(t, MemcachedOptions{IdleTimeout: 300 * time.Millisecond})
+	c, _ := dialMC(t, addr)
+	line := []byte("get" + strings.Repeat(" customers:1", 4000) + "\r\n") // ~300 KB of answers each
+	go func() {
+		for range 200 {
+			if _, err := c.Write(line); err != nil {
+				return
+			}
+		}
+	}()
+	waitFor(t, func() bool { return s.Stats().IdleClosed == 1 })
 }
 
 func waitFor(t *testing.T, cond func() bool) {
