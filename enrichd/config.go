@@ -95,12 +95,15 @@ type HTTPConfig struct {
 	Token string
 }
 
-// MemcachedConfig is the read-only memcached listener.
+// MemcachedConfig is the read-only memcached listener (text, meta and
+// binary protocols).
 type MemcachedConfig struct {
-	At           config.At
-	Listen       string
-	DefaultTable string // table of keys given without "table:"
-	ValueColumn  string // answer this column's value instead of the row as JSON
+	At             config.At
+	Listen         string
+	DefaultTable   string        // table of keys given without "table:"
+	ValueColumn    string        // answer this column's value instead of the row as JSON
+	MaxConnections int           // open connections at most
+	IdleTimeout    time.Duration // close a connection silent this long (0: never)
 }
 
 // LogLevel is the lowest level logged.
@@ -318,9 +321,11 @@ func (h *HTTPConfig) Validate(s config.Scope) {
 
 func (m *MemcachedConfig) decode(d *config.Decoder, n *yaml.Node) {
 	d.Mapping(n, "memcached", &m.At, config.Keys{
-		"listen":        func(v *yaml.Node) { m.Listen, _ = d.String(v, "memcached.listen") },
-		"default_table": func(v *yaml.Node) { m.DefaultTable, _ = d.String(v, "memcached.default_table") },
-		"value_column":  func(v *yaml.Node) { m.ValueColumn, _ = d.String(v, "memcached.value_column") },
+		"listen":          func(v *yaml.Node) { m.Listen, _ = d.String(v, "memcached.listen") },
+		"default_table":   func(v *yaml.Node) { m.DefaultTable, _ = d.String(v, "memcached.default_table") },
+		"value_column":    func(v *yaml.Node) { m.ValueColumn, _ = d.String(v, "memcached.value_column") },
+		"max_connections": func(v *yaml.Node) { m.MaxConnections, _ = d.Size(v, "memcached.max_connections") },
+		"idle_timeout":    func(v *yaml.Node) { m.IdleTimeout, _ = d.Duration(v, "memcached.idle_timeout") },
 	})
 }
 
@@ -331,6 +336,12 @@ func (m *MemcachedConfig) Validate(s config.Scope, given bool) {
 		s.Require("listen", m.Listen != "", "HOST:PORT")
 	}
 	s.Check("listen", config.CheckAddr(m.Listen))
+	if m.MaxConnections < 0 {
+		s.Errorf("max_connections", "must be a positive integer, not %d", m.MaxConnections)
+	}
+	if m.IdleTimeout < 0 {
+		s.Errorf("idle_timeout", "must not be negative")
+	}
 }
 
 func (l *LogConfig) decode(d *config.Decoder, n *yaml.Node) {

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/lutkit/lutkit/enrichd/serve"
 )
 
 // Defaults. setDefaults is the one place that applies them: to a file's
@@ -65,6 +67,9 @@ func (cfg *Config) setDefaults() {
 	}
 	if p.Workers == 0 {
 		p.Workers = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Memcached.MaxConnections == 0 {
+		cfg.Memcached.MaxConnections = serve.DefaultMemcachedMaxConnections
 	}
 	if cfg.Log.Level == "" {
 		cfg.Log.Level = "info"

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 
+	"github.com/lutkit/lutkit/enrichd/serve"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -63,6 +64,14 @@ var (
 	mOutBytes     = desc("output_bytes_total", "Bytes written by an output.", "output", "type")
 	mOutErrors    = desc("output_errors_total", "Write, flush and connect errors of an output.", "output", "type")
 	mReady        = desc("ready", "1 when the daemon serves.")
+
+	mMcConns        = desc("memcached_connections_total", "Connections the memcached listener accepted.")
+	mMcConnsReject  = desc("memcached_connections_rejected_total", "Connections the memcached listener refused over memcached.max_connections.")
+	mMcConnsIdle    = desc("memcached_connections_idle_closed_total", "memcached connections closed by memcached.idle_timeout.")
+	mMcConnsActive  = desc("memcached_connections_active", "Open memcached connections.")
+	mMcRequests     = desc("memcached_requests_total", "memcached commands read, by protocol (text, meta, binary).", "protocol")
+	mMcWritesRefuse = desc("memcached_writes_refused_total", "memcached writes refused (the listener is read-only), by protocol.", "protocol")
+	mMcLookups      = desc("memcached_lookups_total", "Keys the memcached listener looked up, by result (hit, miss).", "result")
 )
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
@@ -116,6 +125,19 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		if mc, ok := o.(metricsCollector); ok {
 			mc.Collect(m)
 		}
+	}
+	if d.mc != nil {
+		st := d.mc.Stats()
+		m.counter(mMcConns, st.TotalConnections)
+		m.counter(mMcConnsReject, st.RejectedConnections)
+		m.counter(mMcConnsIdle, st.IdleClosed)
+		m.gauge(mMcConnsActive, float64(st.CurrConnections))
+		for p, name := range serve.ProtocolNames {
+			m.counter(mMcRequests, st.Requests[p], name)
+			m.counter(mMcWritesRefuse, st.Refused[p], name)
+		}
+		m.counter(mMcLookups, st.Hits, "hit")
+		m.counter(mMcLookups, st.Misses, "miss")
 	}
 	r := 0.0
 	if d.ready.Load() {

@@ -1,10 +1,10 @@
 // Package serve answers table lookups for clients that are not enrichd
 // pipelines: an HTTP JSON API (for Logstash's http filter and anything
-// else that speaks HTTP) and a read-only memcached text-protocol listener
-// (for Logstash's memcached filter and memcached clients). Both read the
-// live table set of a running enrichd, so they always see the current
-// version of every table. A row is written as every program of the
-// project writes it (internal/rowjson).
+// else that speaks HTTP) and a read-only memcached listener, text, meta and
+// binary protocols (for Logstash's memcached filter and memcached
+// clients). Both read the live table set of a running enrichd, so they
+// always see the current version of every table. A row is written as
+// every program of the project writes it (internal/rowjson).
 package serve
 
 import (
