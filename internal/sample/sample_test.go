@@ -188,7 +188,7 @@ func TestEvents(t *testing.T) {
 			if j, ok := SiteOf(40, addr); ok {
 				counts.site++
 				s := NewSite(o.Seed, 40, j)
-				if e.Site != j || !(s.IPv4.Contains(addr) || s.IPv6.Contains(addr)) {
+				if e.Site != j || !s.IPv4.Contains(addr) && !s.IPv6.Contains(addr) {
 					t.Fatalf("line %d: %v is in site %d, Event says %d", i, addr, j, e.Site)
 				}
 				if addr.Is6() {

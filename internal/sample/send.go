@@ -3,6 +3,7 @@ package sample
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -33,7 +34,8 @@ func Send(ctx context.Context, target string, r io.Reader, o SendOptions) (int64
 		return 0, fmt.Errorf("sample: send: %w", err)
 	}
 	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	// Cancelling ctx fails the pending and later writes.
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 
 	in := bufio.NewReaderSize(r, 1<<16)
@@ -44,7 +46,7 @@ func Send(ctx context.Context, target string, r io.Reader, o SendOptions) (int64
 	var frame []byte
 	for {
 		line, rerr := in.ReadSlice('\n')
-		if rerr == bufio.ErrBufferFull {
+		if errors.Is(rerr, bufio.ErrBufferFull) {
 			return sent, fmt.Errorf("sample: send: line %d is longer than %d bytes", sent+1, in.Size())
 		}
 		if len(line) > 0 {
@@ -85,7 +87,7 @@ func Send(ctx context.Context, target string, r io.Reader, o SendOptions) (int64
 				}
 			}
 		}
-		if rerr == io.EOF {
+		if errors.Is(rerr, io.EOF) {
 			break
 		}
 		if rerr != nil {

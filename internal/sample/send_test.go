@@ -81,7 +81,9 @@ func TestSendUDPAndRate(t *testing.T) {
 	buf := make([]byte, 100)
 	var got []string
 	for range 4 {
-		pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if err := pc.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
 		k, _, err := pc.ReadFrom(buf)
 		if err != nil {
 			t.Fatal(err)
@@ -114,7 +116,7 @@ func TestSendErrors(t *testing.T) {
 	defer ln.Close()
 	go func() {
 		if c, err := ln.Accept(); err == nil {
-			io.Copy(io.Discard, bufio.NewReader(c))
+			_, _ = io.Copy(io.Discard, bufio.NewReader(c)) // until the sender gives up
 			c.Close()
 		}
 	}()
