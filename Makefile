@@ -137,8 +137,8 @@ dist:
 # (a conffile), the enrichd system user (postinst) and the docs, in dist/.
 # See packaging/README.md.
 PACKAGE_ARCH    ?= $(shell $(GO) env GOARCH)
-PACKAGE_VERSION ?= $(shell v=$(VERSION); case $$v in v[0-9]*) echo $${v\#v} | sed 's/-/+/; s/-/./g';; \
-                     *) echo 0.0.0+git$$(git rev-list --count HEAD 2>/dev/null || echo 0).$$v | sed 's/-/./g';; esac)
+PACKAGE_VERSION ?= $(shell v=$(VERSION); case $$v in (v[0-9]*) echo $$v | sed 's/^v//; s/-/+/; s/-/./g';; \
+                     (*) echo 0.0.0+git$$(git rev-list --count HEAD 2>/dev/null || echo 0).$$v | sed 's/-/./g';; esac)
 PACKAGE_STAGE   := .cache/package/stage
 package: $(NFPM)
 	rm -rf $(PACKAGE_STAGE) && mkdir -p $(PACKAGE_STAGE) $(DIST)
