@@ -565,7 +565,7 @@ def chk(c):
 
 
 def table(summ):
-    rows = ["| peer | load s | load CPU s | RSS after load MB | enrich s (1M) | events/s | CPU s | events/CPU-s | cores used | check (sample) | check (5% miss file) |",
+    rows = ["| peer | load s | load CPU s | RSS after load MB | enrich s | events/s | CPU s | events/CPU-s | cores used | check (sample) | check (5% miss file) |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for s in summ:
         if not s.get("reps"):
@@ -626,7 +626,8 @@ def main():
                          f"GC pause total {s['go_gc_pause_total_s'] * 1000:.1f} ms (medians).")
     pt = os.path.join(DATA, "prepare-times.json")
     prep = json.load(open(pt)) if os.path.exists(pt) else {}
-    cmdline = "bench/peers/run.sh " + " ".join(shlex.quote(x) for x in sys.argv[1:])
+    env = " ".join(f"{k}={os.environ[k]}" for k in ("PEERBENCH_ROWS", "PEERBENCH_EVENTS") if k in os.environ)
+    cmdline = (env + " " if env else "") + "bench/peers/run.sh " + " ".join(shlex.quote(x) for x in sys.argv[1:])
     text = (f"Command: {cmdline}\nlutkit: {v['lutkit']}; CPU: {v['cpu'].strip()} x {v['nproc']}; "
             f"date: {v['date']}\n\n"
             f"Events: {n_events:,} RFC5424 ({EVENTS}); table: {count_lines(os.path.join(DATA, 'customers.csv')) - 1:,} rows; "
