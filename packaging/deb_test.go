@@ -71,6 +71,8 @@ func TestDebianPackage(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The commit the Makefile builds in, read before a commit could land meanwhile.
+	commit := strings.TrimSpace(command(t, root, "git", "rev-parse", "--short", "HEAD"))
 	dist := t.TempDir()
 	command(t, root, "make", "--no-print-directory", "package", "DIST="+dist)
 	debs, _ := filepath.Glob(filepath.Join(dist, "lutkit_*.deb"))
@@ -114,7 +116,6 @@ func TestDebianPackage(t *testing.T) {
 
 	// The programs: versions with this checkout's commit; the installed
 	// configuration checks, run as the enrichd user.
-	commit := strings.TrimSpace(command(t, root, "git", "rev-parse", "--short", "HEAD"))
 	for _, prog := range []string{"/usr/bin/lut", "/usr/bin/enrichd"} {
 		if v := command(t, root, prog, "--version"); !strings.Contains(v, "commit "+commit) {
 			t.Errorf("%s --version: %q, want commit %s", prog, v, commit)
