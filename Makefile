@@ -107,13 +107,16 @@ $(NFPM):
 
 # lint: no large file tracked outside testdata/, gofmt, goimports (the
 # module's own imports in a group of their own), go vet, and golangci-lint
-# with the linters of .golangci.yml.
+# with the linters of .golangci.yml; every check runs, then lint fails if
+# any of them did.
 lint: $(GOIMPORTS) $(GOLANGCI_LINT)
-	./.ci/large-files.sh
-	@out=$$(gofmt -l . 2>&1); if [ -n "$$out" ]; then echo "gofmt -l:"; echo "$$out"; exit 1; fi
-	@out=$$($(GOIMPORTS) -l -local github.com/lutkit/lutkit . 2>&1); if [ -n "$$out" ]; then echo "goimports -l (run make fmt):"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
-	$(GOLANGCI_LINT) run ./...
+	@status=0; \
+	./.ci/large-files.sh || status=1; \
+	out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt -l (run make fmt):"; echo "$$out"; status=1; fi; \
+	out=$$($(GOIMPORTS) -l -local github.com/lutkit/lutkit .); if [ -n "$$out" ]; then echo "goimports -l (run make fmt):"; echo "$$out"; status=1; fi; \
+	echo "go vet ./..."; $(GO) vet ./... || status=1; \
+	echo "golangci-lint run ./..."; $(GOLANGCI_LINT) run ./... || status=1; \
+	exit $$status
 
 fmt: $(GOIMPORTS)
 	gofmt -w .
