@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -157,4 +158,65 @@ type kafkaLogger struct{ l *slog.Logger }
 
 func (k kafkaLogger) Printf(format string, args ...any) {
 	k.l.Warn("kafka: " + fmt.Sprintf(format, args...))
+}
+
+// kafkaRequestTimeout bounds a request to the brokers that should be
+// answered at once (a commit, a heartbeat, an offset listing).
+const kafkaRequestTimeout = 5 * time.Second
+
+// backoff is an exponential backoff from min to max.
+type backoff struct{ min, max, cur time.Duration }
+
+func (b *backoff) next() time.Duration {
+	if b.cur == 0 {
+		b.cur = b.min
+	} else {
+		b.cur = min(2*b.cur, b.max)
+	}
+	return b.cur
+}
+
+func (b *backoff) reset() { b.cur = 0 }
+
+// streak logs a recurring failure when it begins and then at most every
+// 30 s, and says when it ends, so that an outage does not flood the log.
+type streak struct {
+	mu       sync.Mutex
+	n        int
+	began    time.Time
+	reported time.Time
+}
+
+func (s *streak) fail(log *slog.Logger, msg string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if s.n == 0 {
+		s.began = now
+	}
+	s.n++
+	if s.n == 1 || now.Sub(s.reported) >= 30*time.Second {
+		s.reported = now
+		log.Warn(msg, append(args, "failures", s.n, "since", s.began.Format(time.RFC3339))...)
+	}
+}
+
+func (s *streak) ok(log *slog.Logger, msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n > 0 {
+		log.Info(msg, "failures", s.n, "after", time.Since(s.began).Round(time.Millisecond).String())
+		s.n = 0
+	}
+}
+
+// shutdownDeadline returns when the daemon's shutdown must be done: the
+// shutdown began drain_read_grace before the inputs' drain deadline, and
+// has shutdown_timeout. Before a shutdown began, it is shutdown_timeout
+// from now.
+func (d *Daemon) shutdownDeadline() time.Time {
+	if t := d.drainTill.Load(); t != 0 {
+		return time.Unix(0, t).Add(-d.cfg.DrainReadGrace).Add(d.cfg.ShutdownTimeout)
+	}
+	return time.Now().Add(d.cfg.ShutdownTimeout)
 }

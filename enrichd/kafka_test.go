@@ -14,7 +14,10 @@ import (
 	"time"
 
 	"github.com/lutkit/lutkit/internal/kafkatest"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // kafkaConfig is a Kafka-to-Kafka configuration over a customers table
@@ -150,12 +153,19 @@ func TestKafkaWindow(t *testing.T) {
 	}
 }
 
-// TestKafkaDeadLetter: an output topic that does not exist makes every
-// produce fail; after max_attempts the events go to the dead-letter file,
-// and their offsets are committed.
+// refuseProduce makes the brokers answer every produce to topic with a
+// retriable error (NOT_ENOUGH_REPLICAS).
+func refuseProduce(c *kafkatest.Cluster, topic string) {
+	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: topic, Err: kerr.NotEnoughReplicas, Count: -1})
+}
+
+// TestKafkaDeadLetter: brokers that refuse every produce make the events
+// go, after max_attempts, to the dead-letter file, and their offsets are
+// committed.
 func TestKafkaDeadLetter(t *testing.T) {
 	const n, rows = 300, 100
-	c := kafkatest.Start(t, 1, 2, "in")
+	c := kafkatest.Start(t, 1, 2, "in", "out")
+	refuseProduce(c, "out")
 	dir := t.TempDir()
 	dl := filepath.Join(dir, "dead.jsonl")
 	cfg := kafkaConfig(t, dir, c, rows, "", fmt.Sprintf(", max_attempts: 2, backoff_min: 10ms, dead_letter: %q", dl))
@@ -191,7 +201,8 @@ func TestKafkaDeadLetter(t *testing.T) {
 // TestKafkaDeadLetterTopic: the dead letter can be a topic.
 func TestKafkaDeadLetterTopic(t *testing.T) {
 	const n, rows = 300, 100
-	c := kafkatest.Start(t, 1, 2, "in", "dead")
+	c := kafkatest.Start(t, 1, 2, "in", "out", "dead")
+	refuseProduce(c, "out")
 	cfg := kafkaConfig(t, t.TempDir(), c, rows, "", ", max_attempts: 2, backoff_min: 10ms, dead_letter: kafka:dead")
 	startDaemon(t, cfg)
 	c.Produce(t, "in", 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
@@ -223,6 +234,9 @@ func TestKafkaConfig(t *testing.T) {
 	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, max_attempts: 3}}\n", "max_attempts: needs dead_letter")
 	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, compression: brotli}}\n", "compression: must be one of")
 	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, key_field: \"sd.x\"}}\n", "key_field")
+	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, create_topic: maybe}}\n", "create_topic: must be true or false")
+	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, create_topic: {partitions: 0}}}\n", "create_topic.partitions: must be a positive integer")
+	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, create_topic: {replicas: 3}}}\n", "create_topic")
 	cfg, err := LoadConfig("../examples/enrichd-kafka.yaml")
 	if err != nil {
 		t.Fatal(err)
