@@ -16,8 +16,9 @@ import (
 	"github.com/segmentio/kafka-go/sasl/scram"
 )
 
-// Kafka inputs (kafka_input.go) and outputs (kafka_output.go); this file
-// has the connection settings they share.
+// Kafka inputs (kafka_input.go: a member of a consumer group,
+// kafka_group.go, that fetches its partitions, kafka_fetch.go) and outputs
+// (kafka_output.go); this file has the connection settings they share.
 //
 // Delivery is at least once. A Kafka input notes, for each batch, the
 // last offset it holds of each partition, in an ackEntry. The entry goes
@@ -25,13 +26,16 @@ import (
 // outputs; it is done when every output has the events: the stream
 // outputs (stdout, file, tcp) once they have flushed them, a Kafka output
 // once the brokers acknowledged them (or, after max_attempts, the dead
-// letter took them). The commitTracker keeps the entries in the order the
-// input made them; when the oldest are done, their offsets become
-// committable, and the committer commits them every commit_interval. So a
-// committed offset never passes an event that is not delivered, and a
-// crash makes the group read again at most the events fetched and not yet
-// committed, which max_uncommitted bounds: the input stops fetching while
-// that many are outstanding.
+// letter took them). The commitTracker (kafka_commit.go) keeps the
+// entries in the order the input made them; when the oldest are done,
+// their offsets become committable, whenever that is (a produce retried
+// long after the fetch, the brokers back from an outage), and the
+// committer commits them every commit_interval, retrying a failed commit
+// with backoff, and once more, until the shutdown deadline, on SIGTERM.
+// So a committed offset never passes an event that is not delivered, and
+// a crash makes the group read again at most the events fetched and not
+// yet committed, which max_uncommitted bounds: the input stops fetching
+// while that many are outstanding.
 
 // probeKafka connects to the brokers once, so that settings that can
 // never work (a wrong password, an untrusted certificate) stop the start
