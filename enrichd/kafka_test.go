@@ -365,3 +365,47 @@ func TestKafkaFailedStreamOutput(t *testing.T) {
 		t.Errorf("group lag %d after the output failed, want all %d uncommitted", lag, n)
 	}
 }
+
+// TestKafkaCommitRetried: while the coordinator refuses commits, the
+// delivered events wait, and the metrics say for how long; when it takes
+// them again, the retried commit covers every delivered event, with no
+// new input to prompt it.
+func TestKafkaCommitRetried(t *testing.T) {
+	const n, rows = 500, 50
+	c := kafkatest.Start(t, 3, 4, "in", "out")
+	refuse := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetCommit}, Group: "enrichd", Err: kerr.CoordinatorNotAvailable, Count: -1})
+	r := startDaemon(t, kafkaConfig(t, t.TempDir(), c, rows, ", commit_interval: 100ms", ""))
+	c.Produce(t, "in", 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
+	if got := waitMetric(t, r.d, `enrichd_kafka_produced_total{output="kafka"}`, n); got != n {
+		t.Fatalf("%v events produced, want %d", got, n)
+	}
+	if got := waitMetric(t, r.d, `enrichd_kafka_commits_total{input="kafka",result="error"}`, 3); got < 3 {
+		t.Errorf("%v failed commits counted, want the retries", got)
+	}
+	if age := metric(t, r.d, `enrichd_kafka_delivered_uncommitted_seconds{input="kafka"}`); age <= 0 {
+		t.Errorf("delivered_uncommitted_seconds = %v while commits fail, want more than 0", age)
+	}
+	lagOf := func() (lag float64) {
+		for p := range 4 {
+			lag += metric(t, r.d, fmt.Sprintf(`enrichd_kafka_consumer_lag{input="kafka",partition="%d",topic="in"}`, p))
+		}
+		return lag
+	}
+	if lag := lagOf(); lag != n {
+		t.Errorf("consumer_lag sums to %v while nothing is committed, want %d", lag, n)
+	}
+	refuse.Remove()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Lag(t, "enrichd", "in") != 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if lag := c.Lag(t, "enrichd", "in"); lag != 0 {
+		t.Fatalf("the group has %d events uncommitted 10 s after commits were taken again", lag)
+	}
+	if lag := lagOf(); lag != 0 {
+		t.Errorf("consumer_lag sums to %v with everything committed", lag)
+	}
+	if age := metric(t, r.d, `enrichd_kafka_delivered_uncommitted_seconds{input="kafka"}`); age != 0 {
+		t.Errorf("delivered_uncommitted_seconds = %v with everything committed", age)
+	}
+}
