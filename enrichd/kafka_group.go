@@ -554,7 +554,7 @@ func (g *kafkaGroup) leave(started bool) {
 		// (see beat); the member's is right.
 		err = resp.Members[0].Error
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, kafka.UnknownMemberId) { // unknown: already gone
 		g.log.Warn("kafka: leaving the consumer group failed; its partitions move after the session timeout", "group", g.id, "err", err)
 	}
 }

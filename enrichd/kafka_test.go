@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lutkit/lutkit/internal/kafkatest"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -407,5 +410,71 @@ func TestKafkaCommitRetried(t *testing.T) {
 	}
 	if age := metric(t, r.d, `enrichd_kafka_delivered_uncommitted_seconds{input="kafka"}`); age != 0 {
 		t.Errorf("delivered_uncommitted_seconds = %v with everything committed", age)
+	}
+}
+
+// TestKafkaTermDuringOutage: SIGTERM while every broker is down, for
+// longer than the session timeout: the outputs retry until the brokers
+// return, and then the delivered offsets are committed although the
+// group has forgotten the member (from outside the group, which has no
+// member then).
+func TestKafkaTermDuringOutage(t *testing.T) {
+	const n, rows = 2000, 50
+	c := kafkatest.Start(t, 3, 4, "in", "out")
+	cfg := kafkaConfig(t, t.TempDir(), c, rows, ", session_timeout: 6s, heartbeat_interval: 500ms", "")
+	r := startDaemon(t, cfg)
+	waitMetric(t, r.d, `enrichd_kafka_rebalances_total{input="kafka"}`, 1)
+	pr := c.Producer(t, "in")
+	pr.Produce(t, 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
+	waitMetric(t, r.d, `enrichd_kafka_produced_total{output="kafka"}`, n/2)
+	c.StopBrokers()
+	stopped := make(chan struct{})
+	go func() {
+		r.stop(t)
+		close(stopped)
+	}()
+	time.Sleep(8 * time.Second) // past the session timeout
+	c.StartBrokers(t)
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("enrichd did not stop within 30 s of the brokers' return")
+	}
+	if lag := c.Lag(t, "enrichd", "in"); lag != 0 {
+		t.Errorf("after SIGTERM the group has %d events uncommitted, want 0", lag)
+	}
+	ty := kafkatest.Check(c.Consume(t, "out", n, 30*time.Second), customerID)
+	if miss := ty.Missing(n); len(miss) > 0 || len(ty.Bad) > 0 {
+		t.Errorf("%d events missing, %d bad", len(miss), len(ty.Bad))
+	}
+}
+
+// TestKafkaNewPartitions: partitions added to the input topic are
+// assigned (the group's leader notices and rebalances) and read.
+func TestKafkaNewPartitions(t *testing.T) {
+	const n, rows = 1000, 50
+	c := kafkatest.Start(t, 3, 2, "in", "out")
+	r := startDaemon(t, kafkaConfig(t, t.TempDir(), c, rows, "", ""))
+	waitMetric(t, r.d, `enrichd_kafka_rebalances_total{input="kafka"}`, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := kadm.NewClient(c.Client(t)).CreatePartitions(ctx, 2, "in"); err != nil {
+		t.Fatal(err)
+	}
+	c.Produce(t, "in", 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
+	ty := kafkatest.Check(c.Consume(t, "out", n, 60*time.Second), customerID)
+	if miss := ty.Missing(n); len(miss) > 0 {
+		t.Fatalf("%d of %d events missing (those of the new partitions not read?)", len(miss), n)
+	}
+	resp, err := http.Get("http://" + r.d.HTTPAddr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for p := range 4 {
+		if s := fmt.Sprintf(`enrichd_kafka_consumer_lag{input="kafka",partition="%d",topic="in"} `, p); !strings.Contains(string(body), s) {
+			t.Errorf("no %s series", s)
+		}
 	}
 }
