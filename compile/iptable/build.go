@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-// Compile builds an MMDB from sources (in layering order), writes it
+// compileOnce builds an MMDB from sources (in layering order), writes it
 // atomically to out and checks it. On any error out is left untouched.
-func Compile(out string, opts Options, sources []Source) (*Stats, error) {
+func compileOnce(out string, opts Options, sources []Source) (*Stats, error) {
 	start := time.Now()
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
@@ -25,8 +25,10 @@ func Compile(out string, opts Options, sources []Source) (*Stats, error) {
 		return nil, err
 	}
 	st := &Stats{Path: out, Profile: opts.Profile, DatabaseType: opts.DatabaseType,
-		BuildEpoch: opts.BuildEpoch, Warnings: warnings}
-	w, err := newTreeWriter(&opts)
+		BuildEpoch: opts.BuildEpoch, Warnings: warnings, AliasMode: opts.IPv4Aliases}
+	aliases := newAliasGuard(&opts)
+	st.IPv4Aliases = aliases.writesAliases(&opts)
+	w, err := newTreeWriter(&opts, st.IPv4Aliases)
 	if err != nil {
 		return nil, err
 	}
@@ -45,6 +47,9 @@ func Compile(out string, opts Options, sources []Source) (*Stats, error) {
 		emit := func(e entry) error {
 			if opts.IPVersion == 4 && !e.prefix.Addr().Is4() {
 				return fmt.Errorf("%s: IPv6 network %s in an IPv4 database", describe(src, e.line), e.prefix)
+			}
+			if err := aliases.check(src, &e); err != nil {
+				return err
 			}
 			entries = append(entries, e)
 			return nil
@@ -90,8 +95,8 @@ func Compile(out string, opts Options, sources []Source) (*Stats, error) {
 		if err := f.Sync(); err != nil {
 			return err
 		}
-		nodes, err := Check(f.Name(), opts.Profile)
-		st.Nodes = nodes
+		nodes, findings, err := Check(f.Name(), opts.Profile)
+		st.Nodes, st.Findings = nodes, findings
 		if err != nil {
 			return fmt.Errorf("self-check of the new file failed: %w", err)
 		}
@@ -101,6 +106,7 @@ func Compile(out string, opts Options, sources []Source) (*Stats, error) {
 		return nil, err
 	}
 	st.Size = size
+	st.AliasCollisions = aliases.collisions
 	if fixer != nil {
 		st.DefaultedLocations = fixer.defaulted
 	}

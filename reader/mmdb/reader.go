@@ -21,10 +21,12 @@
 //
 // # Checks
 //
-// Open checks the metadata (the exact types libmaxminddb and the Java reader
-// require), the search tree bounds and the data section separator. Verify
-// adds the full maxminddb-golang verification (every node and record) and
-// the Elasticsearch tail scan for database_type. Files from untrusted
+// Open checks what reading needs: the metadata, the search tree bounds and
+// the data section separator. Verify adds the full maxminddb-golang
+// verification (every node and record): it accepts every valid MaxMind DB.
+// Findings reports what particular readers refuse in a valid file (the
+// metadata types libmaxminddb checks, Elasticsearch's database_type scan,
+// the database types of typed GeoIP2 readers). Files from untrusted
 // sources should be verified once before use; no input makes the package
 // panic.
 //
@@ -127,7 +129,7 @@ func OpenBytes(b []byte, opts ...Option) (r *Reader, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkMetadata(section(b[metaOff:])); err != nil {
+	if err := checkMetadataShape(section(b[metaOff:])); err != nil {
 		return nil, err
 	}
 	db, err := maxminddb.OpenBytes(b)
