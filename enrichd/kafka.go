@@ -1,13 +1,17 @@
 package enrichd
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -223,4 +227,32 @@ func (d *Daemon) shutdownDeadline() time.Time {
 		return time.Unix(0, t).Add(-d.cfg.DrainReadGrace).Add(d.cfg.ShutdownTimeout)
 	}
 	return time.Now().Add(d.cfg.ShutdownTimeout)
+}
+
+// connRetries is how many times a request that failed on a broken
+// connection is sent again at once. kafka-go's transport keeps the idle
+// connections the brokers closed (after an outage, every one it had) and
+// finds out on the next request sent on each, which fails; sending it
+// again takes another connection, or opens a new one.
+const connRetries = 8
+
+// isConnError reports whether err is a connection the peer closed (not an
+// answer of the brokers, nor a broker that refuses connections).
+func isConnError(err error) bool {
+	var ke kafka.Error
+	if err == nil || errors.As(err, &ke) {
+		return false
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed)
+}
+
+// retryConn calls fn, again at once while it fails on a broken connection
+// (connRetries times at most, and while ctx lasts).
+func retryConn(ctx context.Context, fn func() error) error {
+	err := fn()
+	for i := 0; i < connRetries && isConnError(err) && ctx.Err() == nil; i++ {
+		err = fn()
+	}
+	return err
 }

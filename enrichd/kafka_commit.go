@@ -269,8 +269,12 @@ func (k *kafkaInput) commit() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), kafkaRequestTimeout)
 	start := time.Now()
-	resp, err := k.cl.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
-		GroupID: k.cfg.Kafka.Group, GenerationID: gen.id, MemberID: gen.member, Topics: topics,
+	var resp *kafka.OffsetCommitResponse
+	err := retryConn(ctx, func() (err error) {
+		resp, err = k.cl.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
+			GroupID: k.cfg.Kafka.Group, GenerationID: gen.id, MemberID: gen.member, Topics: topics,
+		})
+		return err
 	})
 	cancel()
 	k.commitLat.Observe(time.Since(start).Seconds())
@@ -359,6 +363,12 @@ func (k *kafkaInput) finalCommit(deadline time.Time) {
 			if err = k.commitOutside(); err == nil && !k.tr.pendingReady() {
 				break
 			}
+			if errors.Is(err, kafka.IllegalGeneration) || errors.Is(err, kafka.UnknownMemberId) {
+				// The group has members, which own the partitions now
+				// and read these events again: retrying cannot help.
+				k.logUncommitted(err)
+				return
+			}
 		}
 		wait := bo.next()
 		if time.Now().Add(wait).After(deadline) {
@@ -407,7 +417,11 @@ func (k *kafkaInput) commitOutside() error {
 		k.tr.done(n)
 		return nil
 	}
-	resp, err := k.cl.OffsetCommit(ctx, &kafka.OffsetCommitRequest{GroupID: k.cfg.Kafka.Group, GenerationID: -1, Topics: topics})
+	var resp *kafka.OffsetCommitResponse
+	err = retryConn(ctx, func() (err error) {
+		resp, err = k.cl.OffsetCommit(ctx, &kafka.OffsetCommitRequest{GroupID: k.cfg.Kafka.Group, GenerationID: -1, Topics: topics})
+		return err
+	})
 	if err == nil {
 		for topic, parts := range resp.Topics {
 			for _, p := range parts {
@@ -441,6 +455,6 @@ func (k *kafkaInput) logUncommitted(err error) {
 	events := k.tr.readyN
 	k.tr.mu.Unlock()
 	sort.Strings(parts)
-	k.log.Error("kafka: shutdown deadline passed; delivered offsets left uncommitted, the group reads their events again",
+	k.log.Error("kafka: delivered offsets left uncommitted at shutdown; the group reads their events again",
 		"events", events, "offsets", strings.Join(parts, " "), "err", err)
 }

@@ -191,6 +191,13 @@ func (g *kafkaGroup) run() {
 		if end == endStop {
 			return // the generation stays current for the last commit
 		}
+		if end == endRebalance && g.draining.Load() {
+			// Shutting down: the coordinator takes this generation's
+			// commits until the rebalance completes, and waits for this
+			// member, which leaves once its last commit is done.
+			<-g.ctx.Done()
+			return
+		}
 		if end == endUnknown {
 			member = ""
 			g.mu.Lock()
@@ -293,7 +300,11 @@ func (g *kafkaGroup) beat(gen *generation) error {
 	if err != nil {
 		return err
 	}
-	resp, err := g.cl.Heartbeat(ctx, &kafka.HeartbeatRequest{Addr: addr, GroupID: g.id, GenerationID: int32(gen.id), MemberID: gen.member})
+	var resp *kafka.HeartbeatResponse
+	err = retryConn(ctx, func() (err error) {
+		resp, err = g.cl.Heartbeat(ctx, &kafka.HeartbeatRequest{Addr: addr, GroupID: g.id, GenerationID: int32(gen.id), MemberID: gen.member})
+		return err
+	})
 	if err == nil {
 		err = resp.Error
 		if code := kafka.Error(resp.Throttle.Milliseconds() & 0xffff); err == nil && code != 0 {
@@ -323,7 +334,11 @@ func (g *kafkaGroup) coordinator(ctx context.Context) (net.Addr, error) {
 	if addr != nil {
 		return addr, nil
 	}
-	resp, err := g.cl.FindCoordinator(ctx, &kafka.FindCoordinatorRequest{Key: g.id, KeyType: kafka.CoordinatorKeyTypeConsumer})
+	var resp *kafka.FindCoordinatorResponse
+	err := retryConn(ctx, func() (err error) {
+		resp, err = g.cl.FindCoordinator(ctx, &kafka.FindCoordinatorRequest{Key: g.id, KeyType: kafka.CoordinatorKeyTypeConsumer})
+		return err
+	})
 	if err == nil {
 		err = resp.Error
 	}
@@ -508,7 +523,11 @@ func (g *kafkaGroup) committedOffsets(ctx context.Context, parts []topicPart) (m
 		topics[tp.topic] = append(topics[tp.topic], tp.partition)
 		out[tp] = -1
 	}
-	resp, err := g.cl.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: g.id, Topics: topics})
+	var resp *kafka.OffsetFetchResponse
+	err := retryConn(ctx, func() (err error) {
+		resp, err = g.cl.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: g.id, Topics: topics})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -548,7 +567,11 @@ func (g *kafkaGroup) leave(started bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), kafkaRequestTimeout)
 	defer cancel()
-	resp, err := g.cl.LeaveGroup(ctx, &kafka.LeaveGroupRequest{GroupID: g.id, Members: []kafka.LeaveGroupRequestMember{{ID: member}}})
+	var resp *kafka.LeaveGroupResponse
+	err := retryConn(ctx, func() (err error) {
+		resp, err = g.cl.LeaveGroup(ctx, &kafka.LeaveGroupRequest{GroupID: g.id, Members: []kafka.LeaveGroupRequestMember{{ID: member}}})
+		return err
+	})
 	if err == nil && len(resp.Members) == 1 {
 		// kafka-go misreads the top-level error code, as a heartbeat's
 		// (see beat); the member's is right.

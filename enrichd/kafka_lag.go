@@ -91,7 +91,11 @@ func (k *kafkaInput) listOffsets(ctx context.Context, parts []topicPart, which i
 	for _, tp := range parts {
 		req.Topics[tp.topic] = append(req.Topics[tp.topic], kafka.OffsetRequest{Partition: tp.partition, Timestamp: which})
 	}
-	resp, err := k.cl.ListOffsets(ctx, req)
+	var resp *kafka.ListOffsetsResponse
+	err := retryConn(ctx, func() (err error) {
+		resp, err = k.cl.ListOffsets(ctx, req)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

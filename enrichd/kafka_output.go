@@ -289,9 +289,13 @@ func (s *kafkaSink) produceAll(ob *outBuf, groups []prodGroup, sc *produceScratc
 		if g.topic == nil {
 			return // no metadata: g.err is set
 		}
-		recs := &lineRecords{ob: ob, events: g.events, keyF: s.keyF, nf: s.nf}
-		res, err := s.cl.Produce(context.Background(), &kafka.ProduceRequest{
-			Topic: g.topic.name, Partition: g.partition, RequiredAcks: s.acks, Records: recs, Compression: s.comp,
+		var res *kafka.ProduceResponse
+		err := retryConn(context.Background(), func() (err error) {
+			recs := &lineRecords{ob: ob, events: g.events, keyF: s.keyF, nf: s.nf}
+			res, err = s.cl.Produce(context.Background(), &kafka.ProduceRequest{
+				Topic: g.topic.name, Partition: g.partition, RequiredAcks: s.acks, Records: recs, Compression: s.comp,
+			})
+			return err
 		})
 		switch {
 		case err != nil:

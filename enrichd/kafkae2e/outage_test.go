@@ -25,9 +25,10 @@ import (
 // the end offsets; enrichd's lag metric must be exported for each of the
 // 12 partitions, read 0 only when that is so, and read 0 soon after.
 //
-// Then, after one more outage, enrichd gets SIGTERM just as the brokers
-// return: it must exit 0 with every offset committed, and a new enrichd
-// must not deliver any event again.
+// Then, after one more outage, which begins when enrichd has fetched the
+// whole stream, enrichd gets SIGTERM just as the brokers return: it must
+// exit 0 with every offset committed, and a new enrichd must not deliver
+// any event again.
 //
 // KAFKAE2E_SEED=n repeats a run's order and stopping points.
 func TestClusterOutage(t *testing.T) {
@@ -82,8 +83,13 @@ func TestClusterOutage(t *testing.T) {
 	}
 	logMetrics(t, p)
 
-	// SIGTERM as the brokers return from an outage.
+	// SIGTERM as the brokers return from an outage that began when
+	// enrichd had fetched the whole stream (so that every offset can be
+	// committed).
 	stream()
+	for deadline := time.Now().Add(30 * time.Second); p.metrics()[mEventsIn] < float64(next) && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	c.StopBrokers()
 	t.Logf("brokers stopped for 5s after event %d; SIGTERM when they return", next)
 	time.Sleep(5 * time.Second)
