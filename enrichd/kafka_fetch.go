@@ -74,14 +74,20 @@ func (k *kafkaInput) startFetcher(tp topicPart, offset int64) {
 // forward hands f's messages to the input's loop until f is stopped.
 func (k *kafkaInput) forward(ctx context.Context, f *partFetcher) {
 	defer close(f.done)
+	failed := false
 	for {
 		m, err := f.r.FetchMessage(ctx)
+		if err == nil && failed {
+			failed = false
+			k.fetchStreak.ok(k.log, "kafka fetches succeed again")
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
 			// The reader goes on retrying; it reports an error after a few
 			// failed attempts.
+			failed = true
 			k.fetchErrors.Add(1)
 			k.fetchStreak.fail(k.log, "kafka fetch failed; retrying", "partition", f.tp.String(), "err", err)
 			select {
