@@ -21,7 +21,7 @@ type switchListener struct {
 	addr string
 
 	mu     sync.Mutex
-	ln     net.Listener // nil while down
+	ln     net.Listener  // nil while down
 	up     chan struct{} // closed when the listener comes back
 	conns  map[net.Conn]struct{}
 	closed bool
