@@ -103,6 +103,8 @@ type KafkaOutputConfig struct {
 	BackoffMax   time.Duration
 	InFlight     int    // output batches being produced at once
 	DeadLetter   string // file path, or "kafka:TOPIC"
+
+	CreateTopic *KafkaTopicSpec // create missing topics so (nil: a missing topic stops the start)
 }
 
 // TablesConfig says where the live table set comes from.

@@ -56,8 +56,8 @@ var (
 	mMcWritesRefuse = desc("memcached_writes_refused_total", "memcached writes refused (the listener is read-only), by protocol.", "protocol")
 	mMcLookups      = desc("memcached_lookups_total", "Keys the memcached listener looked up, by result (hit, miss).", "result")
 
-	mKafkaLag         = desc("kafka_consumer_lag", "High watermark minus the next offset to commit, by partition (partitions of the current assignment that were fetched from).", "input", "topic", "partition")
-	mKafkaCommitted   = desc("kafka_committed_offset", "Last committed offset (the next to read), by partition.", "input", "topic", "partition")
+	mKafkaLag         = desc("kafka_consumer_lag", "High watermark minus the group's committed offset, as the brokers report them at the scrape, by assigned partition.", "input", "topic", "partition")
+	mKafkaCommitted   = desc("kafka_committed_offset", "The group's committed offset (the next to read), by assigned partition.", "input", "topic", "partition")
 	mKafkaCommits     = desc("kafka_commits_total", "Offset commits by result.", "input", "result")
 	mKafkaUncommitted = desc("kafka_uncommitted_events", "Events fetched and not yet committed (at most max_uncommitted).", "input")
 	mKafkaStale       = desc("kafka_stale_offsets_total", "Delivered offsets not committed because a rebalance came between their fetch and the commit (the partition's owner reads them again).", "input")
