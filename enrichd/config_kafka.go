@@ -100,6 +100,16 @@ type KafkaOutputConfig struct {
 	BackoffMax   time.Duration
 	InFlight     int    // output batches being produced at once
 	DeadLetter   string // file path, or "kafka:TOPIC"
+
+	CreateTopic *KafkaTopicSpec // create missing topics so (nil: a missing topic stops the start)
+}
+
+// KafkaTopicSpec is how a Kafka output creates a topic that does not
+// exist (create_topic).
+type KafkaTopicSpec struct {
+	At                config.At
+	Partitions        int // -1: the brokers' num.partitions
+	ReplicationFactor int // -1: the brokers' default.replication.factor
 }
 
 // connKeys are the handlers of the connection settings shared by Kafka
@@ -249,6 +259,7 @@ func (k *KafkaOutputConfig) decode(d *config.Decoder, v *yaml.Node, field string
 		"backoff_min":   func(v *yaml.Node) { k.BackoffMin, _ = d.Duration(v, f("backoff_min")) },
 		"backoff_max":   func(v *yaml.Node) { k.BackoffMax, _ = d.Duration(v, f("backoff_max")) },
 		"in_flight":     func(v *yaml.Node) { k.InFlight, _ = d.Size(v, f("in_flight")) },
+		"create_topic":  func(v *yaml.Node) { k.CreateTopic = decodeTopicSpec(d, v, f("create_topic")) },
 		"dead_letter": func(v *yaml.Node) {
 			k.DeadLetter, _ = d.String(v, f("dead_letter"))
 			if !strings.HasPrefix(k.DeadLetter, "kafka:") {
@@ -256,6 +267,23 @@ func (k *KafkaOutputConfig) decode(d *config.Decoder, v *yaml.Node, field string
 			}
 		},
 	}))
+}
+
+// decodeTopicSpec reads create_topic: true (the brokers' defaults), false,
+// or {partitions: N, replication_factor: R}.
+func decodeTopicSpec(d *config.Decoder, v *yaml.Node, field string) *KafkaTopicSpec {
+	spec := &KafkaTopicSpec{Partitions: -1, ReplicationFactor: -1}
+	if v.Kind == yaml.ScalarNode {
+		if on, _ := d.Bool(v, field); !on {
+			return nil
+		}
+		return spec
+	}
+	d.Mapping(v, field, &spec.At, config.Keys{
+		"partitions":         func(v *yaml.Node) { spec.Partitions, _ = d.Size(v, config.Field(field, "partitions")) },
+		"replication_factor": func(v *yaml.Node) { spec.ReplicationFactor, _ = d.Size(v, config.Field(field, "replication_factor")) },
+	})
+	return spec
 }
 
 // SetDefaults fills the output's unset settings.
@@ -273,6 +301,12 @@ func (k *KafkaOutputConfig) SetDefaults() {
 	}
 	if k.RequiredAcks == "" {
 		k.RequiredAcks = "all"
+	}
+	if k.BackoffMin == 0 && !k.At.Given("backoff_min") {
+		k.BackoffMin = DefaultKafkaBackoffMin
+	}
+	if k.BackoffMax == 0 && !k.At.Given("backoff_max") {
+		k.BackoffMax = max(DefaultKafkaBackoffMax, k.BackoffMin)
 	}
 	if k.MaxAttempts == 0 && k.DeadLetter != "" {
 		// Without a dead letter an event is never given up on.

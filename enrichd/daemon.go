@@ -43,9 +43,10 @@ type Daemon struct {
 	startedAt time.Time
 	readyAt   atomic.Int64
 
-	ready     atomic.Bool
-	hardStop  chan struct{}
-	closeOnce sync.Once
+	ready      atomic.Bool
+	shutdownAt atomic.Int64 // when the graceful shutdown began (0: not yet)
+	hardStop   chan struct{}
+	closeOnce  sync.Once
 }
 
 // New opens the tables, compiles the rules, makes the outputs and the
@@ -131,7 +132,16 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 
 // env is what an input or output named name, of type typ, gets.
 func (d *Daemon) env(name, typ, what string) *Env {
-	return &Env{Log: d.log.With(what, name), Stop: d.hardStop, q: d.q, eng: d.eng, name: name, typ: typ}
+	return &Env{Log: d.log.With(what, name), Stop: d.hardStop, q: d.q, eng: d.eng, name: name, typ: typ, deadline: d.shutdownDeadline}
+}
+
+// shutdownDeadline returns when the daemon's shutdown must be done:
+// shutdown_timeout after it began, or from now before it has.
+func (d *Daemon) shutdownDeadline() time.Time {
+	if t := d.shutdownAt.Load(); t != 0 {
+		return time.Unix(0, t).Add(d.cfg.ShutdownTimeout)
+	}
+	return time.Now().Add(d.cfg.ShutdownTimeout)
 }
 
 // checkRuleTables checks the rules against the tables loaded at start: a
@@ -271,6 +281,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 	// Graceful shutdown.
 	start := time.Now()
+	d.shutdownAt.Store(start.UnixNano())
 	d.ready.Store(false)
 	d.log.Info("shutting down: draining inputs")
 	timeout := time.NewTimer(d.cfg.ShutdownTimeout)

@@ -28,6 +28,11 @@ const (
 	DefaultKafkaBatchBytes     = 1_000_000 // below the brokers' default message.max.bytes
 	DefaultKafkaMaxAttempts    = 10
 	DefaultKafkaInFlight       = 8
+	// A Kafka output retries a failed produce after DefaultKafkaBackoffMin,
+	// doubling the wait up to DefaultKafkaBackoffMax (backoff_min and
+	// backoff_max): brokers that return are used within about a second.
+	DefaultKafkaBackoffMin = 100 * time.Millisecond
+	DefaultKafkaBackoffMax = time.Second
 )
 
 // newConfig is an empty configuration with the one default a zero value

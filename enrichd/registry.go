@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/lutkit/lutkit/enrichd/engine"
 )
@@ -57,12 +58,19 @@ type Env struct {
 	Log *slog.Logger
 	// Stop is closed when the daemon gives up on shutdown (after
 	// shutdown_timeout): retries and reconnections must end then.
-	Stop <-chan struct{}
-	q    *batchQueue
-	eng  *engine.Engine
-	name string
-	typ  string
+	Stop     <-chan struct{}
+	q        *batchQueue
+	eng      *engine.Engine
+	name     string
+	typ      string
+	deadline func() time.Time
 }
+
+// ShutdownDeadline returns when the daemon's shutdown must be done
+// (shutdown_timeout after it began, or from now before it has): what an
+// input or output still retries on shutdown (a last commit, a produce)
+// gives up then.
+func (e *Env) ShutdownDeadline() time.Time { return e.deadline() }
 
 // Batcher returns a batcher for one goroutine of an input that reads
 // messages of format f and counts them in st. A dropping batcher never

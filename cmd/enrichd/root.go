@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/lutkit/lutkit/internal/version"
 )
 
 // exitError carries an exit status and what to print for it ("" when it
@@ -62,7 +62,7 @@ an error, 2 on usage and configuration errors.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version(),
+		Version:       version.String("enrichd"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.workersSet = cmd.Flags().Changed("workers")
 			return runDaemon(&f, stdout, stderr)
@@ -87,21 +87,4 @@ an error, 2 on usage and configuration errors.`,
 	cmd.Flags().BoolP("help", "h", false, "show this help")
 	cmd.Flags().Bool("version", false, "print the version and exit")
 	return cmd
-}
-
-// version is what --version prints: the module version and the commit the
-// binary was built from, as the Go toolchain recorded them.
-func version() string {
-	v, commit := "(devel)", "unknown"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				commit = s.Value[:12]
-			}
-		}
-	}
-	return fmt.Sprintf("enrichd %s (commit %s, %s %s/%s)", v, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
