@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/format"
+	"github.com/lutkit/lutkit/internal/fsutil"
 )
 
 // Version is the writer version recorded in every table's META section.
@@ -109,52 +109,20 @@ type entry struct {
 	line int64  // source line of the row
 }
 
-// File compiles src into a table at path, atomically: on any error, and if
-// the process dies, nothing is left at path (a stale temporary file named
-// .path.tmp-* may remain after a crash).
+// File compiles src into a table at path, atomically (see
+// fsutil.WriteFile): on any error, and if the process dies, nothing is
+// left at path (a stale temporary file named .path.tmp-* may remain after
+// a crash). An error syncing the directory after the rename is returned.
 func File(src source.Reader, path string, opts Options) (*Stats, error) {
-	return WriteAtomic(path, func(f *os.File) (*Stats, error) { return Write(src, f, opts) })
-}
-
-// WriteAtomic creates a temporary file next to path, lets write fill it,
-// then fsyncs it, renames it to path and fsyncs the directory.
-func WriteAtomic[T any](path string, write func(*os.File) (T, error)) (T, error) {
-	var zero T
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	var st *Stats
+	err := fsutil.WriteFile(path, func(f *os.File) (err error) {
+		st, err = Write(src, f, opts)
+		return err
+	})
 	if err != nil {
-		return zero, err
+		return nil, err
 	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	res, err := write(f)
-	if err != nil {
-		return zero, err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return zero, err
-	}
-	if err := f.Sync(); err != nil {
-		return zero, fmt.Errorf("syncing %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return zero, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return zero, err
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return res, nil
+	return st, nil
 }
 
 // countingWriter tracks the offset and checksum of the section being

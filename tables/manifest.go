@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lutkit/lutkit/compile"
+	"github.com/lutkit/lutkit/internal/fsutil"
 )
 
 // ManifestName is the name of the manifest in a built directory.
@@ -138,11 +138,10 @@ func writeManifest(dir string, m *Manifest) error {
 		return err
 	}
 	b = append(b, '\n')
-	_, err = compile.WriteAtomic(filepath.Join(dir, ManifestName), func(f *os.File) (struct{}, error) {
+	return fsutil.WriteFile(filepath.Join(dir, ManifestName), func(f *os.File) error {
 		_, err := f.Write(b)
-		return struct{}{}, err
+		return err
 	})
-	return err
 }
 
 // fileSHA256 returns the hex SHA256 and size of a file.

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/lutkit/lutkit/internal/fsutil"
 )
 
 // Compile builds an MMDB from sources (in layering order), writes it
@@ -76,7 +77,7 @@ func Compile(out string, opts Options, sources []Source) (*Stats, error) {
 		st.Sources = append(st.Sources, SourceStats{Path: src.Path, Rows: rows, Networks: len(entries)})
 	}
 	entries = nil
-	size, err := writeAtomic(out, func(f *os.File) error {
+	err = fsutil.WriteFile(out, func(f *os.File) error {
 		// 2 MiB writes at 2 MiB-aligned offsets let the page cache hold
 		// the file in huge folios, which readers map with huge pages: a
 		// tree walk then misses the TLB far less (see compile.go).
@@ -90,6 +91,11 @@ func Compile(out string, opts Options, sources []Source) (*Stats, error) {
 		if err := f.Sync(); err != nil {
 			return err
 		}
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		st.Size = fi.Size()
 		nodes, err := Check(f.Name(), opts.Profile)
 		st.Nodes = nodes
 		if err != nil {
@@ -100,53 +106,9 @@ func Compile(out string, opts Options, sources []Source) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.Size = size
 	if fixer != nil {
 		st.DefaultedLocations = fixer.defaulted
 	}
 	st.Elapsed = time.Since(start)
 	return st, nil
-}
-
-// writeAtomic creates a temporary file next to path, lets write fill (and
-// check) it, then renames it over path and syncs the directory.
-func writeAtomic(path string, write func(*os.File) error) (int64, error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return 0, err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := write(f); err != nil {
-		return 0, err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return 0, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	if err := f.Close(); err != nil {
-		return 0, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return 0, err
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		serr := d.Sync()
-		d.Close()
-		if serr != nil {
-			return 0, fmt.Errorf("syncing %s: %w", dir, serr)
-		}
-	}
-	return fi.Size(), nil
 }
