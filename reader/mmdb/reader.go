@@ -44,6 +44,8 @@ import (
 	"sync/atomic"
 
 	"github.com/oschwald/maxminddb-golang/v2"
+
+	damage "github.com/lutkit/lutkit/internal/corrupt"
 )
 
 // Reader is an open MMDB file.
@@ -86,7 +88,7 @@ func Open(path string, opts ...Option) (*Reader, error) {
 		return nil, fmt.Errorf("%s: file too large", path)
 	}
 	if size == 0 {
-		return nil, fmt.Errorf("%s: file is empty", path)
+		return nil, damage.Errorf("%s: file is empty", path)
 	}
 	buf, err := mapFile(f, size)
 	mapped := err == nil
@@ -125,14 +127,14 @@ func OpenBytes(b []byte, opts ...Option) (r *Reader, err error) {
 	}
 	metaOff, err := findMetadata(b)
 	if err != nil {
-		return nil, err
+		return nil, damage.Mark(err)
 	}
 	if err := checkMetadata(section(b[metaOff:])); err != nil {
-		return nil, err
+		return nil, damage.Mark(err)
 	}
 	db, err := maxminddb.OpenBytes(b)
 	if err != nil {
-		return nil, err
+		return nil, damage.Mark(err)
 	}
 	m := db.Metadata
 	treeSize := m.NodeCount * (m.RecordSize / 4)
@@ -140,12 +142,12 @@ func OpenBytes(b []byte, opts ...Option) (r *Reader, err error) {
 	dataEnd := uint(metaOff - len(metadataMarker))
 	if dataStart > dataEnd {
 		db.Close()
-		return nil, errors.New("invalid MMDB: search tree overlaps the metadata")
+		return nil, damage.New("invalid MMDB: search tree overlaps the metadata")
 	}
 	for _, c := range b[treeSize:dataStart] {
 		if c != 0 {
 			db.Close()
-			return nil, errors.New("invalid MMDB: non-zero byte in the data section separator")
+			return nil, damage.New("invalid MMDB: non-zero byte in the data section separator")
 		}
 	}
 	r = &Reader{
@@ -158,7 +160,7 @@ func OpenBytes(b []byte, opts ...Option) (r *Reader, err error) {
 	}
 	if err := r.tree.init(b, m); err != nil {
 		db.Close()
-		return nil, err
+		return nil, damage.Mark(err)
 	}
 	if len(r.tree.nodes) >= v4TopMin {
 		r.tree.buildV4Top()
@@ -170,6 +172,17 @@ func OpenBytes(b []byte, opts ...Option) (r *Reader, err error) {
 		}
 	}
 	return r, nil
+}
+
+// Verify runs the full check of the file (see verify): every tree node
+// and data record, the metadata types and the Elasticsearch tail scan.
+// Its errors about the file unwrap to ErrCorrupt.
+func (r *Reader) Verify() error {
+	err := r.verify()
+	if err == errClosed {
+		return err
+	}
+	return damage.Mark(err)
 }
 
 // v4TopMin is the search tree size from which IPv4 lookups resolve their

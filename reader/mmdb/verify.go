@@ -99,12 +99,12 @@ func checkMetadata(s section) error {
 	return nil
 }
 
-// Verify runs the full maxminddb-golang verification (metadata, every tree
+// verify runs the full maxminddb-golang verification (metadata, every tree
 // node, every data record, the separator, no unreferenced data), checks the
 // metadata types, that the data section has at least 3 bytes
 // (libmaxminddb), and that Elasticsearch's tail scan finds the
 // database_type (see TailDatabaseType).
-func (r *Reader) Verify() error {
+func (r *Reader) verify() error {
 	if r.db == nil {
 		return errClosed
 	}
