@@ -1,11 +1,10 @@
-package tables
+package tablebuild
 
 import (
 	"fmt"
 	"github.com/lutkit/lutkit/compile/source"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,19 +13,8 @@ import (
 
 	"github.com/lutkit/lutkit/compile"
 	"github.com/lutkit/lutkit/compile/iptable"
+	"github.com/lutkit/lutkit/tables"
 )
-
-// Kind is the kind of a table: a .lut key-value table or an .mmdb IP table.
-type Kind string
-
-// Kinds.
-const (
-	KindLUT  Kind = "lut"
-	KindMMDB Kind = "mmdb"
-)
-
-// Ext returns the file extension of the kind (".lut" or ".mmdb").
-func (k Kind) Ext() string { return "." + string(k) }
 
 // Config is a parsed and validated tables.yaml.
 type Config struct {
@@ -41,8 +29,8 @@ type Config struct {
 
 // TableConfig declares one table.
 type TableConfig struct {
-	Name string `json:"name"`
-	Kind Kind   `json:"kind"`
+	Name string      `json:"name"`
+	Kind tables.Kind `json:"kind"`
 	// Line is the line of the table's entry in the configuration file.
 	Line int `json:"-"`
 	// Sources in order. A .lut table has exactly one.
@@ -151,9 +139,6 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	return ParseConfig(path, b)
 }
-
-// nameRE is what a table name may hold: it becomes part of file names.
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 
 // ParseConfig parses and validates a tables.yaml held in memory; path
 // names it in errors and anchors relative source paths.
@@ -340,19 +325,19 @@ func (p *parser) table(cfg *Config, n *yaml.Node, index int) (t *TableConfig, ok
 	if !valid {
 		return nil, false
 	}
-	if !nameRE.MatchString(name) {
+	if !tables.ValidName(name) {
 		p.errf(nameNode, name, "name", "must be 1-128 letters, digits, '_', '.' or '-', starting with a letter or digit")
 		return nil, false
 	}
 	t.Name = name
-	t.Kind = KindLUT
+	t.Kind = tables.KindLUT
 	if kindNode != nil {
 		k, _ := p.str(kindNode, name, "kind")
 		switch strings.TrimPrefix(strings.ToLower(k), ".") {
 		case "lut":
-			t.Kind = KindLUT
+			t.Kind = tables.KindLUT
 		case "mmdb":
-			t.Kind = KindMMDB
+			t.Kind = tables.KindMMDB
 		default:
 			p.errf(kindNode, name, "kind", "unknown kind %q (want lut or mmdb)", k)
 			return t, false
@@ -364,7 +349,7 @@ func (p *parser) table(cfg *Config, n *yaml.Node, index int) (t *TableConfig, ok
 		"kind":    func(k, v *yaml.Node) {},
 		"sources": func(k, v *yaml.Node) {},
 	}
-	if t.Kind == KindLUT {
+	if t.Kind == tables.KindLUT {
 		o := &LUTConfig{}
 		t.LUT = o
 		common["key"] = func(k, v *yaml.Node) { o.Key, _ = p.strs(v, name, "key") }
@@ -450,7 +435,7 @@ func (p *parser) sources(cfg *Config, t *TableConfig, n *yaml.Node) {
 		p.errf(n, name, "sources", "the list is empty")
 		return
 	}
-	if t.Kind == KindLUT && len(items) != 1 {
+	if t.Kind == tables.KindLUT && len(items) != 1 {
 		p.errf(n, name, "sources", "a .lut table has exactly one source, not %d", len(items))
 		return
 	}
@@ -471,7 +456,7 @@ func (p *parser) sources(cfg *Config, t *TableConfig, n *yaml.Node) {
 				h[key] = func(k, v *yaml.Node) { *dst, _ = p.strs(v, name, field+"."+key) }
 			}
 			str("delimiter", &s.Delimiter)
-			if t.Kind == KindLUT {
+			if t.Kind == tables.KindLUT {
 				str("format", &s.Format)
 				strs("header", &s.Header)
 				str("sqlite_table", &s.SQLiteTable)
@@ -521,7 +506,7 @@ func (p *parser) checkSource(t *TableConfig, s *SourceConfig, n *yaml.Node, fiel
 			p.errf(n, name, field+".delimiter", "%v", err)
 		}
 	}
-	if t.Kind == KindLUT {
+	if t.Kind == tables.KindLUT {
 		switch strings.ToLower(s.Format) {
 		case "", "csv", "tsv", "sqlite", "parquet", "arrow":
 		default:

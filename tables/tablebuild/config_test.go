@@ -1,21 +1,23 @@
-package tables
+package tablebuild
 
 import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/lutkit/lutkit/tables"
 )
 
 func TestConfigExamples(t *testing.T) {
-	cfg, err := LoadConfig("../examples/tables.yaml")
+	cfg, err := LoadConfig("../../examples/tables.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[Kind]int{}
+	kinds := map[tables.Kind]int{}
 	for _, tc := range cfg.Tables {
 		kinds[tc.Kind]++
 	}
-	if kinds[KindLUT] == 0 || kinds[KindMMDB] == 0 {
+	if kinds[tables.KindLUT] == 0 || kinds[tables.KindMMDB] == 0 {
 		t.Errorf("examples/tables.yaml should hold a table of each kind: %v", kinds)
 	}
 }
