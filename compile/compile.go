@@ -75,6 +75,19 @@ type Options struct {
 	MaxBadRowErrors int
 }
 
+// SourceError is an error of the source reader (a bad row, a failed
+// read) or about one of the source's rows (a key that cannot be built),
+// as File and Write return it. Its text names the source (file:line: for
+// a *source.RowError), so callers need not name it again. Errors of the
+// compiler itself (an unknown column, a duplicate key, a failed write)
+// are not SourceErrors.
+type SourceError struct{ Err error }
+
+func (e *SourceError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the reader's error.
+func (e *SourceError) Unwrap() error { return e.Err }
+
 // Stats describes a finished compile.
 type Stats struct {
 	Rows        int64 // rows in the table
@@ -263,10 +276,13 @@ func (c *compiler) key(dst []byte, fields [][]byte) ([]byte, error) {
 	return dst, nil
 }
 
+// badRow counts and keeps a bad row with SkipBadRows, and otherwise
+// returns err, an error of the source or about one of its rows, as a
+// *SourceError.
 func (c *compiler) badRow(err error) error {
 	var re *source.RowError
 	if !c.opts.SkipBadRows || !errors.As(err, &re) {
-		return err
+		return &SourceError{Err: err}
 	}
 	c.stats.SkippedRows++
 	if len(c.stats.BadRows) < c.opts.MaxBadRowErrors {
@@ -448,7 +464,7 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 		}
 		keyBuf, err = c.key(keyBuf[:0], fields)
 		if err != nil {
-			if err := c.badRow(&source.RowError{File: c.opts.SourceName, Line: line, Msg: err.Error()}); err != nil {
+			if err := c.badRow(&source.RowError{File: c.opts.SourceName, Line: line, Err: err}); err != nil {
 				return err
 			}
 			continue

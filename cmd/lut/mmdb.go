@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lutkit/lutkit/compile/iptable"
+	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/reader/mmdb"
 )
 
@@ -111,13 +112,12 @@ func mmdbSources(cmd *cobra.Command, args []string, opts *iptable.Options) ([]ip
 		return nil, usageErr("--merge lists %d modes for %d sources", len(merges), len(args))
 	}
 	family, _ := fs.GetInt("range-family")
-	var delim rune
+	var delim source.Delimiter
 	if d := flagStrings(fs, "delimiter"); len(d) > 0 {
-		s := d[0]
-		if s == `\t` || s == "tab" {
-			s = "\t"
+		var err error
+		if delim, err = source.ParseDelimiter(d[0]); err != nil {
+			return nil, usageErr("--%v", err)
 		}
-		delim = []rune(s)[0]
 	}
 	columns := flagStrings(fs, "columns")
 	var srcs []iptable.Source

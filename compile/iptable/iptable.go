@@ -34,6 +34,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lutkit/lutkit/compile/source"
 )
 
 // Profile selects the record shape and metadata conventions.
@@ -119,7 +121,7 @@ type Source struct {
 	// means the first row is the header.
 	Columns []string
 	// Delimiter is the CSV field delimiter (default ',').
-	Delimiter rune
+	Delimiter source.Delimiter
 	// StartColumn and EndColumn name the range columns (CSVRanges).
 	StartColumn, EndColumn string
 	// NetworkColumn names the CIDR column (CSVNetworks).
@@ -184,24 +186,6 @@ type SourceStats struct {
 	Rows     int // rows, lines or base networks read
 	Networks int // networks inserted
 }
-
-// RowError names the file, line and (when one field is at fault) column of
-// a bad input row.
-type RowError struct {
-	File   string
-	Line   int
-	Column int
-	Err    error
-}
-
-func (e *RowError) Error() string {
-	if e.Column > 0 {
-		return fmt.Sprintf("%s:%d:%d: %v", e.File, e.Line, e.Column, e.Err)
-	}
-	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
-}
-
-func (e *RowError) Unwrap() error { return e.Err }
 
 func (o *Options) setDefaults() error {
 	if o.Profile == ProfileAuto {

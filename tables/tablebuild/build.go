@@ -289,13 +289,11 @@ func buildLUT(t *TableConfig, out string, buildTime time.Time) error {
 		OnDuplicate: o.OnDuplicate, SkipBadRows: o.SkipBadRows,
 		BuildTime: buildTime, SourceName: s.Resolved,
 	})
-	if err != nil {
-		if strings.Contains(err.Error(), s.Resolved) {
-			return err
-		}
+	var se *compile.SourceError
+	if err != nil && !errors.As(err, &se) {
 		return fmt.Errorf("source %s: %w", s.Resolved, err)
 	}
-	return nil
+	return err
 }
 
 func buildMMDB(t *TableConfig, out string, buildTime time.Time) error {

@@ -183,3 +183,41 @@ func TestBuildFailures(t *testing.T) {
 	}
 	t.Logf("failures:\n%s", msg)
 }
+
+// TestBuildNamesTheSourceOnce: an error that names its source already (a
+// bad row, file:line:column) is not prefixed with the source again;
+// errors of the compiler itself are.
+func TestBuildNamesTheSourceOnce(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "bad.csv"), []byte("k,v\na,1\nb,\xff\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "ok.csv"), []byte("k,v\na,1\n"), 0o644)
+	cfg, err := ParseConfig(filepath.Join(dir, "tables.yaml"), []byte(`tables:
+  - name: badrow
+    sources: [bad.csv]
+    key: k
+  - name: nokey
+    sources: [ok.csv]
+    key: nope
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Build(context.Background(), cfg, filepath.Join(dir, "dist"), Options{})
+	if err == nil || len(res.Failed()) != 2 {
+		t.Fatalf("build: %v", err)
+	}
+	bad, ok := filepath.Join(dir, "bad.csv"), filepath.Join(dir, "ok.csv")
+	for _, r := range res.Tables {
+		msg := r.Err.Error()
+		switch r.Name {
+		case "badrow":
+			if !strings.Contains(msg, bad+":3:2: invalid UTF-8") || strings.Contains(msg, "source "+bad) {
+				t.Errorf("badrow: %s", msg)
+			}
+		case "nokey":
+			if !strings.HasPrefix(msg, "table nokey: source "+ok+": ") || !strings.Contains(msg, `key column "nope" is not in the source`) {
+				t.Errorf("nokey: %s", msg)
+			}
+		}
+	}
+}
