@@ -36,45 +36,6 @@ const Version = "lutkit 0.1.0"
 // DefaultSeed is the first hash seed tried.
 const DefaultSeed = 0x6c75746b69740001
 
-// Duplicate policies.
-const (
-	DuplicateError = "error" // a repeated key fails the compile, naming both lines
-	DuplicateFirst = "first" // the first row with a key wins
-	DuplicateLast  = "last"  // the last row with a key wins
-)
-
-// Options control a compile. The zero value is not valid: Key is required.
-type Options struct {
-	// Key names the key column, or several for a composite key (their
-	// values joined by format.KeySeparator). Required.
-	Key []string
-	// Columns lists the columns to store, in order. Empty means all the
-	// source's columns. Key columns need not be stored.
-	Columns []string
-	// FoldCase case-folds keys at compile time; lookups fold the same way.
-	FoldCase bool
-	// OnDuplicate is DuplicateError (the default when empty),
-	// DuplicateFirst or DuplicateLast.
-	OnDuplicate string
-	// SkipBadRows counts and skips rows with the wrong number of fields or
-	// invalid UTF-8 instead of failing. Skipped rows are reported in Stats
-	// and in the META section, never silently.
-	SkipBadRows bool
-	// BuildTime is recorded in the header. Zero means none is recorded,
-	// which keeps output reproducible; see BuildTimeFromEnv.
-	BuildTime time.Time
-	// Seed is the first hash seed tried. Zero means DefaultSeed.
-	Seed uint64
-	// Progress, if set, is called about every 65536 rows with the rows
-	// read so far, and once at the end.
-	Progress func(rows int64)
-	// SourceName names the source in row errors (the file name).
-	SourceName string
-	// MaxBadRowErrors is how many skipped-row errors Stats keeps (the
-	// count covers all of them). Zero means 20.
-	MaxBadRowErrors int
-}
-
 // SourceError is an error of the source reader (a bad row, a failed
 // read) or about one of the source's rows (a key that cannot be built),
 // as File and Write return it. Its text names the source (file:line: for
@@ -194,22 +155,10 @@ type compiler struct {
 }
 
 func newCompiler(src source.Reader, opts Options) (*compiler, error) {
-	if len(opts.Key) == 0 {
-		return nil, errors.New("no key column given (use --key)")
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
-	switch opts.OnDuplicate {
-	case "":
-		opts.OnDuplicate = DuplicateError
-	case DuplicateError, DuplicateFirst, DuplicateLast:
-	default:
-		return nil, fmt.Errorf("unknown duplicate policy %q (want error, first or last)", opts.OnDuplicate)
-	}
-	if opts.Seed == 0 {
-		opts.Seed = DefaultSeed
-	}
-	if opts.MaxBadRowErrors == 0 {
-		opts.MaxBadRowErrors = 20
-	}
+	opts = opts.withDefaults()
 	srcCols := src.Columns()
 	index := make(map[string]int, len(srcCols))
 	for i, c := range srcCols {
@@ -235,12 +184,7 @@ func newCompiler(src source.Reader, opts Options) (*compiler, error) {
 			c.colIdx = append(c.colIdx, i)
 		}
 	} else {
-		seen := map[string]bool{}
 		for _, name := range opts.Columns {
-			if seen[name] {
-				return nil, fmt.Errorf("column %q is listed twice in --columns", name)
-			}
-			seen[name] = true
 			i, err := find(name, "column %q (from --columns)")
 			if err != nil {
 				return nil, err

@@ -15,11 +15,20 @@ import (
 // atomically to out and checks it. On any error out is left untouched.
 func Compile(out string, opts Options, sources []Source) (*Stats, error) {
 	start := time.Now()
-	if err := opts.setDefaults(); err != nil {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
 		return nil, err
 	}
 	if len(sources) == 0 {
 		return nil, errors.New("no sources")
+	}
+	for i := range sources {
+		if err := sources[i].Validate(); err != nil {
+			return nil, fmt.Errorf("source %s: %w", sources[i].Path, err)
+		}
 	}
 	warnings, err := checkDatabaseType(&opts)
 	if err != nil {

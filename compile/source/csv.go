@@ -150,7 +150,7 @@ func csvDelimiter(name string, opts Options) (byte, error) {
 		}
 		return ',', nil
 	}
-	if err := d.check(); err != nil {
+	if err := d.Validate(); err != nil {
 		return 0, err
 	}
 	return byte(d), nil

@@ -38,7 +38,7 @@ func (d *Delimiter) UnmarshalText(b []byte) error {
 		return fmt.Errorf("delimiter %q must be a single character other than a quote or newline", s)
 	}
 	nd := Delimiter(r[0])
-	if err := nd.check(); err != nil {
+	if err := nd.Validate(); err != nil {
 		return err
 	}
 	*d = nd
@@ -57,8 +57,8 @@ func (d Delimiter) MarshalText() ([]byte, error) {
 	return []byte(string(rune(d))), nil
 }
 
-// check reports a delimiter the CSV reader cannot use.
-func (d Delimiter) check() error {
+// Validate reports a delimiter the CSV reader cannot use.
+func (d Delimiter) Validate() error {
 	if d >= utf8.RuneSelf {
 		return fmt.Errorf("delimiter %q is not a single-byte character", rune(d))
 	}

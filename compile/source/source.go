@@ -34,25 +34,6 @@ type Reader interface {
 	Close() error
 }
 
-// Options select and configure a source.
-type Options struct {
-	// Format is "csv", "tsv", "sqlite", "parquet" or "arrow". Empty means
-	// detect from the file name: .csv, .tsv, .tab, .txt (each optionally
-	// with .gz), .db/.sqlite/.sqlite3, .parquet, .arrow/.feather/.ipc.
-	// Standard input ("-") defaults to CSV.
-	Format string
-	// Delimiter is the CSV field delimiter. Zero means ',' for CSV and
-	// '\t' for TSV.
-	Delimiter Delimiter
-	// Header is the list of column names to use when the file has no
-	// header row. Empty means the first row is the header.
-	Header []string
-	// SQLiteTable names the table to read from a SQLite file.
-	SQLiteTable string
-	// SQLiteQuery is a SELECT to run on a SQLite file instead of a table.
-	SQLiteQuery string
-}
-
 // RowError describes a bad row or record: it names the file, the line
 // and, where one field is at fault, the column. It is the one row error
 // of the compilers: source readers, compile and compile/iptable all

@@ -269,26 +269,17 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old *tables.
 	return r
 }
 
+// buildLUT compiles a .lut table with its specs as declared.
 func buildLUT(t *TableConfig, out string, buildTime time.Time) error {
 	s := t.Sources[0]
-	delim, err := source.ParseDelimiter(s.Delimiter)
-	if err != nil {
-		return fmt.Errorf("source %s: %w", s.Resolved, err)
-	}
-	src, err := source.Open(s.Resolved, source.Options{
-		Format: s.Format, Delimiter: delim, Header: s.Header,
-		SQLiteTable: s.SQLiteTable, SQLiteQuery: s.SQLiteQuery,
-	})
+	src, err := source.Open(s.Resolved, *s.LUT)
 	if err != nil {
 		return fmt.Errorf("source %s: %w", s.Resolved, fsutil.UnwrapPath(err))
 	}
 	defer src.Close()
-	o := t.LUT
-	_, err = compile.File(src, out, compile.Options{
-		Key: o.Key, Columns: o.Columns, FoldCase: o.FoldCase,
-		OnDuplicate: o.OnDuplicate, SkipBadRows: o.SkipBadRows,
-		BuildTime: buildTime, SourceName: s.Resolved,
-	})
+	o := *t.LUT
+	o.BuildTime, o.SourceName = buildTime, s.Resolved
+	_, err = compile.File(src, out, o)
 	var se *compile.SourceError
 	if err != nil && !errors.As(err, &se) {
 		return fmt.Errorf("source %s: %w", s.Resolved, err)
@@ -296,22 +287,19 @@ func buildLUT(t *TableConfig, out string, buildTime time.Time) error {
 	return err
 }
 
+// buildMMDB builds an .mmdb table with its specs as declared, its sources
+// read from their resolved paths.
 func buildMMDB(t *TableConfig, out string, buildTime time.Time) error {
-	srcs, err := ipSources(t)
-	if err != nil {
-		return err
+	srcs := make([]iptable.Source, len(t.Sources))
+	for i, s := range t.Sources {
+		srcs[i] = *s.MMDB
+		srcs[i].Path = s.Resolved
 	}
-	o := t.MMDB
-	opts := iptable.Options{
-		Profile: iptable.Profile(o.Profile), DatabaseType: o.DatabaseType,
-		Description: o.Description, Languages: o.Languages,
-		IPVersion: o.IPVersion, RecordSize: o.RecordSize, CustomKey: o.CustomKey,
-		DefaultLocation: o.DefaultLocation,
-	}
+	o := *t.MMDB
 	if !buildTime.IsZero() {
-		opts.BuildEpoch = buildTime.Unix()
+		o.BuildEpoch = buildTime.Unix()
 	}
-	_, err = iptable.Compile(out, opts, srcs)
+	_, err := iptable.Compile(out, o, srcs)
 	return err
 }
 

@@ -70,7 +70,7 @@ tables:
 		`tables.yaml:18:14: table "two": sources: a .lut table has exactly one source, not 2`,
 		`table "bad name!": name: must be`,
 		`tables.yaml:23:11: table "kinds": kind: unknown kind "parquet" (want lut or mmdb)`,
-		`table "dup": on_duplicate: unknown policy "sometimes"`,
+		`table "dup": on_duplicate: unknown duplicate policy "sometimes"`,
 		`table "dup": fold_case: must be true or false, not "maybe"`,
 		`table "dup": sources[0]: give sqlite_table or sqlite_query, not both`,
 	}

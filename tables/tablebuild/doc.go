@@ -37,8 +37,15 @@
 //	        set: ["x_internal.source=inventory"]
 //	        merge: replace       # replace, top or deep
 //
+// The options of a table and of each of its sources are the compilers'
+// own specs: compile.Options and source.Options for a .lut table,
+// iptable.Options and iptable.Source for an .mmdb table. Each key is the
+// json name of a field of the spec, read by the field's type (typed
+// values by their UnmarshalText), and each spec checks itself (its
+// Validate), exactly as for the "lut compile" flags, which decode into
+// the same specs. The file is read with internal/config's walker.
 // Validation reports every problem at once, each naming the file, line,
-// table and field (ConfigError).
+// column, table and field (ConfigError).
 //
 // # Builds
 //
