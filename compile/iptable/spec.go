@@ -9,11 +9,7 @@ import (
 
 // Validate checks the options, reporting every problem at once, each
 // naming its option by its tables.yaml key. Compile runs it.
-func (o *Options) Validate() error {
-	v := &config.Validator{}
-	o.Check(v.In(nil, ""))
-	return v.Err()
-}
+func (o *Options) Validate() error { return config.Validate(o.Check) }
 
 // Check reports the problems of the options in s, each with the key at
 // fault, so that the caller places it (a tables.yaml position, a flag).
@@ -86,11 +82,7 @@ func (o Options) withDefaults() (Options, error) {
 
 // Validate checks the source, reporting every problem at once, each
 // naming its option by its tables.yaml key. Compile runs it.
-func (src *Source) Validate() error {
-	v := &config.Validator{}
-	src.Check(v.In(nil, ""))
-	return v.Err()
-}
+func (src *Source) Validate() error { return config.Validate(src.Check) }
 
 // Check reports the problems of the source in s, each with the key at
 // fault, so that the caller places it (a tables.yaml position, a flag).
@@ -167,67 +159,47 @@ func (k *SourceKind) UnmarshalText(b []byte) error {
 }
 
 // UnmarshalText implements encoding.TextUnmarshaler (see ParseProfile).
-func (p *Profile) UnmarshalText(b []byte) error {
-	v, err := ParseProfile(string(b))
-	if err != nil {
-		return err
-	}
-	*p = v
-	return nil
-}
+func (p *Profile) UnmarshalText(b []byte) error { return parseInto(p, ParseProfile, b) }
 
 // MarshalText implements encoding.TextMarshaler: replace, top or deep.
 func (m Merge) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
 
 // UnmarshalText implements encoding.TextUnmarshaler (see ParseMerge).
-func (m *Merge) UnmarshalText(b []byte) error {
-	v, err := ParseMerge(string(b))
-	if err != nil {
-		return err
-	}
-	*m = v
-	return nil
-}
+func (m *Merge) UnmarshalText(b []byte) error { return parseInto(m, ParseMerge, b) }
 
 // String returns the field as ParseField reads it: PATH[:TYPE]=COLUMN.
-func (f Field) String() string {
-	if f.Type == TypeAuto {
-		return f.Path + "=" + f.Column
-	}
-	return f.Path + ":" + string(f.Type) + "=" + f.Column
-}
+func (f Field) String() string { return specText(f.Path, f.Type, f.Column) }
 
 // MarshalText implements encoding.TextMarshaler (see String).
 func (f Field) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
 
 // UnmarshalText implements encoding.TextUnmarshaler (see ParseField).
-func (f *Field) UnmarshalText(b []byte) error {
-	v, err := ParseField(string(b))
-	if err != nil {
-		return err
-	}
-	*f = v
-	return nil
-}
+func (f *Field) UnmarshalText(b []byte) error { return parseInto(f, ParseField, b) }
 
 // String returns the constant as ParseConstant reads it:
 // PATH[:TYPE]=VALUE.
-func (c Constant) String() string {
-	if c.Type == TypeAuto {
-		return c.Path + "=" + c.Value
-	}
-	return c.Path + ":" + string(c.Type) + "=" + c.Value
-}
+func (c Constant) String() string { return specText(c.Path, c.Type, c.Value) }
 
 // MarshalText implements encoding.TextMarshaler (see String).
 func (c Constant) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
 // UnmarshalText implements encoding.TextUnmarshaler (see ParseConstant).
-func (c *Constant) UnmarshalText(b []byte) error {
-	v, err := ParseConstant(string(b))
+func (c *Constant) UnmarshalText(b []byte) error { return parseInto(c, ParseConstant, b) }
+
+// specText writes PATH[:TYPE]=RHS, the text of fields and constants.
+func specText(path string, t Type, rhs string) string {
+	if t == TypeAuto {
+		return path + "=" + rhs
+	}
+	return path + ":" + string(t) + "=" + rhs
+}
+
+// parseInto stores in dst what parse reads from b.
+func parseInto[T any](dst *T, parse func(string) (T, error), b []byte) error {
+	v, err := parse(string(b))
 	if err != nil {
 		return err
 	}
-	*c = v
+	*dst = v
 	return nil
 }

@@ -30,11 +30,7 @@ type Options struct {
 
 // Validate checks the options as Open would use them, reporting every
 // problem at once, each naming its option by its tables.yaml key.
-func (o *Options) Validate() error {
-	v := &config.Validator{}
-	o.Check(v.In(nil, ""))
-	return v.Err()
-}
+func (o *Options) Validate() error { return config.Validate(o.Check) }
 
 // Check reports the problems of the options in s, each with the key at
 // fault, so that the caller places it (a tables.yaml position, a flag).
