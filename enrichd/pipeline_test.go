@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,9 +49,6 @@ func benchSetupUniform(tb testing.TB, rows, n int) (*Pipeline, *batch, *tables.S
 // gen.
 func benchSetupWith(tb testing.TB, rows, n int, gen func(i int) (cust int, src string)) (*Pipeline, *batch, *tables.Set) {
 	tb.Helper()
-	if _, err := os.Stat(realMMDB); err != nil {
-		tb.Skipf("needs %s", realMMDB)
-	}
 	dir := tb.TempDir()
 	buildCustomers(tb, filepath.Join(dir, "customers.lut"), rows, 1)
 	cfg := testConfig(tb, dir, filepath.Join(dir, "out.json"))

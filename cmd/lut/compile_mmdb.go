@@ -34,7 +34,7 @@ type mmdbFlags struct {
 // mmdbOptionFlags names the flag that sets each key of iptable.Options.
 var mmdbOptionFlags = []string{"profile", "--profile", "database_type", "--database-type", "description", "--description",
 	"ip_version", "--ip-version", "record_size", "--record-size", "custom_key", "--custom-key",
-	"default_location", "--default-location", "build_epoch", "--build-epoch"}
+	"default_location", "--default-location", "build_epoch", "--build-epoch", "ipv4_aliases", "--ipv4-aliases"}
 
 func newMMDBFlags() *mmdbFlags {
 	return &mmdbFlags{
@@ -64,6 +64,7 @@ func (m *mmdbFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&m.opts.CustomKey, "custom-key", m.opts.CustomKey, "MMDB: top-level key for fields outside the city/asn schema")
 	f.Var(latLonValue{&m.opts.DefaultLocation}, "default-location", "MMDB: LAT,LON for city records without a location (default 0,0)")
 	f.Int64Var(&m.opts.BuildEpoch, "build-epoch", 0, "MMDB: build time in Unix seconds (default SOURCE_DATE_EPOCH, else now)")
+	f.Var(textVar(&m.opts.IPv4Aliases), "ipv4-aliases", "MMDB: alias ::ffff:0:0/96, 2001::/32 and 2002::/16 to the IPv4 data: auto (unless a source has data there), on (such data is an error) or off")
 }
 
 func usageErr(format string, args ...any) error {
@@ -171,13 +172,20 @@ func runCompileMMDB(cmd *cobra.Command, args []string, fl *compileFlags, m *mmdb
 	for _, warn := range st.Warnings {
 		fmt.Fprintln(w, "lut: warning:", warn)
 	}
+	for _, f := range st.Findings {
+		fmt.Fprintln(w, "lut: warning:", f)
+	}
 	if st.DefaultedLocations > 0 {
 		fmt.Fprintf(w, "lut: note: %d city records had no location and got the default\n", st.DefaultedLocations)
 	}
 	for _, s := range st.Sources {
 		fmt.Fprintf(w, "lut: %s: %d rows, %d networks\n", s.Path, s.Rows, s.Networks)
 	}
-	fmt.Fprintf(w, "lut: wrote %s (%s, %s profile, %d nodes, %d bytes) in %s\n",
-		st.Path, st.DatabaseType, st.Profile, st.Nodes, st.Size, st.Elapsed.Round(time.Millisecond))
+	aliases := "IPv4 aliases"
+	if !st.IPv4Aliases {
+		aliases = "no IPv4 aliases"
+	}
+	fmt.Fprintf(w, "lut: wrote %s (%s, %s profile, %s, %d nodes, %d bytes) in %s\n",
+		st.Path, st.DatabaseType, st.Profile, aliases, st.Nodes, st.Size, st.Elapsed.Round(time.Millisecond))
 	return nil
 }

@@ -89,6 +89,10 @@ func runInspectMMDB(cmd *cobra.Command, path string, asJSON bool) error {
 	m := r.Metadata()
 	size := len(r.Bytes())
 	built := time.Unix(int64(m.BuildEpoch), 0).UTC()
+	aliases := []string{}
+	for _, p := range r.IPv4Aliases() {
+		aliases = append(aliases, mmdb.AliasString(p))
+	}
 	out := cmd.OutOrStdout()
 	if asJSON {
 		enc := json.NewEncoder(out)
@@ -98,6 +102,7 @@ func runInspectMMDB(cmd *cobra.Command, path string, asJSON bool) error {
 			"ip_version": m.IPVersion, "record_size": m.RecordSize, "node_count": m.NodeCount,
 			"build_epoch": m.BuildEpoch, "build_time": built.Format(time.RFC3339),
 			"languages": m.Languages, "description": m.Description, "size": size,
+			"ipv4_aliases":  aliases,
 			"binary_format": fmt.Sprintf("%d.%d", m.BinaryFormatMajorVersion, m.BinaryFormatMinorVersion),
 		})
 	}
@@ -117,16 +122,44 @@ func runInspectMMDB(cmd *cobra.Command, path string, asJSON bool) error {
 	for _, l := range langs {
 		fmt.Fprintf(out, "description:    [%s] %s\n", l, m.Description[l])
 	}
+	fmt.Fprintf(out, "ipv4 aliases:   %s\n", describeAliases(m.IPVersion, aliases))
 	fmt.Fprintf(out, "size:           %d bytes\n", size)
 	return nil
 }
 
-// runVerifyMMDB runs the full verification and prints "ok" or the failure.
-func runVerifyMMDB(cmd *cobra.Command, path string) error {
-	if _, err := iptable.Check(path, iptable.ProfileAuto); err != nil {
-		fmt.Fprintln(cmd.OutOrStdout(), "FAIL:", err)
-		return &exitError{code: 1, msg: err.Error()}
+// describeAliases says which IPv6 networks lead to the IPv4 data.
+func describeAliases(ipVersion uint, aliases []string) string {
+	switch {
+	case ipVersion != 6:
+		return "none (IPv4 file)"
+	case len(aliases) == 0:
+		return "none: ::ffff:a.b.c.d, 2001::/32 and 2002::/16 addresses are looked up as IPv6 addresses"
 	}
-	fmt.Fprintln(cmd.OutOrStdout(), "ok")
+	return strings.Join(aliases, ", ") + " lead to the IPv4 data"
+}
+
+// runVerifyMMDB verifies an MMDB file: it fails if the file is not a valid
+// MaxMind DB, and prints what known readers refuse in it as warnings, or
+// as failures with strict.
+func runVerifyMMDB(cmd *cobra.Command, path string, strict bool) error {
+	rep, err := iptable.Audit(path)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), path+": "))
+	}
+	label := "warning"
+	if strict {
+		label = "error"
+	}
+	for _, f := range rep.Findings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s: %s\n", path, label, f)
+	}
+	if strict && len(rep.Findings) > 0 {
+		return fmt.Errorf("%d compatibility findings (--strict)", len(rep.Findings))
+	}
+	note := ""
+	if n := len(rep.Findings); n > 0 {
+		note = fmt.Sprintf(", %d compatibility warnings", n)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (valid MaxMind DB, %s, %d nodes%s)\n", path, rep.DatabaseType, rep.Nodes, note)
 	return nil
 }

@@ -34,6 +34,17 @@ func TestMMDBCommands(t *testing.T) {
 	if err != nil {
 		t.Fatalf("compile: %v\n%s", err, stderr)
 	}
+	// The type and the private network are reported reader by reader.
+	for _, want := range []string{
+		`lut: warning: Perl GeoIP2::Database::Reader->city(): refuses database type "Acme-Internal-City"`,
+		`lut: warning: geoip2-golang v2 City(): refuses database type "Acme-Internal-City"`,
+		`lut: warning: Logstash geoip filter 7.2.x (Logstash 8.14 and older): refuses database type "Acme-Internal-City"`,
+		`lut: warning: Perl GeoIP2::Database::Reader: refuses to look up addresses in 10.0.0.0/8`,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("compile: no %q in\n%s", want, stderr)
+		}
+	}
 	if !isMMDBFile(out) || isMMDBFile(sites) {
 		t.Fatal("isMMDBFile wrong")
 	}

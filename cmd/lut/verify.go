@@ -10,6 +10,7 @@ import (
 )
 
 func newVerifyCommand() *cobra.Command {
+	var strict bool
 	cmd := &cobra.Command{
 		Use:   "verify TABLE|DIR...",
 		Short: "Check every checksum and that every key finds its own row",
@@ -19,9 +20,19 @@ its own row). It prints "ok" per file, or what is wrong and where; the exit
 status is 1 if any file fails.
 
 Given a directory built by "lut build", it checks the manifest and every
-artifact it names.`,
+artifact it names.
+
+Given an MMDB file, it fails only if the file is not a valid MaxMind DB
+(the full verification of maxminddb-golang). What particular readers refuse
+in a valid file is printed as a warning naming the reader: metadata types
+libmaxminddb rejects, where Elasticsearch's scan looks for database_type,
+database types that Logstash, Elasticsearch or a GeoIP2 API refuses for the
+file's model (City, ASN), private networks Perl's GeoIP2 reader will not
+look up, and record types the Java reader cannot decode. --strict makes
+those failures.`,
 		Example: `  lut verify customers.lut
   lut verify assets.mmdb
+  lut verify --strict owners.mmdb   # fail on any reader that refuses the file
   lut verify dist/`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -31,7 +42,7 @@ artifact it names.`,
 				if fi, statErr := os.Stat(p); statErr == nil && fi.IsDir() {
 					err = verifyDir(cmd, p)
 				} else if isMMDBFile(p) {
-					err = runVerifyMMDB(cmd, p)
+					err = runVerifyMMDB(cmd, p, strict)
 				} else {
 					err = verifyLUT(cmd, p)
 				}
@@ -50,6 +61,7 @@ artifact it names.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&strict, "strict", false, "MMDB: fail on compatibility findings, not just on an invalid file")
 	return cmd
 }
 

@@ -2,7 +2,6 @@ package iptable
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -16,11 +15,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lutkit/lutkit/internal/testfiles"
 	"github.com/oschwald/maxminddb-golang/v2"
 	"go4.org/netipx"
 )
-
-const asnCSV = "../../../shared/data/ip-location-db/asn-ipv4.csv.gz"
 
 var asnColumns = []string{"ip_range_start", "ip_range_end", "autonomous_system_number", "autonomous_system_organization"}
 
@@ -31,16 +29,12 @@ type asnRow struct {
 }
 
 func readASNRows(t testing.TB, limit int) []asnRow {
-	f, err := os.Open(asnCSV)
-	if err != nil {
-		t.Skipf("shared data missing: %v", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	f, err := os.Open(testfiles.Fetched(t, "asn-ipv4.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := csv.NewReader(zr)
+	defer f.Close()
+	r := csv.NewReader(f)
 	var rows []asnRow
 	for limit <= 0 || len(rows) < limit {
 		rec, err := r.Read()
@@ -152,7 +146,7 @@ func TestASNIndependentReaders(t *testing.T) {
 		limit = 40000 // the race detector makes the full build too slow
 	}
 	rows := readASNRows(t, limit)
-	src := asnCSV
+	src := testfiles.Fetched(t, "asn-ipv4.csv")
 	dir := t.TempDir()
 	if limit > 0 {
 		src = filepath.Join(dir, "asn.csv")

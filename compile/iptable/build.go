@@ -11,9 +11,9 @@ import (
 	"github.com/lutkit/lutkit/internal/fsutil"
 )
 
-// Compile builds an MMDB from sources (in layering order), writes it
+// compileOnce builds an MMDB from sources (in layering order), writes it
 // atomically to out and checks it. On any error out is left untouched.
-func Compile(out string, opts Options, sources []Source) (*Stats, error) {
+func compileOnce(out string, opts Options, sources []Source) (*Stats, error) {
 	start := time.Now()
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -35,8 +35,10 @@ func Compile(out string, opts Options, sources []Source) (*Stats, error) {
 		return nil, err
 	}
 	st := &Stats{Path: out, Profile: opts.Profile, DatabaseType: opts.DatabaseType,
-		BuildEpoch: opts.BuildEpoch, Warnings: warnings}
-	w, err := newTreeWriter(&opts)
+		BuildEpoch: opts.BuildEpoch, Warnings: warnings, AliasMode: opts.IPv4Aliases}
+	aliases := newAliasGuard(&opts)
+	st.IPv4Aliases = aliases.writesAliases(&opts)
+	w, err := newTreeWriter(&opts, st.IPv4Aliases)
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +57,9 @@ func Compile(out string, opts Options, sources []Source) (*Stats, error) {
 		emit := func(e entry) error {
 			if opts.IPVersion == 4 && !e.prefix.Addr().Is4() {
 				return fmt.Errorf("%s: IPv6 network %s in an IPv4 database", describe(src, e.line), e.prefix)
+			}
+			if err := aliases.check(src, &e); err != nil {
+				return err
 			}
 			entries = append(entries, e)
 			return nil
@@ -105,8 +110,8 @@ func Compile(out string, opts Options, sources []Source) (*Stats, error) {
 			return err
 		}
 		st.Size = fi.Size()
-		nodes, err := Check(f.Name(), opts.Profile)
-		st.Nodes = nodes
+		nodes, findings, err := Check(f.Name(), opts.Profile)
+		st.Nodes, st.Findings = nodes, findings
 		if err != nil {
 			return fmt.Errorf("self-check of the new file failed: %w", err)
 		}
@@ -115,6 +120,7 @@ func Compile(out string, opts Options, sources []Source) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.AliasCollisions = aliases.collisions
 	if fixer != nil {
 		st.DefaultedLocations = fixer.defaulted
 	}

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/lutkit/lutkit/compile/source"
+	"github.com/lutkit/lutkit/reader/mmdb"
 )
 
 // Profile selects the record shape and metadata conventions.
@@ -168,6 +169,9 @@ type Options struct {
 	// CustomKey is the top-level key holding fields outside the profile's
 	// schema (city and asn profiles). Default "x_internal".
 	CustomKey string `json:"custom_key,omitempty"`
+	// IPv4Aliases says whether an IPv6 file aliases ::ffff:0:0/96,
+	// 2001::/32 and 2002::/16 to the IPv4 data (see AliasMode).
+	IPv4Aliases AliasMode `json:"ipv4_aliases,omitempty"`
 	// DefaultLocation is the latitude and longitude given to city records
 	// that have none (Logstash drops city results without a location).
 	// Nil means 0,0.
@@ -183,6 +187,15 @@ type Stats struct {
 	Nodes        int
 	Size         int64
 	BuildEpoch   int64
+	// IPv4Aliases tells whether the file has the IPv4 aliases; AliasMode
+	// is the mode asked for and AliasCollisions the first row of the
+	// sources in each alias network (why AliasAuto wrote none).
+	IPv4Aliases     bool
+	AliasMode       AliasMode
+	AliasCollisions []AliasCollision
+	// Findings are what typed readers refuse in the file (its database
+	// type, private networks Perl's reader will not look up).
+	Findings []mmdb.Finding
 	// DefaultedLocations counts city records given the default location.
 	DefaultedLocations int
 	Warnings           []string

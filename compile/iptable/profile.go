@@ -1,6 +1,7 @@
 package iptable
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -165,7 +166,10 @@ func resolvePath(o *Options, path string, t Type) ([]seg, Type, error) {
 	return segs, want, nil
 }
 
-// checkDatabaseType applies the rules readers put on database_type.
+// checkDatabaseType refuses database types that break a profile for
+// every reader of it (Elasticsearch's scan length and suffixes, the
+// substrings other models claim). Which typed readers refuse a type that
+// passes is reported by Check's findings (mmdb.TypeFindings).
 func checkDatabaseType(o *Options) (warnings []string, err error) {
 	dt := o.DatabaseType
 	if len(dt) > 28 {
@@ -193,15 +197,9 @@ func checkDatabaseType(o *Options) (warnings []string, err error) {
 		if strings.Contains(dt, "Enterprise") || strings.Contains(dt, "GeoLite2-ASN") {
 			return nil, fmt.Errorf("database type %q: must not contain Enterprise or GeoLite2-ASN", dt)
 		}
-		if dt != "GeoLite2-City" && !strings.HasPrefix(dt, "GeoIP2-City") {
-			warnings = append(warnings, fmt.Sprintf("database type %q works with Logstash 8.15+ and Elasticsearch; Logstash 8.14 and older accept only MaxMind names such as GeoLite2-City", dt))
-		}
 	case ProfileASN:
 		if !strings.HasSuffix(dt, "-ASN") {
 			return nil, fmt.Errorf("database type %q: an asn profile type must end in -ASN (Elasticsearch matches the suffix)", dt)
-		}
-		if !strings.Contains(dt, "GeoLite2-ASN") {
-			warnings = append(warnings, fmt.Sprintf("database type %q: Logstash reads ASN files only when the type contains GeoLite2-ASN (and refuses to start otherwise); Elasticsearch accepts it", dt))
 		}
 	}
 	return warnings, nil
@@ -244,6 +242,8 @@ func (f *locationFixer) fix(v mmdbtype.DataType) mmdbtype.DataType {
 	return nm
 }
 
+var errNoLocation = errors.New("record has no location.latitude/longitude (Logstash drops such results)")
+
 // checkRecord checks a stored record against the profile: exact types of
 // known keys (unknown keys are skipped, as the Java reader does), names
 // maps holding "en", and for city records a location.
@@ -264,7 +264,7 @@ func checkRecord(p Profile, t mmdb.Typed) error {
 		_, lat := loc.Get("latitude")
 		_, lon := loc.Get("longitude")
 		if !lat || !lon {
-			return fmt.Errorf("record has no location.latitude/longitude (Logstash drops such results)")
+			return errNoLocation
 		}
 	case ProfileASN:
 		for k := range asnReserved {

@@ -35,6 +35,15 @@ func (o *Options) Check(s config.Scope) {
 	if o.BuildEpoch < 0 {
 		s.Errorf("build_epoch", "must be positive, not %d", o.BuildEpoch)
 	}
+	switch o.IPv4Aliases {
+	case AliasAuto, AliasOff:
+	case AliasOn:
+		if o.IPVersion == 4 {
+			s.Errorf("ipv4_aliases", "IPv4 aliases exist only in IPv6 files (ip version 6)")
+		}
+	default:
+		s.Errorf("ipv4_aliases", "unknown IPv4 alias mode %d", o.IPv4Aliases)
+	}
 }
 
 // withDefaults returns the options with every default applied: the one
@@ -160,6 +169,12 @@ func (k *SourceKind) UnmarshalText(b []byte) error {
 
 // UnmarshalText implements encoding.TextUnmarshaler (see ParseProfile).
 func (p *Profile) UnmarshalText(b []byte) error { return parseInto(p, ParseProfile, b) }
+
+// MarshalText implements encoding.TextMarshaler: auto, on or off.
+func (m AliasMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler (see ParseAliasMode).
+func (m *AliasMode) UnmarshalText(b []byte) error { return parseInto(m, ParseAliasMode, b) }
 
 // MarshalText implements encoding.TextMarshaler: replace, top or deep.
 func (m Merge) MarshalText() ([]byte, error) { return []byte(m.String()), nil }

@@ -18,6 +18,13 @@ build_epoch: must be positive, not -1`
 	if err := (&Options{}).Validate(); err != nil {
 		t.Errorf("zero options: %v", err)
 	}
+	if err := (&Options{IPVersion: 4, IPv4Aliases: AliasOn}).Validate(); err == nil || err.Error() != "ipv4_aliases: IPv4 aliases exist only in IPv6 files (ip version 6)" {
+		t.Errorf("aliases in an IPv4 file: %v", err)
+	}
+	var m AliasMode
+	if err := m.UnmarshalText([]byte("OFF")); err != nil || m != AliasOff {
+		t.Errorf("alias mode %v %v", m, err)
+	}
 	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
 	d, err := Options{Profile: "City"}.withDefaults()
 	if err != nil || d.Profile != ProfileCity || d.DatabaseType != "Lutkit-City" || d.IPVersion != 6 || d.RecordSize != 28 ||

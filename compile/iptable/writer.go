@@ -20,7 +20,9 @@ type treeWriter struct {
 	fix func(mmdbtype.DataType) mmdbtype.DataType
 }
 
-func newTreeWriter(o *Options) (*treeWriter, error) {
+// newTreeWriter starts a tree; aliases makes ::ffff:0:0/96, 2001::/32 and
+// 2002::/16 lead to the IPv4 data (mmdbwriter makes all three or none).
+func newTreeWriter(o *Options, aliases bool) (*treeWriter, error) {
 	t, err := mmdbwriter.New(mmdbwriter.Options{
 		BuildEpoch:              o.BuildEpoch,
 		DatabaseType:            o.DatabaseType,
@@ -29,7 +31,7 @@ func newTreeWriter(o *Options) (*treeWriter, error) {
 		IPVersion:               o.IPVersion,
 		RecordSize:              o.RecordSize,
 		IncludeReservedNetworks: true,
-		DisableIPv4Aliasing:     false,
+		DisableIPv4Aliasing:     !aliases,
 		DisableMetadataPointers: true,
 	})
 	if err != nil {

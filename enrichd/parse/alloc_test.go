@@ -55,7 +55,7 @@ func TestZeroAllocs(t *testing.T) {
 	})
 
 	var ev Event
-	for _, s := range []string{sample5424, sample3164, dirty5424, "garbage"} {
+	for _, s := range append([]string{sample5424, sample3164, dirty5424, "garbage"}, forms3164...) {
 		msg := []byte(s)
 		check("ParseSyslog "+s, func() { _ = ParseSyslog(msg, &ev) })
 	}

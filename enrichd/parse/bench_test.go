@@ -26,8 +26,34 @@ func benchParse(b *testing.B, file string) {
 	}
 }
 
+// forms3164 are RFC 3164 headers as rsyslog's and syslog-ng's forwarding
+// formats write them: TAGs with and without ':' and [pid], cut at 32 bytes,
+// RFC 3339 and fractional timestamps, a host-less TAG.
+var forms3164 = []string{
+	"<165>Dec  1 14:20:02 db-2 billing-api cust=679127 src=102.24.37.211 action=login",
+	"<165>Dec  1 14:20:02 db-2 billing-api[42] cust=679127 src=102.24.37.211 action=login",
+	"<165>2026-12-01T14:20:02.123456+01:00 db-2.example.com billing-api cust=679127 src=102.24.37.211 action=login",
+	"<165>Dec  1 14:20:02 10.1.2.3 com.example.billing.reconciliati cust=679127 src=102.24.37.211 action=login",
+	"<165>Dec  1 14:20:02.123456 web-18 postfix/smtpd[24065]: cust=679127 src=102.24.37.211 action=login",
+	"<165>Dec  1 14:20:02 fe80::1 sshd[77]: cust=679127 src=102.24.37.211 action=login",
+	"<165>Dec  1 14:20:02 cron: cust=679127 src=102.24.37.211 action=login",
+}
+
 func BenchmarkParseSyslog5424(b *testing.B) { benchParse(b, "testdata/gen-events-rfc5424.txt") }
 func BenchmarkParseSyslog3164(b *testing.B) { benchParse(b, "testdata/gen-events-rfc3164.txt") }
+
+func BenchmarkParseSyslog3164Forms(b *testing.B) {
+	lines := make([][]byte, len(forms3164))
+	for i, s := range forms3164 {
+		lines[i] = []byte(s)
+	}
+	var ev Event
+	b.SetBytes(int64(len(lines[0])))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		_ = ParseSyslog(lines[i%len(lines)], &ev)
+	}
+}
 
 // BenchmarkParseExtract is the per-event hot path: header parse plus the
 // two lookup keys.

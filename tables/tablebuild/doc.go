@@ -27,7 +27,8 @@
 //	    kind: mmdb
 //	    profile: city            # city, asn or custom
 //	    database_type: ...       # description, languages, ip_version,
-//	                             # record_size, custom_key, default_location
+//	                             # record_size, custom_key, default_location,
+//	                             # ipv4_aliases (auto, on or off)
 //	    sources:                 # layered in order
 //	      - path: ranges.csv
 //	        type: ranges         # ranges, networks, list or mmdb (guessed)
