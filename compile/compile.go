@@ -6,6 +6,11 @@
 // The output is deterministic: the same rows and options give the same
 // bytes. Files are written atomically: a temporary file in the target
 // directory, fsync, rename, fsync of the directory.
+//
+// Options is the serialisable spec of a .lut table ("lut compile" flags
+// and tables.yaml decode into it); File and Write validate it
+// (Options.Validate) and apply its defaults in one place. Errors of the
+// source come back as *SourceError, naming the source themselves.
 package compile
 
 import (

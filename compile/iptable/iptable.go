@@ -20,6 +20,14 @@
 // custom fields under one top-level key (Options.CustomKey), and in city
 // files always give a location. ProfileCustom writes records as mapped.
 //
+// # Sources and options
+//
+// CSV sources are read by compile/source's CSV reader (source.CSVRecords),
+// address lists through source.OpenText; bad rows are *source.RowError,
+// naming file:line:column. Options and Source are the serialisable specs
+// of a build, which "lut compile" flags and tables.yaml decode into; their
+// Validate methods check them, and Compile applies the defaults.
+//
 // # Output
 //
 // Compile writes to a temporary file in the target directory, checks it

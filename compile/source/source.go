@@ -6,6 +6,13 @@
 // Readers stream: they hold one row at a time, never the whole source, so a
 // 50-million-row file compiles in bounded memory. Every value is handed over
 // in its text form as bytes.
+//
+// The CSV reader is the one CSV parser of the compilers: compile/iptable
+// reads its CSV sources through CSVRecords (the same dialect and errors,
+// the header and field count left to the caller) and its address lists
+// through OpenText. Bad rows are reported as *RowError, the one row error
+// of the compilers. Options is the serialisable spec of a source (see
+// Options.Validate).
 package source
 
 import (
