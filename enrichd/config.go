@@ -103,6 +103,8 @@ type KafkaOutputConfig struct {
 	BackoffMax   time.Duration
 	InFlight     int    // output batches being produced at once
 	DeadLetter   string // file path, or "kafka:TOPIC"
+
+	CreateTopic *KafkaTopicSpec // create missing topics so (nil: a missing topic stops the start)
 }
 
 // TablesConfig says where the live table set comes from.
@@ -165,11 +167,14 @@ type HTTPConfig struct {
 	Token string
 }
 
-// MemcachedConfig is the read-only memcached text-protocol listener.
+// MemcachedConfig is the read-only memcached listener (text, meta and
+// binary protocols).
 type MemcachedConfig struct {
-	Listen       string
-	DefaultTable string // table of keys given without "table:"
-	ValueColumn  string // answer this column's value instead of the row as JSON
+	Listen         string
+	DefaultTable   string        // table of keys given without "table:"
+	ValueColumn    string        // answer this column's value instead of the row as JSON
+	MaxConnections int           // open connections at most (0: 1024, memcached's default)
+	IdleTimeout    time.Duration // close a connection silent this long (0: never)
 }
 
 // LogConfig sets up log/slog.
@@ -321,6 +326,10 @@ func parseConfig(path string, data []byte, opts LoadOptions) (*Config, error) {
 				"listen":        func(k, v *yaml.Node) { cfg.Memcached.Listen = p.addr(v, "memcached.listen") },
 				"default_table": func(k, v *yaml.Node) { cfg.Memcached.DefaultTable = p.str(v, "memcached.default_table") },
 				"value_column":  func(k, v *yaml.Node) { cfg.Memcached.ValueColumn = p.str(v, "memcached.value_column") },
+				"max_connections": func(k, v *yaml.Node) {
+					cfg.Memcached.MaxConnections = p.posInt(v, "memcached.max_connections")
+				},
+				"idle_timeout": func(k, v *yaml.Node) { cfg.Memcached.IdleTimeout = p.dur(v, "memcached.idle_timeout") },
 			})
 			if cfg.Memcached.Listen == "" {
 				p.errf(v, "memcached.listen", "required (HOST:PORT)")

@@ -3,9 +3,25 @@ package enrichd
 import (
 	"path/filepath"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
+
+// A Kafka output retries a failed produce after DefaultKafkaBackoffMin,
+// doubling the wait up to DefaultKafkaBackoffMax (backoff_min and
+// backoff_max): brokers that return are used within about a second.
+const (
+	DefaultKafkaBackoffMin = 100 * time.Millisecond
+	DefaultKafkaBackoffMax = time.Second
+)
+
+// KafkaTopicSpec is how a Kafka output creates a topic that does not
+// exist (create_topic).
+type KafkaTopicSpec struct {
+	Partitions        int // -1: the brokers' num.partitions
+	ReplicationFactor int // -1: the brokers' default.replication.factor
+}
 
 // kafkaConn parses the connection settings shared by Kafka inputs and
 // outputs; it returns false when k is not one of them.
@@ -128,9 +144,10 @@ func (p *cparser) kafkaOutput(v *yaml.Node, field string, k *KafkaOutputConfig) 
 			maxAttemptsSet = true
 			k.MaxAttempts = p.posInt(v, field+".max_attempts")
 		},
-		"backoff_min": func(_, v *yaml.Node) { k.BackoffMin = p.dur(v, field+".backoff_min") },
-		"backoff_max": func(_, v *yaml.Node) { k.BackoffMax = p.dur(v, field+".backoff_max") },
-		"in_flight":   func(_, v *yaml.Node) { k.InFlight = p.posInt(v, field+".in_flight") },
+		"backoff_min":  func(_, v *yaml.Node) { k.BackoffMin = p.dur(v, field+".backoff_min") },
+		"backoff_max":  func(_, v *yaml.Node) { k.BackoffMax = p.dur(v, field+".backoff_max") },
+		"in_flight":    func(_, v *yaml.Node) { k.InFlight = p.posInt(v, field+".in_flight") },
+		"create_topic": func(_, v *yaml.Node) { k.CreateTopic = p.topicSpec(v, field+".create_topic") },
 		"dead_letter": func(_, v *yaml.Node) {
 			k.DeadLetter = p.str(v, field+".dead_letter")
 			if k.DeadLetter == "kafka:" {
@@ -151,6 +168,23 @@ func (p *cparser) kafkaOutput(v *yaml.Node, field string, k *KafkaOutputConfig) 
 	if k.BackoffMax != 0 && k.BackoffMin > k.BackoffMax {
 		p.errf(v, field+".backoff_min", "is more than backoff_max")
 	}
+}
+
+// topicSpec parses create_topic: true (the brokers' defaults), false, or
+// {partitions: N, replication_factor: R}.
+func (p *cparser) topicSpec(v *yaml.Node, field string) *KafkaTopicSpec {
+	spec := &KafkaTopicSpec{Partitions: -1, ReplicationFactor: -1}
+	if v.Kind == yaml.ScalarNode {
+		if !p.bool(v, field) {
+			return nil
+		}
+		return spec
+	}
+	p.fields(v, field, map[string]func(k, v *yaml.Node){
+		"partitions":         func(_, v *yaml.Node) { spec.Partitions = p.posInt(v, field+".partitions") },
+		"replication_factor": func(_, v *yaml.Node) { spec.ReplicationFactor = p.posInt(v, field+".replication_factor") },
+	})
+	return spec
 }
 
 // fieldName checks an event field name (as in a rule's field).

@@ -182,6 +182,9 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		if d.mcLn, err = net.Listen("tcp", cfg.Memcached.Listen); err != nil {
 			return nil, fmt.Errorf("memcached: %w", err)
 		}
+		mc := cfg.Memcached
+		d.mc = serve.NewMemcached(d.set, serve.MemcachedOptions{DefaultTable: mc.DefaultTable, ValueColumn: mc.ValueColumn,
+			MaxConnections: mc.MaxConnections, IdleTimeout: mc.IdleTimeout, Logger: d.log})
 	}
 	return d, nil
 }
@@ -272,9 +275,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.httpSrv = &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 		go d.httpSrv.Serve(d.httpLn)
 	}
-	if d.mcLn != nil {
-		mc := d.cfg.Memcached
-		d.mc = serve.NewMemcached(d.set, serve.MemcachedOptions{DefaultTable: mc.DefaultTable, ValueColumn: mc.ValueColumn, Logger: d.log})
+	if d.mc != nil {
 		go d.mc.Serve(d.mcLn)
 	}
 	for _, t := range d.tcpIns {

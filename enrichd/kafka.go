@@ -1,12 +1,17 @@
 package enrichd
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"os"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -15,8 +20,9 @@ import (
 	"github.com/segmentio/kafka-go/sasl/scram"
 )
 
-// Kafka inputs (kafka_input.go) and outputs (kafka_output.go); this file
-// has the connection settings they share.
+// Kafka inputs (kafka_input.go: a member of a consumer group,
+// kafka_group.go, that fetches its partitions, kafka_fetch.go) and outputs
+// (kafka_output.go); this file has the connection settings they share.
 //
 // Delivery is at least once. A Kafka input notes, for each batch, the
 // last offset it holds of each partition, in an ackEntry. The entry goes
@@ -24,13 +30,16 @@ import (
 // outputs; it is done when every output has the events: the stream
 // outputs (stdout, file, tcp) once they have flushed them, a Kafka output
 // once the brokers acknowledged them (or, after max_attempts, the dead
-// letter took them). The commitTracker keeps the entries in the order the
-// input made them; when the oldest are done, their offsets become
-// committable, and the committer commits them every commit_interval. So a
-// committed offset never passes an event that is not delivered, and a
-// crash makes the group read again at most the events fetched and not yet
-// committed, which max_uncommitted bounds: the input stops fetching while
-// that many are outstanding.
+// letter took them). The commitTracker (kafka_commit.go) keeps the
+// entries in the order the input made them; when the oldest are done,
+// their offsets become committable, whenever that is (a produce retried
+// long after the fetch, the brokers back from an outage), and the
+// committer commits them every commit_interval, retrying a failed commit
+// with backoff, and once more, until the shutdown deadline, on SIGTERM.
+// So a committed offset never passes an event that is not delivered, and
+// a crash makes the group read again at most the events fetched and not
+// yet committed, which max_uncommitted bounds: the input stops fetching
+// while that many are outstanding.
 
 // probeKafka connects to the brokers once, so that settings that can
 // never work (a wrong password, an untrusted certificate) stop the start
@@ -157,4 +166,93 @@ type kafkaLogger struct{ l *slog.Logger }
 
 func (k kafkaLogger) Printf(format string, args ...any) {
 	k.l.Warn("kafka: " + fmt.Sprintf(format, args...))
+}
+
+// kafkaRequestTimeout bounds a request to the brokers that should be
+// answered at once (a commit, a heartbeat, an offset listing).
+const kafkaRequestTimeout = 5 * time.Second
+
+// backoff is an exponential backoff from min to max.
+type backoff struct{ min, max, cur time.Duration }
+
+func (b *backoff) next() time.Duration {
+	if b.cur == 0 {
+		b.cur = b.min
+	} else {
+		b.cur = min(2*b.cur, b.max)
+	}
+	return b.cur
+}
+
+func (b *backoff) reset() { b.cur = 0 }
+
+// streak logs a recurring failure when it begins and then at most every
+// 30 s, and says when it ends, so that an outage does not flood the log.
+type streak struct {
+	mu       sync.Mutex
+	n        int
+	began    time.Time
+	reported time.Time
+}
+
+func (s *streak) fail(log *slog.Logger, msg string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if s.n == 0 {
+		s.began = now
+	}
+	s.n++
+	if s.n == 1 || now.Sub(s.reported) >= 30*time.Second {
+		s.reported = now
+		log.Warn(msg, append(args, "failures", s.n, "since", s.began.Format(time.RFC3339))...)
+	}
+}
+
+func (s *streak) ok(log *slog.Logger, msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n > 0 {
+		log.Info(msg, "failures", s.n, "after", time.Since(s.began).Round(time.Millisecond).String())
+		s.n = 0
+	}
+}
+
+// shutdownDeadline returns when the daemon's shutdown must be done: the
+// shutdown began drain_read_grace before the inputs' drain deadline, and
+// has shutdown_timeout. Before a shutdown began, it is shutdown_timeout
+// from now.
+func (d *Daemon) shutdownDeadline() time.Time {
+	if t := d.drainTill.Load(); t != 0 {
+		return time.Unix(0, t).Add(-d.cfg.DrainReadGrace).Add(d.cfg.ShutdownTimeout)
+	}
+	return time.Now().Add(d.cfg.ShutdownTimeout)
+}
+
+// connRetries is how many times a request that failed on a broken
+// connection is sent again at once. kafka-go's transport keeps the idle
+// connections the brokers closed (after an outage, every one it had) and
+// finds out on the next request sent on each, which fails; sending it
+// again takes another connection, or opens a new one.
+const connRetries = 8
+
+// isConnError reports whether err is a connection the peer closed (not an
+// answer of the brokers, nor a broker that refuses connections).
+func isConnError(err error) bool {
+	var ke kafka.Error
+	if err == nil || errors.As(err, &ke) {
+		return false
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed)
+}
+
+// retryConn calls fn, again at once while it fails on a broken connection
+// (connRetries times at most, and while ctx lasts).
+func retryConn(ctx context.Context, fn func() error) error {
+	err := fn()
+	for i := 0; i < connRetries && isConnError(err) && ctx.Err() == nil; i++ {
+		err = fn()
+	}
+	return err
 }

@@ -1,11 +1,8 @@
 package enrichd
 
 import (
-	"context"
-	"errors"
-	"io"
+	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,313 +11,215 @@ import (
 	"github.com/segmentio/kafka-go"
 )
 
-// ackEntry is one Kafka input batch on its way to the outputs.
-type ackEntry struct {
-	t       *commitTracker
-	offs    []partOffset // the last offset of each partition in the batch
-	events  int
-	pending atomic.Int32 // outputs that have not delivered the batch yet
-	done    bool         // under t.mu
-}
-
-type topicPart struct {
-	topic     string
-	partition int
-}
-
-type partOffset struct {
-	topicPart
-	offset int64  // last offset in the batch
-	hwm    int64  // the partition's high watermark when it was fetched
-	gen    uint64 // the input's generation when it was fetched
-}
-
-// committable is the last delivered offset of a partition, and the
-// generation it was fetched in.
-type committable struct {
-	offset int64
-	gen    uint64
-}
-
-func (e *ackEntry) note(m *kafka.Message, gen uint64) {
-	e.events++
-	e.t.inflight.Add(1)
-	for i := range e.offs {
-		if o := &e.offs[i]; o.partition == m.Partition && o.topic == m.Topic {
-			o.offset, o.hwm, o.gen = m.Offset, m.HighWaterMark, gen
-			return
-		}
-	}
-	e.offs = append(e.offs, partOffset{topicPart{m.Topic, m.Partition}, m.Offset, m.HighWaterMark, gen})
-}
-
-// release marks one output's delivery of the batch.
-func (e *ackEntry) release() {
-	if e.pending.Add(-1) == 0 {
-		e.t.complete(e)
-	}
-}
-
-// commitTracker orders a Kafka input's batches and turns the delivered
-// ones into offsets to commit.
-type commitTracker struct {
-	max      int64
-	inflight atomic.Int64 // events fetched and not committed
-	kick     chan struct{}
-
-	mu     sync.Mutex
-	cond   *sync.Cond  // inflight fell, or the input stops
-	q      []*ackEntry // open entries, oldest first
-	ready  map[topicPart]committable
-	readyN int // events that ready covers
-}
-
-func newCommitTracker(max int) *commitTracker {
-	t := &commitTracker{max: int64(max), kick: make(chan struct{}, 1), ready: map[topicPart]committable{}}
-	t.cond = sync.NewCond(&t.mu)
-	return t
-}
-
-// open starts the entry of a new batch.
-func (t *commitTracker) open() *ackEntry {
-	e := &ackEntry{t: t}
-	t.mu.Lock()
-	t.q = append(t.q, e)
-	t.mu.Unlock()
-	return e
-}
-
-func (t *commitTracker) full() bool { return t.inflight.Load() >= t.max }
-
-// complete records that e is delivered and makes the offsets of the
-// delivered prefix of the queue committable.
-func (t *commitTracker) complete(e *ackEntry) {
-	t.mu.Lock()
-	e.done = true
-	i := 0
-	for ; i < len(t.q) && t.q[i].done; i++ {
-		h := t.q[i]
-		for _, o := range h.offs {
-			if cur, ok := t.ready[o.topicPart]; !ok || o.offset > cur.offset {
-				t.ready[o.topicPart] = committable{o.offset, o.gen}
-			}
-		}
-		t.readyN += h.events
-		t.q[i] = nil
-	}
-	t.q = t.q[i:]
-	kick := int64(t.readyN) >= t.max/2
-	t.mu.Unlock()
-	if kick {
-		select {
-		case t.kick <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// take returns the committable offsets and the events they cover.
-func (t *commitTracker) take() (map[topicPart]committable, int) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.readyN == 0 && len(t.ready) == 0 {
-		return nil, 0
-	}
-	offs, n := t.ready, t.readyN
-	t.ready, t.readyN = map[topicPart]committable{}, 0
-	return offs, n
-}
-
-// committed records a successful commit of n events.
-func (t *commitTracker) committed(n int) {
-	t.inflight.Add(-int64(n))
-	t.mu.Lock()
-	t.cond.Broadcast()
-	t.mu.Unlock()
-}
-
-// restore puts back offsets whose commit failed, to be retried with the
-// next ones.
-func (t *commitTracker) restore(offs map[topicPart]committable, n int) {
-	t.mu.Lock()
-	for k, o := range offs {
-		if cur, ok := t.ready[k]; !ok || o.offset > cur.offset {
-			t.ready[k] = o
-		}
-	}
-	t.readyN += n
-	t.mu.Unlock()
-}
-
-// wait blocks while the window is full; false if stop was closed.
-func (t *commitTracker) wait(stop <-chan struct{}) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for t.full() {
-		select {
-		case <-stop:
-			return false
-		default:
-		}
-		select {
-		case t.kick <- struct{}{}:
-		default:
-		}
-		t.cond.Wait()
-	}
-	return true
-}
-
-func (t *commitTracker) wake() {
-	t.mu.Lock()
-	t.cond.Broadcast()
-	t.mu.Unlock()
-}
-
-// partState is what the lag metric knows of one partition.
-type partState struct {
-	hwm, committed, fetched int64 // committed: next offset to read (-1: none yet)
-}
-
+// kafkaInput is a member of a consumer group (kafka_group.go) that
+// fetches its assigned partitions (kafka_fetch.go), batches their
+// messages for the workers, and commits the offsets the outputs delivered
+// (kafka_commit.go).
+//
+// When a generation ends, the input stops fetching; when the next one
+// assigns it a partition it had, it goes on from where it was (or from
+// the group's committed offset, if another member committed past that
+// meanwhile), so that a rebalance or a broker outage makes it read
+// nothing twice. A partition new to it starts at the group's committed
+// offset, or at start_offset when the group has none.
 type kafkaInput struct {
 	d     *Daemon
 	cfg   InputConfig
 	stats *inputStats
 	fmt   uint8
-	r     *kafka.Reader
-	tr    *commitTracker
 	log   *slog.Logger
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	stopCh chan struct{}
+	cl        *kafka.Client // group requests, commits and offset listings
+	dialer    *kafka.Dialer // the partition readers'
+	readerLog *limitedLogger
+	maxBytes  int
+	maxWait   time.Duration
+	group     *kafkaGroup
+	tr        *commitTracker
+	msgs      chan fetched
 
+	stopCh     chan struct{}
+	stopping   atomic.Bool
+	started    atomic.Bool
 	commitStop chan struct{}
 	commitDone chan struct{}
+	commitMu   sync.Mutex // one commit at a time
+	closing    sync.WaitGroup
 	finishOnce sync.Once
 
-	commits, commitErrors, staleOffsets atomic.Uint64
-	commitLat                           prometheus.Histogram
+	commits, commitErrors, staleOffsets, fetchErrors atomic.Uint64
+	commitLat                                        prometheus.Histogram
+	commitStreak, fetchStreak                        streak
 
-	// gen counts the group generations the reader has joined, less one:
-	// offsets fetched in an earlier generation are not committed, since
-	// their partition may belong to another member now (it commits them).
-	gen atomic.Uint64
-
-	mu         sync.Mutex
-	parts      map[topicPart]*partState
-	rebalances uint64
-	readErrors uint64
+	mu       sync.Mutex
+	fetchers map[topicPart]*partFetcher
+	// pos is, for the partitions of the last generation, the offset after
+	// the last message the input took.
+	pos map[topicPart]int64
+	// committed is the group's committed offset of each partition as the
+	// input last knew it: from the generation's start, its own commits and
+	// the lag metric's reads (-1: none).
+	committed map[topicPart]int64
+	lag       lagState
 }
 
 func newKafkaInput(d *Daemon, ic InputConfig, st *inputStats) (*kafkaInput, error) {
 	kc := ic.Kafka
-	if err := probeKafka(kc.KafkaConn, d.log.With("input", ic.Name)); err != nil {
+	log := d.log.With("input", ic.Name)
+	if err := probeKafka(kc.KafkaConn, log); err != nil {
 		return nil, err
 	}
 	dialer, err := kafkaDialer(kc.KafkaConn)
 	if err != nil {
 		return nil, err
 	}
-	rc := kafka.ReaderConfig{
-		Brokers:               kc.Brokers,
-		GroupID:               kc.Group,
-		Dialer:                dialer,
-		MinBytes:              max(1, kc.MinBytes),
-		MaxBytes:              kc.MaxBytes,
-		MaxWait:               kc.MaxWait,
-		SessionTimeout:        kc.SessionTimeout,
-		HeartbeatInterval:     kc.HeartbeatInterval,
-		RebalanceTimeout:      kc.RebalanceTimeout,
-		QueueCapacity:         1024,
-		WatchPartitionChanges: true,
-		StartOffset:           kafka.FirstOffset,
-		ErrorLogger:           kafkaLogger{d.log.With("input", ic.Name)},
-	}
-	if rc.MaxBytes == 0 {
-		rc.MaxBytes = 16 << 20
-	}
-	if rc.MaxWait == 0 {
-		rc.MaxWait = 500 * time.Millisecond
-	}
-	if kc.StartOffset == "latest" {
-		rc.StartOffset = kafka.LastOffset
-	}
-	if len(kc.Topics) == 1 {
-		rc.Topic = kc.Topics[0]
-	} else {
-		rc.GroupTopics = kc.Topics
-	}
-	if err := rc.Validate(); err != nil {
+	tr, err := kafkaTransport(kc.KafkaConn)
+	if err != nil {
 		return nil, err
 	}
 	k := &kafkaInput{
-		d: d, cfg: ic, stats: st, fmt: formatCode(ic.Format), log: d.log.With("input", ic.Name),
-		r:          kafka.NewReader(rc),
+		d: d, cfg: ic, stats: st, fmt: formatCode(ic.Format), log: log,
+		cl:         &kafka.Client{Addr: kafka.TCP(kc.Brokers...), Transport: tr, Timeout: 10 * time.Second},
+		dialer:     dialer,
+		readerLog:  &limitedLogger{l: log, every: 10 * time.Second},
+		maxBytes:   kc.MaxBytes,
+		maxWait:    kc.MaxWait,
 		tr:         newCommitTracker(kc.MaxUncommitted),
+		msgs:       make(chan fetched, 1024),
 		stopCh:     make(chan struct{}),
 		commitStop: make(chan struct{}),
 		commitDone: make(chan struct{}),
-		parts:      map[topicPart]*partState{},
+		fetchers:   map[topicPart]*partFetcher{},
+		pos:        map[topicPart]int64{},
+		committed:  map[topicPart]int64{},
 		commitLat: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "enrichd_kafka_commit_latency_seconds", Help: "Time an offset commit took.",
 			ConstLabels: prometheus.Labels{"input": ic.Name},
 			Buckets:     prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}),
 	}
-	k.ctx, k.cancel = context.WithCancel(context.Background())
+	if k.maxBytes == 0 {
+		k.maxBytes = 16 << 20
+	}
+	if k.maxWait == 0 {
+		k.maxWait = 500 * time.Millisecond
+	}
+	if max(1, kc.MinBytes) > k.maxBytes {
+		return nil, fmt.Errorf("min_bytes (%d) is more than max_bytes (%d)", kc.MinBytes, k.maxBytes)
+	}
+	k.group = newKafkaGroup(k.cl, kc, log)
+	k.group.assign = k.assign
+	k.group.revoke = k.revoke
 	return k, nil
 }
 
-// serve fetches messages into batches until stop.
+// assign starts fetching the partitions of a new generation.
+func (k *kafkaInput) assign(gen *generation) {
+	k.mu.Lock()
+	for tp := range k.pos {
+		if !gen.owns(tp) {
+			delete(k.pos, tp) // another member's meanwhile, perhaps
+		}
+	}
+	starts := make(map[topicPart]int64, len(gen.parts))
+	for _, tp := range gen.parts {
+		c := gen.committed[tp]
+		k.committed[tp] = c
+		start := c
+		if p, ok := k.pos[tp]; ok && p > start {
+			start = p // had it in the last generation: go on
+		}
+		if start < 0 {
+			start = kafka.FirstOffset
+			if k.cfg.Kafka.StartOffset == "latest" {
+				start = kafka.LastOffset
+			}
+		}
+		starts[tp] = start
+	}
+	k.lag.assigned(gen.parts)
+	k.mu.Unlock()
+	if k.stopping.Load() {
+		return
+	}
+	for _, tp := range gen.parts {
+		k.startFetcher(tp, starts[tp])
+	}
+}
+
+// revoke stops fetching when a generation ends, keeping where each
+// partition was; on a rebalance it commits what was delivered first.
+func (k *kafkaInput) revoke(gen *generation, commit bool) {
+	pos := k.stopFetchers()
+	k.mu.Lock()
+	for tp, p := range pos {
+		k.pos[tp] = p
+	}
+	k.mu.Unlock()
+	if commit {
+		k.commit() // on failure the offsets wait for the next generation
+	}
+}
+
+// committedAt returns the group's committed offset of tp as last known.
+func (k *kafkaInput) committedAt(tp topicPart) int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if c, ok := k.committed[tp]; ok {
+		return c
+	}
+	return -1
+}
+
+// setCommitted records a commit of tp up to off.
+func (k *kafkaInput) setCommitted(tp topicPart, off int64) {
+	k.mu.Lock()
+	if c, ok := k.committed[tp]; !ok || off > c {
+		k.committed[tp] = off
+	}
+	k.mu.Unlock()
+}
+
+// serve joins the group and batches the fetched messages until stop.
 func (k *kafkaInput) serve(wg *sync.WaitGroup) {
 	defer wg.Done()
+	k.started.Store(true)
+	go k.group.run()
 	go k.commitLoop()
 	d := k.d
 	bt := &batcher{d: d, in: k.stats, fmt: k.fmt}
 	flushEvery := d.cfg.Pipeline.FlushInterval
 	maxSize := k.cfg.MaxMessageSize
-	// While a batch is pending, fetches wait at most until it is due.
-	var due struct {
-		ctx    context.Context
-		cancel context.CancelFunc
-	}
-	endDue := func() {
-		if due.cancel != nil {
-			due.cancel()
-			due.ctx, due.cancel = nil, nil
-		}
-	}
-	defer endDue()
+	// A pending batch is flushed when due.
+	due := time.NewTimer(time.Hour)
+	due.Stop()
+	defer due.Stop()
+loop:
 	for {
 		if k.tr.full() {
-			k.flush(bt)
-			endDue()
+			bt.flush()
+			due.Stop()
 			if !k.tr.wait(k.stopCh) {
 				break
 			}
 		}
-		ctx := k.ctx
-		if bt.pending() {
-			if due.ctx == nil {
-				due.ctx, due.cancel = context.WithDeadline(k.ctx, bt.cur.start.Add(flushEvery))
-			}
-			ctx = due.ctx
-		}
-		m, err := k.r.FetchMessage(ctx)
-		if err != nil {
-			if k.ctx.Err() != nil || errors.Is(err, io.EOF) {
-				break
-			}
-			if due.ctx != nil && errors.Is(err, context.DeadlineExceeded) {
-				k.flush(bt)
-				endDue()
-				continue
-			}
-			k.stats.frameErrors.Add(1)
-			k.log.Warn("kafka fetch failed", "err", err)
-			time.Sleep(100 * time.Millisecond)
+		var it fetched
+		select {
+		case it = <-k.msgs:
+		case <-due.C:
+			bt.flush()
 			continue
+		case <-k.stopCh:
+			break loop
+		}
+		f, m := it.f, &it.m
+		if f.stopped.Load() {
+			continue // revoked: the next owner fetches it again
+		}
+		f.next.Store(m.Offset + 1)
+		f.hwm.Store(m.HighWaterMark)
+		if f.first.Load() < 0 {
+			f.first.Store(m.Offset)
 		}
 		msg, trunc := m.Value, false
 		for len(msg) > 0 && (msg[len(msg)-1] == '\n' || msg[len(msg)-1] == '\r') {
@@ -329,113 +228,29 @@ func (k *kafkaInput) serve(wg *sync.WaitGroup) {
 		if len(msg) > maxSize {
 			msg, trunc = msg[:maxSize], true
 		}
-		bt.take()
+		if !bt.pending() {
+			bt.take()
+			due.Reset(time.Until(bt.cur.start.Add(flushEvery)))
+		}
 		if bt.cur.ack == nil {
 			bt.cur.ack = k.tr.open()
 		}
-		bt.cur.ack.note(&m, k.gen.Load())
+		bt.cur.ack.note(m)
 		if bt.put(msg, trunc) {
-			k.noteParts(bt.lastAck)
-			endDue()
+			due.Stop()
 		}
 	}
-	k.flush(bt)
+	bt.flush()
 }
 
-// flush sends the pending batch and notes its partitions.
-func (k *kafkaInput) flush(bt *batcher) {
-	if bt.pending() {
-		bt.flush()
-		k.noteParts(bt.lastAck)
-	}
-}
-
-// noteParts records what a flushed batch says of its partitions, for the
-// lag metric.
-func (k *kafkaInput) noteParts(e *ackEntry) {
-	if e == nil {
-		return
-	}
-	k.mu.Lock()
-	for _, o := range e.offs {
-		ps := k.parts[o.topicPart]
-		if ps == nil {
-			ps = &partState{committed: -1}
-			k.parts[o.topicPart] = ps
-		}
-		ps.hwm, ps.fetched = o.hwm, o.offset+1
-	}
-	k.mu.Unlock()
-}
-
-// commitLoop commits every commit_interval, and sooner when half the
-// window is waiting; when stopped it commits once more.
-func (k *kafkaInput) commitLoop() {
-	defer close(k.commitDone)
-	tick := time.NewTicker(k.cfg.Kafka.CommitInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-tick.C:
-		case <-k.tr.kick:
-		case <-k.commitStop:
-			k.commit()
-			return
-		}
-		k.commit()
-	}
-}
-
-func (k *kafkaInput) commit() {
-	k.observe()
-	offs, n := k.tr.take()
-	if offs == nil {
-		return
-	}
-	gen := k.gen.Load()
-	msgs := make([]kafka.Message, 0, len(offs))
-	for tp, off := range offs {
-		if off.gen != gen {
-			// Fetched before a rebalance: its partition may have moved.
-			// If it did not, a later offset of it is committed soon.
-			delete(offs, tp)
-			k.staleOffsets.Add(1)
-			continue
-		}
-		msgs = append(msgs, kafka.Message{Topic: tp.topic, Partition: tp.partition, Offset: off.offset})
-	}
-	if len(msgs) == 0 {
-		k.tr.committed(n)
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	start := time.Now()
-	err := k.r.CommitMessages(ctx, msgs...)
-	cancel()
-	k.commitLat.Observe(time.Since(start).Seconds())
-	if err != nil {
-		// Retried with the next commit. Nothing is lost meanwhile: the
-		// window keeps the input from running ahead.
-		k.commitErrors.Add(1)
-		k.tr.restore(offs, n)
-		k.log.Warn("kafka offset commit failed; retrying with the next one", "err", err)
-		return
-	}
-	k.commits.Add(1)
-	k.tr.committed(n)
-	k.mu.Lock()
-	for tp, off := range offs {
-		if ps := k.parts[tp]; ps != nil {
-			ps.committed = off.offset + 1
-		}
-	}
-	k.mu.Unlock()
-}
-
-// stop ends fetching; the pending batch is flushed by serve.
+// stop ends fetching; the pending batch is flushed by serve. The group
+// membership goes on, without joining a new generation, until finish has
+// committed what the outputs delivered.
 func (k *kafkaInput) stop() {
+	k.stopping.Store(true)
+	k.group.drain()
 	close(k.stopCh)
-	k.cancel()
+	k.stopFetchers()
 	k.tr.wake()
 }
 
@@ -443,63 +258,33 @@ func (k *kafkaInput) stop() {
 // after the outputs are drained and closed.
 func (k *kafkaInput) finish() {
 	k.finishOnce.Do(func() {
-		select {
-		case <-k.commitDone:
-		default:
-			select {
-			case <-k.stopCh:
-				// serve ran: stop its committer, which commits once more.
-				close(k.commitStop)
-				<-k.commitDone
-			default:
-			}
+		started := k.started.Load()
+		if started {
+			close(k.commitStop)
+			<-k.commitDone
+			k.finalCommit(k.d.shutdownDeadline())
 		}
-		if err := k.r.Close(); err != nil {
-			k.log.Warn("closing kafka reader", "err", err)
-		}
+		k.group.leave(started)
+		k.stopFetchers()
+		k.closing.Wait()
+		k.cl.Transport.(*kafka.Transport).CloseIdleConnections()
 	})
-}
-
-// observe takes the reader's counters (kafka-go reports them since the
-// previous call) and notes a new generation.
-func (k *kafkaInput) observe() {
-	st := k.r.Stats()
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.readErrors += uint64(st.Errors)
-	if st.Rebalances > 0 {
-		k.rebalances += uint64(st.Rebalances)
-		if gen := k.rebalances - 1; gen != k.gen.Load() {
-			// The assignment changed: forget partitions until they are
-			// fetched from again.
-			k.gen.Store(gen)
-			clear(k.parts)
-		}
-	}
 }
 
 // collect exports the input's Kafka metrics.
 func (k *kafkaInput) collect(counter, gauge func(*prometheus.Desc, float64, ...string), ch chan<- prometheus.Metric) {
-	k.observe()
-	k.mu.Lock()
-	defer k.mu.Unlock()
 	name := k.cfg.Name
-	for tp, ps := range k.parts {
-		next := ps.committed
-		if next < 0 {
-			next = ps.fetched
-		}
-		p := strconv.Itoa(tp.partition)
-		gauge(mKafkaLag, float64(max(0, ps.hwm-next)), name, tp.topic, p)
-		if ps.committed >= 0 {
-			gauge(mKafkaCommitted, float64(ps.committed), name, tp.topic, p)
-		}
-	}
-	counter(mKafkaRebalances, float64(k.rebalances), name)
-	counter(mKafkaReadErrors, float64(k.readErrors), name)
+	k.collectLag(gauge)
+	counter(mKafkaRebalances, float64(k.group.joins.Load()), name)
+	counter(mKafkaReadErrors, float64(k.fetchErrors.Load()+k.group.failures.Load()), name)
 	counter(mKafkaCommits, float64(k.commits.Load()), name, "ok")
 	counter(mKafkaCommits, float64(k.commitErrors.Load()), name, "error")
 	counter(mKafkaStale, float64(k.staleOffsets.Load()), name)
 	gauge(mKafkaUncommitted, float64(k.tr.inflight.Load()), name)
+	age := 0.0
+	if old := k.tr.oldest(); !old.IsZero() {
+		age = time.Since(old).Seconds()
+	}
+	gauge(mKafkaDeliveredAge, age, name)
 	k.commitLat.Collect(ch)
 }

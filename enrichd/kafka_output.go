@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,23 +42,18 @@ type kafkaSink struct {
 	jobs   chan *outBuf
 	wg     sync.WaitGroup
 	seq    atomic.Uint64
+	// quit ends the retries: closed at the shutdown deadline, or when the
+	// daemon gives up on shutdown.
+	quit     chan struct{}
+	quitOnce sync.Once
+	closed   chan struct{}
 
 	produced, retries, deadLettered, lost atomic.Uint64
 
-	mu     sync.Mutex
-	topics map[string]*topicMeta // by name; also interns topic_field values
+	mu       sync.Mutex
+	topics   map[string]*topicMeta // by name; also interns topic_field values
+	creating map[string]time.Time  // topics created (create_topic), when
 }
-
-// topicMeta is a topic's partition count, fetched from the brokers.
-type topicMeta struct {
-	name    string
-	parts   []int // 0..n-1, for the balancer
-	fetched time.Time
-	err     error
-}
-
-// metadataTTL is how long a topic's partition count is trusted.
-const metadataTTL = 30 * time.Second
 
 func newKafkaSink(o OutputConfig, d *Daemon, st *outputStats) (*kafkaSink, error) {
 	kc := o.Kafka
@@ -77,6 +70,7 @@ func newKafkaSink(o OutputConfig, d *Daemon, st *outputStats) (*kafkaSink, error
 		acks: kafka.RequireAll, comp: kafkaCompression(kc.Compression),
 		nf: len(d.pipe.outFields), keyF: d.pipe.outField(kc.KeyField), topicF: d.pipe.outField(kc.TopicField),
 		jobs: make(chan *outBuf, kc.InFlight), topics: map[string]*topicMeta{},
+		creating: map[string]time.Time{}, quit: make(chan struct{}), closed: make(chan struct{}),
 	}
 	switch kc.RequiredAcks {
 	case "one":
@@ -84,11 +78,21 @@ func newKafkaSink(o OutputConfig, d *Daemon, st *outputStats) (*kafkaSink, error
 	case "none":
 		s.acks = kafka.RequireNone
 	}
+	if err := s.checkTopics(); err != nil {
+		return nil, err
+	}
 	if kc.DeadLetter != "" {
-		if s.dl, err = newDeadLetter(kc, tr, d.hardStop); err != nil {
+		if s.dl, err = newDeadLetter(kc, tr, s.quit); err != nil {
 			return nil, fmt.Errorf("dead_letter: %w", err)
 		}
 	}
+	go func() {
+		select {
+		case <-d.hardStop:
+			s.stopRetrying()
+		case <-s.closed:
+		}
+	}()
 	for range kc.InFlight {
 		s.wg.Add(1)
 		go s.sender()
@@ -155,13 +159,16 @@ func (s *kafkaSink) deliver(ob *outBuf, sc *produceScratch) bool {
 	if len(oversize) > 0 && !s.giveUp(ob, oversize, fmt.Errorf("event larger than batch_bytes (%d)", s.cfg.BatchBytes)) {
 		return false
 	}
+	// Retries wait backoff_min, doubling up to backoff_max: 100 ms, 200 ms,
+	// 400 ms, 800 ms, then every second by default, so that brokers that
+	// return are used within about a second.
 	backoff := s.cfg.BackoffMin
 	if backoff == 0 {
-		backoff = 100 * time.Millisecond
+		backoff = DefaultKafkaBackoffMin
 	}
 	maxBackoff := s.cfg.BackoffMax
 	if maxBackoff == 0 {
-		maxBackoff = 5 * time.Second
+		maxBackoff = DefaultKafkaBackoffMax
 	}
 	pending := groups
 	for attempt := 1; ; attempt++ {
@@ -201,8 +208,9 @@ func (s *kafkaSink) deliver(ob *outBuf, sc *produceScratch) bool {
 		s.retries.Add(uint64(nFailed))
 		s.log.Warn("kafka produce failed; retrying", "events", nFailed, "attempt", attempt, "retry_in", backoff, "err", firstErr)
 		select {
-		case <-s.d.hardStop:
+		case <-s.quit:
 			s.lost.Add(uint64(nFailed))
+			s.log.Error("kafka: shutdown deadline passed; events not produced stay uncommitted", "events", nFailed, "err", firstErr)
 			return false
 		case <-time.After(backoff):
 		}
@@ -281,9 +289,13 @@ func (s *kafkaSink) produceAll(ob *outBuf, groups []prodGroup, sc *produceScratc
 		if g.topic == nil {
 			return // no metadata: g.err is set
 		}
-		recs := &lineRecords{ob: ob, events: g.events, keyF: s.keyF, nf: s.nf}
-		res, err := s.cl.Produce(context.Background(), &kafka.ProduceRequest{
-			Topic: g.topic.name, Partition: g.partition, RequiredAcks: s.acks, Records: recs, Compression: s.comp,
+		var res *kafka.ProduceResponse
+		err := retryConn(context.Background(), func() (err error) {
+			recs := &lineRecords{ob: ob, events: g.events, keyF: s.keyF, nf: s.nf}
+			res, err = s.cl.Produce(context.Background(), &kafka.ProduceRequest{
+				Topic: g.topic.name, Partition: g.partition, RequiredAcks: s.acks, Records: recs, Compression: s.comp,
+			})
+			return err
 		})
 		switch {
 		case err != nil:
@@ -310,70 +322,6 @@ func (s *kafkaSink) produceAll(ob *outBuf, groups []prodGroup, sc *produceScratc
 		}()
 	}
 	sc.wg.Wait()
-}
-
-// topicOf returns the topic event i goes to, with its partitions.
-func (s *kafkaSink) topicOf(ob *outBuf, i int) (*topicMeta, error) {
-	name := s.cfg.Topic
-	var v []byte
-	if s.topicF >= 0 {
-		v = ob.field(i, s.topicF, s.nf)
-	}
-	s.mu.Lock()
-	var tm *topicMeta
-	if len(v) > 0 {
-		tm = s.topics[string(v)]
-	} else {
-		tm = s.topics[name]
-	}
-	if tm != nil && tm.err == nil && time.Since(tm.fetched) < metadataTTL {
-		s.mu.Unlock()
-		return tm, nil
-	}
-	s.mu.Unlock()
-	if len(v) > 0 {
-		name = string(v)
-	}
-	return s.fetchTopic(name)
-}
-
-// fetchTopic asks the brokers for a topic's partitions.
-func (s *kafkaSink) fetchTopic(name string) (*topicMeta, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	tm := &topicMeta{name: name, fetched: time.Now()}
-	res, err := s.cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{name}})
-	switch {
-	case err != nil:
-		tm.err = err
-	case len(res.Topics) != 1 || res.Topics[0].Error != nil:
-		tm.err = fmt.Errorf("topic %q: %w", name, kafka.UnknownTopicOrPartition)
-		if len(res.Topics) == 1 {
-			tm.err = fmt.Errorf("topic %q: %w", name, res.Topics[0].Error)
-		}
-	case len(res.Topics[0].Partitions) == 0:
-		tm.err = fmt.Errorf("topic %q has no partitions", name)
-	default:
-		tm.parts = make([]int, len(res.Topics[0].Partitions))
-		for i := range tm.parts {
-			tm.parts[i] = i
-		}
-	}
-	s.mu.Lock()
-	if old := s.topics[name]; old == nil || old.err != nil || tm.err == nil {
-		if len(s.topics) < 10000 {
-			s.topics[name] = tm
-		}
-	}
-	s.mu.Unlock()
-	return tm, tm.err
-}
-
-// staleTopic makes the next event of the topic fetch its metadata again.
-func (s *kafkaSink) staleTopic(tm *topicMeta) {
-	s.mu.Lock()
-	tm.fetched = time.Time{}
-	s.mu.Unlock()
 }
 
 // murmur2Partition places a key as the Java client's default partitioner
@@ -470,9 +418,16 @@ func (s *kafkaSink) giveUp(ob *outBuf, groups []prodGroup, cause error) bool {
 	return true
 }
 
-// Close waits for the buffers in flight, then closes the connections.
+// stopRetrying makes the senders give up the events they retry.
+func (s *kafkaSink) stopRetrying() { s.quitOnce.Do(func() { close(s.quit) }) }
+
+// Close waits for the buffers in flight, until the shutdown deadline,
+// then closes the connections.
 func (s *kafkaSink) Close() error {
+	defer close(s.closed)
 	close(s.jobs)
+	deadline := time.AfterFunc(time.Until(s.d.shutdownDeadline()), s.stopRetrying)
+	defer deadline.Stop()
 	s.wg.Wait()
 	var err error
 	if s.dl != nil {
@@ -491,74 +446,3 @@ func (s *kafkaSink) collect(counter func(*prometheus.Desc, float64, ...string)) 
 	counter(mKafkaDeadLetter, float64(s.deadLettered.Load()), n)
 	counter(mKafkaNotProduced, float64(s.lost.Load()), n)
 }
-
-// deadLetter keeps events that could not be produced.
-type deadLetter interface {
-	write(lines, keys [][]byte) error
-	close() error
-}
-
-func newDeadLetter(kc KafkaOutputConfig, tr *kafka.Transport, stop <-chan struct{}) (deadLetter, error) {
-	if topic, ok := strings.CutPrefix(kc.DeadLetter, "kafka:"); ok {
-		return &topicDeadLetter{stop: stop, w: &kafka.Writer{
-			Addr: kafka.TCP(kc.Brokers...), Topic: topic, Balancer: &kafka.RoundRobin{},
-			BatchTimeout: 5 * time.Millisecond, RequiredAcks: kafka.RequireAll, Transport: tr,
-		}}, nil
-	}
-	f, err := os.OpenFile(kc.DeadLetter, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	return &fileDeadLetter{f: f}, nil
-}
-
-// fileDeadLetter appends the events as JSON lines and syncs the file.
-type fileDeadLetter struct {
-	mu  sync.Mutex
-	f   *os.File
-	buf []byte
-}
-
-func (l *fileDeadLetter) write(lines, _ [][]byte) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf = l.buf[:0]
-	for _, v := range lines {
-		l.buf = append(append(l.buf, v...), '\n')
-	}
-	if _, err := l.f.Write(l.buf); err != nil {
-		return err
-	}
-	return l.f.Sync()
-}
-
-func (l *fileDeadLetter) close() error { return l.f.Close() }
-
-// topicDeadLetter produces to a dead-letter topic, retrying until it
-// succeeds or the daemon gives up on shutdown.
-type topicDeadLetter struct {
-	w    *kafka.Writer
-	stop <-chan struct{}
-}
-
-func (l *topicDeadLetter) write(lines, keys [][]byte) error {
-	msgs := make([]kafka.Message, len(lines))
-	for i := range lines {
-		msgs[i] = kafka.Message{Key: keys[i], Value: lines[i]}
-	}
-	backoff := 100 * time.Millisecond
-	for {
-		err := l.w.WriteMessages(context.Background(), msgs...)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-l.stop:
-			return err
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 5*time.Second)
-	}
-}
-
-func (l *topicDeadLetter) close() error { return l.w.Close() }

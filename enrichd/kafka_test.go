@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,7 +16,11 @@ import (
 	"time"
 
 	"github.com/lutkit/lutkit/internal/kafkatest"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // kafkaConfig is a Kafka-to-Kafka configuration over a customers table
@@ -150,12 +156,19 @@ func TestKafkaWindow(t *testing.T) {
 	}
 }
 
-// TestKafkaDeadLetter: an output topic that does not exist makes every
-// produce fail; after max_attempts the events go to the dead-letter file,
-// and their offsets are committed.
+// refuseProduce makes the brokers answer every produce to topic with a
+// retriable error (NOT_ENOUGH_REPLICAS).
+func refuseProduce(c *kafkatest.Cluster, topic string) {
+	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: topic, Err: kerr.NotEnoughReplicas, Count: -1})
+}
+
+// TestKafkaDeadLetter: brokers that refuse every produce make the events
+// go, after max_attempts, to the dead-letter file, and their offsets are
+// committed.
 func TestKafkaDeadLetter(t *testing.T) {
 	const n, rows = 300, 100
-	c := kafkatest.Start(t, 1, 2, "in")
+	c := kafkatest.Start(t, 1, 2, "in", "out")
+	refuseProduce(c, "out")
 	dir := t.TempDir()
 	dl := filepath.Join(dir, "dead.jsonl")
 	cfg := kafkaConfig(t, dir, c, rows, "", fmt.Sprintf(", max_attempts: 2, backoff_min: 10ms, dead_letter: %q", dl))
@@ -191,7 +204,8 @@ func TestKafkaDeadLetter(t *testing.T) {
 // TestKafkaDeadLetterTopic: the dead letter can be a topic.
 func TestKafkaDeadLetterTopic(t *testing.T) {
 	const n, rows = 300, 100
-	c := kafkatest.Start(t, 1, 2, "in", "dead")
+	c := kafkatest.Start(t, 1, 2, "in", "out", "dead")
+	refuseProduce(c, "out")
 	cfg := kafkaConfig(t, t.TempDir(), c, rows, "", ", max_attempts: 2, backoff_min: 10ms, dead_letter: kafka:dead")
 	startDaemon(t, cfg)
 	c.Produce(t, "in", 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
@@ -223,6 +237,9 @@ func TestKafkaConfig(t *testing.T) {
 	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, max_attempts: 3}}\n", "max_attempts: needs dead_letter")
 	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, compression: brotli}}\n", "compression: must be one of")
 	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, key_field: \"sd.x\"}}\n", "key_field")
+	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, create_topic: maybe}}\n", "create_topic: must be true or false")
+	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, create_topic: {partitions: 0}}}\n", "create_topic.partitions: must be a positive integer")
+	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, create_topic: {replicas: 3}}}\n", "create_topic")
 	cfg, err := LoadConfig("../examples/enrichd-kafka.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -349,5 +366,115 @@ func TestKafkaFailedStreamOutput(t *testing.T) {
 	r.stop(t)
 	if lag := c.Lag(t, "enrichd", "in"); lag != n {
 		t.Errorf("group lag %d after the output failed, want all %d uncommitted", lag, n)
+	}
+}
+
+// TestKafkaCommitRetried: while the coordinator refuses commits, the
+// delivered events wait, and the metrics say for how long; when it takes
+// them again, the retried commit covers every delivered event, with no
+// new input to prompt it.
+func TestKafkaCommitRetried(t *testing.T) {
+	const n, rows = 500, 50
+	c := kafkatest.Start(t, 3, 4, "in", "out")
+	refuse := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetCommit}, Group: "enrichd", Err: kerr.CoordinatorNotAvailable, Count: -1})
+	r := startDaemon(t, kafkaConfig(t, t.TempDir(), c, rows, ", commit_interval: 100ms", ""))
+	c.Produce(t, "in", 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
+	if got := waitMetric(t, r.d, `enrichd_kafka_produced_total{output="kafka"}`, n); got != n {
+		t.Fatalf("%v events produced, want %d", got, n)
+	}
+	if got := waitMetric(t, r.d, `enrichd_kafka_commits_total{input="kafka",result="error"}`, 3); got < 3 {
+		t.Errorf("%v failed commits counted, want the retries", got)
+	}
+	if age := metric(t, r.d, `enrichd_kafka_delivered_uncommitted_seconds{input="kafka"}`); age <= 0 {
+		t.Errorf("delivered_uncommitted_seconds = %v while commits fail, want more than 0", age)
+	}
+	lagOf := func() (lag float64) {
+		for p := range 4 {
+			lag += metric(t, r.d, fmt.Sprintf(`enrichd_kafka_consumer_lag{input="kafka",partition="%d",topic="in"}`, p))
+		}
+		return lag
+	}
+	if lag := lagOf(); lag != n {
+		t.Errorf("consumer_lag sums to %v while nothing is committed, want %d", lag, n)
+	}
+	refuse.Remove()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Lag(t, "enrichd", "in") != 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if lag := c.Lag(t, "enrichd", "in"); lag != 0 {
+		t.Fatalf("the group has %d events uncommitted 10 s after commits were taken again", lag)
+	}
+	if lag := lagOf(); lag != 0 {
+		t.Errorf("consumer_lag sums to %v with everything committed", lag)
+	}
+	if age := metric(t, r.d, `enrichd_kafka_delivered_uncommitted_seconds{input="kafka"}`); age != 0 {
+		t.Errorf("delivered_uncommitted_seconds = %v with everything committed", age)
+	}
+}
+
+// TestKafkaTermDuringOutage: SIGTERM while every broker is down, for
+// longer than the session timeout: the outputs retry until the brokers
+// return, and then the delivered offsets are committed although the
+// group has forgotten the member (from outside the group, which has no
+// member then).
+func TestKafkaTermDuringOutage(t *testing.T) {
+	const n, rows = 2000, 50
+	c := kafkatest.Start(t, 3, 4, "in", "out")
+	cfg := kafkaConfig(t, t.TempDir(), c, rows, ", session_timeout: 6s, heartbeat_interval: 500ms", "")
+	r := startDaemon(t, cfg)
+	waitMetric(t, r.d, `enrichd_kafka_rebalances_total{input="kafka"}`, 1)
+	pr := c.Producer(t, "in")
+	pr.Produce(t, 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
+	waitMetric(t, r.d, `enrichd_kafka_produced_total{output="kafka"}`, n/2)
+	c.StopBrokers()
+	stopped := make(chan struct{})
+	go func() {
+		r.stop(t)
+		close(stopped)
+	}()
+	time.Sleep(8 * time.Second) // past the session timeout
+	c.StartBrokers(t)
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("enrichd did not stop within 30 s of the brokers' return")
+	}
+	if lag := c.Lag(t, "enrichd", "in"); lag != 0 {
+		t.Errorf("after SIGTERM the group has %d events uncommitted, want 0", lag)
+	}
+	ty := kafkatest.Check(c.Consume(t, "out", n, 30*time.Second), customerID)
+	if miss := ty.Missing(n); len(miss) > 0 || len(ty.Bad) > 0 {
+		t.Errorf("%d events missing, %d bad", len(miss), len(ty.Bad))
+	}
+}
+
+// TestKafkaNewPartitions: partitions added to the input topic are
+// assigned (the group's leader notices and rebalances) and read.
+func TestKafkaNewPartitions(t *testing.T) {
+	const n, rows = 1000, 50
+	c := kafkatest.Start(t, 3, 2, "in", "out")
+	r := startDaemon(t, kafkaConfig(t, t.TempDir(), c, rows, "", ""))
+	waitMetric(t, r.d, `enrichd_kafka_rebalances_total{input="kafka"}`, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := kadm.NewClient(c.Client(t)).CreatePartitions(ctx, 2, "in"); err != nil {
+		t.Fatal(err)
+	}
+	c.Produce(t, "in", 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
+	ty := kafkatest.Check(c.Consume(t, "out", n, 60*time.Second), customerID)
+	if miss := ty.Missing(n); len(miss) > 0 {
+		t.Fatalf("%d of %d events missing (those of the new partitions not read?)", len(miss), n)
+	}
+	resp, err := http.Get("http://" + r.d.HTTPAddr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for p := range 4 {
+		if s := fmt.Sprintf(`enrichd_kafka_consumer_lag{input="kafka",partition="%d",topic="in"} `, p); !strings.Contains(string(body), s) {
+			t.Errorf("no %s series", s)
+		}
 	}
 }

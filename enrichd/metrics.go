@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 
+	"github.com/lutkit/lutkit/enrichd/serve"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -47,8 +48,16 @@ var (
 	mOutReconn    = desc("output_reconnects_total", "Connections made by a TCP output.", "output")
 	mReady        = desc("ready", "1 when the daemon serves.")
 
-	mKafkaLag         = desc("kafka_consumer_lag", "High watermark minus the next offset to commit, by partition (partitions of the current assignment that were fetched from).", "input", "topic", "partition")
-	mKafkaCommitted   = desc("kafka_committed_offset", "Last committed offset (the next to read), by partition.", "input", "topic", "partition")
+	mMcConns        = desc("memcached_connections_total", "Connections the memcached listener accepted.")
+	mMcConnsReject  = desc("memcached_connections_rejected_total", "Connections the memcached listener refused over memcached.max_connections.")
+	mMcConnsIdle    = desc("memcached_connections_idle_closed_total", "memcached connections closed by memcached.idle_timeout.")
+	mMcConnsActive  = desc("memcached_connections_active", "Open memcached connections.")
+	mMcRequests     = desc("memcached_requests_total", "memcached commands read, by protocol (text, meta, binary).", "protocol")
+	mMcWritesRefuse = desc("memcached_writes_refused_total", "memcached writes refused (the listener is read-only), by protocol.", "protocol")
+	mMcLookups      = desc("memcached_lookups_total", "Keys the memcached listener looked up, by result (hit, miss).", "result")
+
+	mKafkaLag         = desc("kafka_consumer_lag", "High watermark minus the group's committed offset, as the brokers report them at the scrape, by assigned partition.", "input", "topic", "partition")
+	mKafkaCommitted   = desc("kafka_committed_offset", "The group's committed offset (the next to read), by assigned partition.", "input", "topic", "partition")
 	mKafkaCommits     = desc("kafka_commits_total", "Offset commits by result.", "input", "result")
 	mKafkaUncommitted = desc("kafka_uncommitted_events", "Events fetched and not yet committed (at most max_uncommitted).", "input")
 	mKafkaStale       = desc("kafka_stale_offsets_total", "Delivered offsets not committed because a rebalance came between their fetch and the commit (the partition's owner reads them again).", "input")
@@ -130,6 +139,19 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		if st.typ == "tcp" {
 			counter(mOutReconn, st.reconnects.Load(), st.name)
 		}
+	}
+	if d.mc != nil {
+		st := d.mc.Stats()
+		counter(mMcConns, st.TotalConnections)
+		counter(mMcConnsReject, st.RejectedConnections)
+		counter(mMcConnsIdle, st.IdleClosed)
+		gauge(mMcConnsActive, float64(st.CurrConnections))
+		for p, name := range serve.ProtocolNames {
+			counter(mMcRequests, st.Requests[p], name)
+			counter(mMcWritesRefuse, st.Refused[p], name)
+		}
+		counter(mMcLookups, st.Hits, "hit")
+		counter(mMcLookups, st.Misses, "miss")
 	}
 	r := 0.0
 	if d.ready.Load() {

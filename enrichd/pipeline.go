@@ -868,12 +868,12 @@ func parseIP(b []byte) (netip.Addr, bool) {
 		switch {
 		case c >= '0' && c <= '9':
 			if digits > 0 && val == 0 {
-				return netip.Addr{}, false // leading zero
+				return parseIPSlow(b) // a leading zero: only IPv6 ("0db8:...") has them
 			}
 			val = val*10 + int(c-'0')
 			digits++
 			if val > 255 {
-				return netip.Addr{}, false
+				return parseIPSlow(b) // IPv6 ("2001:db8::1"), or not an address
 			}
 		case c == '.' && digits > 0 && part < 3:
 			a[part] = byte(val)
@@ -882,7 +882,7 @@ func parseIP(b []byte) (netip.Addr, bool) {
 		case c == ':':
 			return parseIPSlow(b)
 		default:
-			return netip.Addr{}, false
+			return parseIPSlow(b) // IPv6 ("fd00::1"), or not an address
 		}
 	}
 	if part != 3 || digits == 0 {

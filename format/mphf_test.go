@@ -2,6 +2,7 @@ package format
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -93,7 +94,7 @@ func TestMPHFAdversarial(t *testing.T) {
 }
 
 func TestMPHFDuplicateHash(t *testing.T) {
-	if _, err := BuildMPHF([]uint64{5, 9, 5}); err != ErrDuplicateHash {
+	if _, err := BuildMPHF([]uint64{5, 9, 5}); !errors.Is(err, ErrDuplicateHash) {
 		t.Fatalf("got %v, want ErrDuplicateHash", err)
 	}
 }

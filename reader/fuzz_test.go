@@ -43,7 +43,8 @@ func FuzzOpenBytes(f *testing.F) {
 		}
 		out := make([]reader.View, 2)
 		tbl.LookupBatch([][]byte{[]byte("1"), []byte("x")}, out)
-		tbl.Records(func(v reader.View) bool { v.Col(0); return true })
-		tbl.Verify()
+		// Damaged tables may fail these: only the absence of a panic is checked.
+		_ = tbl.Records(func(v reader.View) bool { v.Col(0); return true })
+		_ = tbl.Verify()
 	})
 }

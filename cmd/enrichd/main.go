@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/lutkit/lutkit/enrichd"
+	"github.com/lutkit/lutkit/internal/version"
 )
 
 func main() {
@@ -40,8 +41,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.out, "out", "", "write JSON lines to a file, - for stdout (replaces the configured outputs)")
 	fs.StringVar(&f.http, "http", "", "serve /metrics, /healthz and /readyz on ADDR")
 	fs.IntVar(&f.workers, "workers", 0, "worker goroutines (default GOMAXPROCS)")
+	showVersion := fs.Bool("version", false, "print the version and commit, and exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, version.String("enrichd"))
+		return 0
 	}
 	cfg, err := loadConfig(&f)
 	if err != nil {

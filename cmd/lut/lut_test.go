@@ -49,16 +49,11 @@ func mustRun(t testing.TB, args ...string) string {
 	return out
 }
 
-func sharedTool(t testing.TB, name string) string {
+// writeCustomers writes a rows-row customers table (lut sample customers)
+// to path.
+func writeCustomers(t testing.TB, path string, rows int, seed uint64) {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "tools", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("%s not found: %v", p, err)
-	}
-	return p
+	mustRun(t, "sample", "customers", fmt.Sprint(rows), "--seed", fmt.Sprint(seed), "--out", path)
 }
 
 func sha(t testing.TB, path string) string {
@@ -91,10 +86,7 @@ func TestRoundTripAgainstPythonCSV(t *testing.T) {
 		rows = 5000
 	}
 	csvPath := filepath.Join(dir, "customers.csv")
-	gen := exec.Command("python3", sharedTool(t, "gen-customers.py"), fmt.Sprint(rows), "--seed", fmt.Sprint(seed), "--out", csvPath)
-	if out, err := gen.CombinedOutput(); err != nil {
-		t.Fatalf("gen-customers: %v\n%s", err, out)
-	}
+	writeCustomers(t, csvPath, rows, uint64(seed))
 	lut := filepath.Join(dir, "customers.lut")
 	mustRun(t, "compile", "--key", "Index", "--out", lut, csvPath)
 
@@ -145,10 +137,7 @@ func TestRoundTripAgainstPythonCSV(t *testing.T) {
 func TestReproducibleAndExportRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	csvPath := filepath.Join(dir, "c.csv")
-	gen := exec.Command("python3", sharedTool(t, "gen-customers.py"), "3000", "--seed", "11", "--out", csvPath)
-	if out, err := gen.CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	writeCustomers(t, csvPath, 3000, 11)
 	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
 	a, b := filepath.Join(dir, "a.lut"), filepath.Join(dir, "b.lut")
 	mustRun(t, "compile", "--key", "Index", "--out", a, csvPath)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/lutkit/lutkit/internal/version"
 )
 
 // exitError carries a specific exit status (1: a key was not found or a
@@ -32,7 +34,9 @@ Exit status: 0 on success, 1 when a key is not found or a check fails,
 2 on usage or I/O errors.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version.String("lut"),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	// A flag that does not parse (a value its type refuses) is a usage
 	// error, named by the command.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

@@ -5,9 +5,12 @@
 //
 // TestMillion streams 1,000,000 events through one enrichd; TestFleetKill
 // kills one of three enrichd processes of a consumer group mid-stream;
-// TestBrokerDown makes a broker stop answering for a few seconds. Each
-// checks that every event arrives enriched, and counts duplicates
-// against the bound max_uncommitted sets. BenchmarkKafkaToKafka measures
+// TestFleetRebalance has a member join and another leave on SIGTERM
+// mid-stream; TestBrokerDown makes a broker stop answering for a few
+// seconds; TestClusterOutage stops all three brokers for 2 to 15 seconds
+// and checks the group's committed offsets and enrichd's lag metric
+// against the brokers. Each checks that every event arrives enriched, and
+// counts duplicates against the bound max_uncommitted sets. BenchmarkKafkaToKafka measures
 // the throughput, and the events per CPU-second of the enrichd process.
 //
 // The package holds only tests. It runs without the race detector (the

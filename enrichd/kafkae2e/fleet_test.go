@@ -62,3 +62,67 @@ func TestFleetKill(t *testing.T) {
 		t.Errorf("%d duplicates, more than %d processes x max_uncommitted %d", dups, nprocs, window)
 	}
 }
+
+// TestFleetRebalance streams events while the group changes. A second
+// enrichd joins the first mid-stream: partitions move, the first one
+// commits what it delivered before they do, and the events it had fetched
+// and not delivered are read again (at most max_uncommitted). Then the
+// first one gets SIGTERM mid-stream: it delivers and commits everything it
+// fetched and leaves the group, so its partitions move at once, long
+// before the 30 s session timeout, and no event is read twice.
+func TestFleetRebalance(t *testing.T) {
+	const n, rows, window = 150_000, 10_000, 5000
+	tables := tableDir(t, rows)
+	c := kafkatest.Start(t, 3, 12, "in", "out")
+	startOne := func(name string) *proc {
+		cf := &conf{
+			tables:  tables,
+			columns: `columns: ["Customer Id"]`,
+			input:   fmt.Sprintf(", max_uncommitted: %d, commit_interval: 200ms, session_timeout: 30s, heartbeat_interval: 500ms", window),
+			output:  ", key_field: cust",
+		}
+		p := start(t, name, writeConfig(t, c, name, cf), cf)
+		p.waitReady(t)
+		return p
+	}
+	pr := c.Producer(t, "in")
+	p1 := startOne("enrichd-1")
+	waitStable(t, c, 1, 60*time.Second)
+	pr.Produce(t, 0, n/3, event(rows))
+	waitOut(t, n/6, 120*time.Second, p1)
+
+	// Scale out mid-stream.
+	p2 := startOne("enrichd-2")
+	waitStable(t, c, 2, 60*time.Second)
+	pr.Produce(t, n/3, 2*n/3, event(rows))
+	waitCommitted(t, c, 120*time.Second, p1, p2)
+	joined := readOut(t, c)
+	dupsJoin := joined.verify(t, 2*n/3)
+	t.Logf("%d duplicates from the second member's join; bound max_uncommitted %d", dupsJoin, window)
+	if dupsJoin > window {
+		t.Errorf("%d duplicates from a member's join, more than max_uncommitted %d", dupsJoin, window)
+	}
+
+	// SIGTERM one mid-stream: it leaves, and its partitions move at once.
+	pr.Produce(t, 2*n/3, n, event(rows))
+	waitOut(t, float64(2*n/3+n/12), 120*time.Second, p1, p2)
+	term := time.Now()
+	p1.term(t)
+	t.Logf("%s stopped %v after SIGTERM", p1.name, time.Since(term).Round(time.Millisecond))
+	waitStable(t, c, 1, 60*time.Second)
+	if moved := time.Since(term); moved > 15*time.Second {
+		t.Errorf("the group took %v after SIGTERM to give the partitions to the other member: the member did not leave", moved)
+	} else {
+		t.Logf("the group was stable with one member %v after SIGTERM", moved.Round(time.Millisecond))
+	}
+	waitCommitted(t, c, 120*time.Second, p2)
+	logMetrics(t, p1, p2)
+	p2.term(t)
+	if lag := c.Lag(t, group, "in"); lag != 0 {
+		t.Errorf("after shutdown the group has %d events uncommitted, want 0", lag)
+	}
+	all := readOut(t, c)
+	if dups := all.verify(t, n); dups != dupsJoin {
+		t.Errorf("%d duplicates after the SIGTERM, %d before it: a member that leaves must have every event it fetched delivered and committed", dups, dupsJoin)
+	}
+}

@@ -162,7 +162,7 @@ func start(t testing.TB, name, cfgPath string, cf *conf) *proc {
 			<-p.done
 		}
 		if t.Failed() {
-			t.Logf("last lines of %s's log:\n%s", p.name, p.tail(40))
+			t.Logf("last lines of %s's log:\n%s", p.name, p.tail(60))
 		}
 	})
 	return p
@@ -235,6 +235,9 @@ const (
 	mRebalances = `enrichd_kafka_rebalances_total{input="kafka"}`
 	mInflight   = `enrichd_kafka_uncommitted_events{input="kafka"}`
 	mEventsIn   = `enrichd_events_in_total{input="kafka",type="kafka"}`
+	// mDeliveredAge is how long the oldest delivered event has waited for
+	// its offset to be committed.
+	mDeliveredAge = `enrichd_kafka_delivered_uncommitted_seconds{input="kafka"}`
 )
 
 // kill sends SIGKILL and waits for the process to go.

@@ -1,9 +1,9 @@
 // Package serve answers table lookups for clients that are not enrichd
 // pipelines: an HTTP JSON API (for Logstash's http filter and anything
-// else that speaks HTTP) and a read-only memcached text-protocol listener
-// (for Logstash's memcached filter and memcached clients). Both read the
-// live table set of a running enrichd, so they always see the current
-// version of every table.
+// else that speaks HTTP) and a read-only memcached listener, text, meta and
+// binary protocols (for Logstash's memcached filter and memcached
+// clients). Both read the live table set of a running enrichd, so they
+// always see the current version of every table.
 package serve
 
 import (

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,27 +23,59 @@ type MemcachedOptions struct {
 	// ValueColumn, when set, makes the value that column's bytes instead
 	// of the row as a JSON object.
 	ValueColumn string
-	// Version is reported by the "version" command.
+	// Version is what "version" (and the binary VERSION) answers, default
+	// MemcachedVersion. Clients parse it as memcached's: libmemcached
+	// reads a major.minor.micro number first and refuses anything else.
 	Version string
-	Logger  *slog.Logger
+	// MaxConnections caps the open connections (default
+	// DefaultMemcachedMaxConnections); a connection over the cap is
+	// answered "ERROR Too many open connections" and closed, as
+	// memcached does.
+	MaxConnections int
+	// IdleTimeout closes a connection that sends nothing, or does not
+	// read what it is sent, for this long (0: never, memcached's default).
+	IdleTimeout time.Duration
+	Logger      *slog.Logger
 }
 
-// MaxKeyLength is memcached's key length limit.
-const MaxKeyLength = 250
+const (
+	// MaxKeyLength is memcached's key length limit.
+	MaxKeyLength = 250
+	// MemcachedVersion is the default answer to "version": the memcached
+	// release whose text, meta and binary answers the listener was
+	// compared with, then the server's name.
+	MemcachedVersion = "1.6.18-lutkit"
+	// DefaultMemcachedMaxConnections is memcached's own default (-c).
+	DefaultMemcachedMaxConnections = 1024
+)
 
 const (
 	mcReadBuf  = 64 << 10
 	mcWriteBuf = 64 << 10
-	// maxDiscard bounds the data block of a refused storage command that
-	// is read and dropped to stay in step with the client (memcached's
-	// default item size limit).
-	maxDiscard = 1 << 20
+	// tooManyConns is what memcached writes to a connection over its cap
+	// before closing it.
+	tooManyConns = "ERROR Too many open connections\r\n"
 )
 
-// Memcached is a read-only memcached text-protocol server over a table
-// set: "get"/"gets" of "table:key" keys answer the row as JSON (or one
-// column); "version", "stats" and "quit" work; every storage or other
-// write command is refused.
+// Protocols of the memcached listener, as counted in Stats.Requests.
+const (
+	ProtoText   = iota // the classic text protocol: get, gets, stats, ...
+	ProtoMeta          // the meta commands of the text protocol: mg, mn, ...
+	ProtoBinary        // the binary protocol (requests with magic 0x80)
+	numProtos
+)
+
+// ProtocolNames name the protocols, indexed by ProtoText, ProtoMeta and
+// ProtoBinary.
+var ProtocolNames = [numProtos]string{"text", "meta", "binary"}
+
+// Memcached is a read-only memcached server over a table set. Each
+// connection speaks the protocol its first byte announces, as with
+// memcached: 0x80 starts the binary protocol, anything else the text
+// protocol with its meta commands. Reads answer "table:key" keys with the
+// row as JSON (or one column); every write is refused and the connection
+// stays in step (see memcached_text.go, memcached_meta.go and
+// memcached_binary.go).
 type Memcached struct {
 	set  *tables.Set
 	opts MemcachedOptions
@@ -59,15 +90,21 @@ type Memcached struct {
 	started   time.Time
 	hits      atomic.Uint64
 	misses    atomic.Uint64
-	cmdGet    atomic.Uint64
+	requests  [numProtos]atomic.Uint64
+	refused   [numProtos]atomic.Uint64
 	currConns atomic.Int64
 	totConns  atomic.Uint64
+	rejected  atomic.Uint64
+	idle      atomic.Uint64
 }
 
 // NewMemcached returns a server over set.
 func NewMemcached(set *tables.Set, opts MemcachedOptions) *Memcached {
 	if opts.Version == "" {
-		opts.Version = "lutkit"
+		opts.Version = MemcachedVersion
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMemcachedMaxConnections
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -109,7 +146,17 @@ func (s *Memcached) Serve(ln net.Listener) error {
 			c.Close()
 			return nil
 		}
+		if len(s.conns) >= s.opts.MaxConnections {
+			s.mu.Unlock()
+			s.rejected.Add(1)
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+			io.WriteString(c, tooManyConns)
+			c.Close()
+			continue
+		}
 		s.conns[c] = struct{}{}
+		s.currConns.Add(1)
+		s.totConns.Add(1)
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go s.handle(c)
@@ -134,20 +181,36 @@ func (s *Memcached) Close() error {
 
 // Stats are the listener's counters.
 type Stats struct {
+	// Hits and Misses count the keys looked up (a get of three keys
+	// counts three); Gets is their sum.
 	Hits, Misses, Gets uint64
-	CurrConnections    int64
-	TotalConnections   uint64
+	// Requests counts the commands read, by protocol (ProtoText,
+	// ProtoMeta, ProtoBinary); Refused the writes among them, which the
+	// listener refuses.
+	Requests, Refused [numProtos]uint64
+	// CurrConnections are open; TotalConnections were accepted;
+	// RejectedConnections were refused over MaxConnections; IdleClosed
+	// were closed by IdleTimeout.
+	CurrConnections     int64
+	TotalConnections    uint64
+	RejectedConnections uint64
+	IdleClosed          uint64
 }
 
 // Stats returns the counters.
 func (s *Memcached) Stats() Stats {
-	return Stats{Hits: s.hits.Load(), Misses: s.misses.Load(), Gets: s.cmdGet.Load(),
-		CurrConnections: s.currConns.Load(), TotalConnections: s.totConns.Load()}
+	st := Stats{Hits: s.hits.Load(), Misses: s.misses.Load(),
+		CurrConnections: s.currConns.Load(), TotalConnections: s.totConns.Load(),
+		RejectedConnections: s.rejected.Load(), IdleClosed: s.idle.Load()}
+	st.Gets = st.Hits + st.Misses
+	for i := range st.Requests {
+		st.Requests[i] = s.requests[i].Load()
+		st.Refused[i] = s.refused[i].Load()
+	}
+	return st
 }
 
 func (s *Memcached) handle(c net.Conn) {
-	s.currConns.Add(1)
-	s.totConns.Add(1)
 	defer func() {
 		c.Close()
 		s.currConns.Add(-1)
@@ -156,193 +219,128 @@ func (s *Memcached) handle(c net.Conn) {
 		s.mu.Unlock()
 		s.wg.Done()
 	}()
-	mc := s.newConn(c, c)
-	for {
-		if mc.r.Buffered() == 0 {
-			if mc.w.Flush() != nil {
-				return
-			}
-		}
-		if !mc.step() {
-			mc.w.Flush()
-			return
+	var rw io.ReadWriter = c
+	if s.opts.IdleTimeout > 0 {
+		rw = &idleConn{Conn: c, idle: s.opts.IdleTimeout}
+	}
+	mc := s.newConn(rw, rw)
+	mc.serve()
+	if mc.err != nil {
+		var ne net.Error
+		if errors.As(mc.err, &ne) && ne.Timeout() {
+			s.idle.Add(1)
 		}
 	}
+}
+
+// idleConn gives every read and write of a connection IdleTimeout to
+// make progress.
+type idleConn struct {
+	net.Conn
+	idle time.Duration
+}
+
+func (c *idleConn) Read(p []byte) (int, error) {
+	c.Conn.SetReadDeadline(time.Now().Add(c.idle))
+	return c.Conn.Read(p)
+}
+
+func (c *idleConn) Write(p []byte) (int, error) {
+	c.Conn.SetWriteDeadline(time.Now().Add(c.idle))
+	return c.Conn.Write(p)
 }
 
 // mcConn is one connection's state: its buffers are reused by every
 // command, so that a get allocates nothing.
 type mcConn struct {
 	s   *Memcached
+	in  *flushReader
 	r   *bufio.Reader
 	w   *bufio.Writer
+	err error // the read or write error that ended the connection
 	val []byte
 	key []byte
 	num [24]byte
+	// binary protocol: the request being answered and its key.
+	req  binHeader
+	bkey []byte
+	// text commands: the tokens of the line being answered; dkey holds a
+	// meta command's base64-decoded key.
+	toks [][]byte
+	dkey []byte
 }
 
 func (s *Memcached) newConn(r io.Reader, w io.Writer) *mcConn {
-	return &mcConn{s: s, r: bufio.NewReaderSize(r, mcReadBuf), w: bufio.NewWriterSize(w, mcWriteBuf),
-		val: make([]byte, 0, 4096), key: make([]byte, 0, 256)}
+	c := &mcConn{s: s, w: bufio.NewWriterSize(w, mcWriteBuf),
+		val: make([]byte, 0, 4096), key: make([]byte, 0, 256), bkey: make([]byte, 0, 256),
+		toks: make([][]byte, 0, 24)}
+	c.in = &flushReader{r: r, w: c.w}
+	c.r = bufio.NewReaderSize(c.in, mcReadBuf)
+	return c
 }
 
-// nextToken returns the first space-separated token of b and the rest.
-func nextToken(b []byte) (tok, rest []byte) {
-	i := 0
-	for i < len(b) && b[i] == ' ' {
-		i++
-	}
-	j := i
-	for j < len(b) && b[j] != ' ' {
-		j++
-	}
-	return b[i:j], b[j:]
+// flushReader writes the answers waiting in w before it reads: a client
+// gets every answer to what it sent before the listener waits for more,
+// and a pipeline of requests is answered in few writes.
+type flushReader struct {
+	r io.Reader
+	w *bufio.Writer
 }
 
-// step reads and answers one command. It returns false when the
-// connection must close.
-func (c *mcConn) step() bool {
-	line, err := c.r.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		c.w.WriteString("CLIENT_ERROR line too long\r\n")
-		return false
+func (f *flushReader) Read(p []byte) (int, error) {
+	if f.w.Buffered() > 0 {
+		if err := f.w.Flush(); err != nil {
+			return 0, err
+		}
 	}
+	return f.r.Read(p)
+}
+
+// serve answers commands until the connection ends: the first byte picks
+// the protocol for the connection's life, as memcached does.
+func (c *mcConn) serve() {
+	first, err := c.r.Peek(1)
 	if err != nil {
-		return false
+		c.fail(err)
+		return
 	}
-	line = bytes.TrimRight(line[:len(line)-1], "\r")
-	cmd, rest := nextToken(line)
-	switch bstr(cmd) {
-	case "get":
-		return c.get(rest, false)
-	case "gets":
-		return c.get(rest, true)
-	case "version":
-		c.w.WriteString("VERSION ")
-		c.w.WriteString(c.s.opts.Version)
-		c.w.WriteString("\r\n")
-	case "stats":
-		c.stats(rest)
-	case "quit":
-		return false
-	case "set", "add", "replace", "append", "prepend", "cas":
-		return c.refuseStorage(cmd, rest)
-	case "delete", "incr", "decr", "touch", "gat", "gats", "flush_all":
-		c.w.WriteString("SERVER_ERROR read-only\r\n")
-	case "verbosity":
-		c.w.WriteString("OK\r\n")
-	default:
-		c.w.WriteString("ERROR\r\n")
+	step := c.textStep
+	if first[0] == binReqMagic {
+		step = c.binStep
 	}
-	return true
+	for step() {
+	}
+	if err := c.w.Flush(); err != nil {
+		c.fail(err)
+	}
 }
 
-// refuseStorage reads the data block of a storage command (so that the
-// next command is read in step) and refuses it.
-func (c *mcConn) refuseStorage(cmd, rest []byte) bool {
-	var toks [6][]byte
-	n := 0
-	for n < len(toks) {
-		var t []byte
-		t, rest = nextToken(rest)
-		if len(t) == 0 {
-			break
-		}
-		toks[n] = t
-		n++
+// fail records the error that ends the connection.
+func (c *mcConn) fail(err error) {
+	if c.err == nil {
+		c.err = err
 	}
-	want := 4
-	if bstr(cmd) == "cas" {
-		want = 5
-	}
-	if n < want {
-		c.w.WriteString("ERROR\r\n")
-		return true
-	}
-	size, err := strconv.Atoi(bstr(toks[3]))
-	if err != nil || size < 0 {
-		c.w.WriteString("CLIENT_ERROR bad data chunk\r\n")
-		return true
-	}
-	if size > maxDiscard {
-		// memcached swallows the data too; refusing before reading it
-		// keeps a hostile client from making us read without end.
-		c.w.WriteString("SERVER_ERROR object too large for cache\r\n")
-		return false
-	}
-	if _, err := c.r.Discard(size + 2); err != nil {
-		return false
-	}
-	c.w.WriteString("SERVER_ERROR read-only\r\n")
-	return true
 }
 
-func validKey(k []byte) bool {
-	if len(k) > MaxKeyLength {
-		return false
-	}
-	for _, b := range k {
-		if b < 0x21 || b == 0x7f {
-			return false
-		}
-	}
-	return true
-}
+// count adds a request of protocol p.
+func (c *mcConn) count(p int) { c.s.requests[p].Add(1) }
 
-func (c *mcConn) get(keys []byte, withCAS bool) bool {
-	// Check every key first, as memcached does: a bad one fails the
-	// whole command.
-	found := false
-	for rest := keys; ; {
-		var k []byte
-		k, rest = nextToken(rest)
-		if len(k) == 0 {
-			break
-		}
-		found = true
-		if !validKey(k) {
-			c.w.WriteString("CLIENT_ERROR bad command line format\r\n")
-			return true
-		}
-	}
-	if !found {
-		c.w.WriteString("ERROR\r\n")
-		return true
-	}
-	snap := c.s.set.Acquire()
-	defer snap.Release()
-	for rest := keys; ; {
-		var k []byte
-		k, rest = nextToken(rest)
-		if len(k) == 0 {
-			break
-		}
-		c.s.cmdGet.Add(1)
-		ok := c.lookup(snap, k)
-		if !ok {
-			c.s.misses.Add(1)
-			continue
-		}
-		c.s.hits.Add(1)
-		c.w.WriteString("VALUE ")
-		c.w.Write(k)
-		c.w.WriteString(" 0 ")
-		c.w.Write(strconv.AppendInt(c.num[:0], int64(len(c.val)), 10))
-		if withCAS {
-			c.w.WriteByte(' ')
-			c.w.Write(strconv.AppendUint(c.num[:0], snap.Generation(), 10))
-		}
-		c.w.WriteString("\r\n")
-		c.w.Write(c.val)
-		c.w.WriteString("\r\n")
-	}
-	c.w.WriteString("END\r\n")
-	return true
-}
+// refuse counts a refused write of protocol p.
+func (c *mcConn) refuse(p int) { c.s.refused[p].Add(1) }
 
-// lookup resolves "table:key" (or key in the default table) and leaves
-// the value in c.val.
+// lookup resolves "table:key" (or key in the default table), leaves the
+// value in c.val, and counts the hit or miss.
 func (c *mcConn) lookup(snap *tables.Snapshot, k []byte) bool {
+	ok := c.find(snap, k)
+	if ok {
+		c.s.hits.Add(1)
+	} else {
+		c.s.misses.Add(1)
+	}
+	return ok
+}
+
+func (c *mcConn) find(snap *tables.Snapshot, k []byte) bool {
 	name, key := c.s.opts.DefaultTable, k
 	if i := bytes.IndexByte(k, ':'); i > 0 {
 		if n := bstr(k[:i]); snap.LUT(n) != nil || snap.MMDB(n) != nil {
@@ -376,40 +374,6 @@ func (c *mcConn) lookup(snap *tables.Snapshot, k []byte) bool {
 		return ok
 	}
 	return false
-}
-
-func (c *mcConn) stats(args []byte) {
-	if a, _ := nextToken(args); len(a) > 0 {
-		// Sub-statistics (items, slabs, ...) hold nothing here.
-		c.w.WriteString("END\r\n")
-		return
-	}
-	s := c.s
-	snap := s.set.Acquire()
-	ntables := len(snap.Names())
-	gen := snap.Generation()
-	snap.Release()
-	st := func(name string, v int64) {
-		c.w.WriteString("STAT ")
-		c.w.WriteString(name)
-		c.w.WriteByte(' ')
-		c.w.Write(strconv.AppendInt(c.num[:0], v, 10))
-		c.w.WriteString("\r\n")
-	}
-	st("pid", int64(os.Getpid()))
-	st("uptime", int64(time.Since(s.started)/time.Second))
-	st("time", time.Now().Unix())
-	c.w.WriteString("STAT version " + s.opts.Version + "\r\n")
-	st("curr_connections", s.currConns.Load())
-	st("total_connections", int64(s.totConns.Load()))
-	st("cmd_get", int64(s.cmdGet.Load()))
-	st("get_hits", int64(s.hits.Load()))
-	st("get_misses", int64(s.misses.Load()))
-	st("hits", int64(s.hits.Load()))
-	st("misses", int64(s.misses.Load()))
-	st("tables", int64(ntables))
-	st("tables_generation", int64(gen))
-	c.w.WriteString("END\r\n")
 }
 
 var comma = []byte{','}

@@ -23,18 +23,21 @@ type Cluster struct {
 	*kfake.Cluster
 	Addrs []string
 	Opts  []kgo.Opt // what every client needs (TLS, SASL)
+
+	lns *listeners // the brokers' listeners (StopBrokers)
 }
 
 // Start starts a cluster of brokers with the topics, each of partitions
 // partitions; it is closed when the test ends.
 func Start(t testing.TB, brokers int, partitions int32, topics ...string) *Cluster {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(brokers), kfake.SeedTopics(partitions, topics...))
+	lns := &listeners{}
+	c, err := kfake.NewCluster(kfake.NumBrokers(brokers), kfake.SeedTopics(partitions, topics...), kfake.ListenFn(lns.listen))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return &Cluster{Cluster: c, Addrs: c.ListenAddrs()}
+	return &Cluster{Cluster: c, Addrs: c.ListenAddrs(), lns: lns}
 }
 
 // Client returns a franz-go client of the cluster, closed when the test
@@ -178,23 +181,46 @@ func (c *Cluster) Lag(t testing.TB, group, topic string) int64 {
 // GroupLag returns how many records of topic the group has not
 // committed, asking with adm (for polling without a client per call).
 func GroupLag(ctx context.Context, adm *kadm.Client, group, topic string) (int64, error) {
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return 0, err
-	}
-	committed, err := adm.FetchOffsets(ctx, group)
+	committed, end, err := GroupOffsets(ctx, adm, group, topic)
 	if err != nil {
 		return 0, err
 	}
 	var lag int64
-	ends.Each(func(o kadm.ListedOffset) {
-		at := int64(0)
-		if r, ok := committed.Lookup(o.Topic, o.Partition); ok && r.Err == nil {
-			at = r.At
-		}
-		lag += o.Offset - at
-	})
+	for p, e := range end {
+		lag += e - committed[p]
+	}
 	return lag, nil
+}
+
+// GroupOffsets returns, by partition of topic, the offset the group
+// committed (0 when it committed none) and the end offset, as the brokers
+// report them. The committed offsets are asked first: when every one
+// equals its end offset, the group had committed everything written
+// before the end offsets were asked.
+func GroupOffsets(ctx context.Context, adm *kadm.Client, group, topic string) (committed, end map[int32]int64, err error) {
+	offs, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := offs.Error(); err != nil {
+		return nil, nil, err
+	}
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return nil, nil, err
+	}
+	committed, end = map[int32]int64{}, map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil && err == nil {
+			err = fmt.Errorf("end offset of %s/%d: %w", o.Topic, o.Partition, o.Err)
+		}
+		end[o.Partition] = o.Offset
+		committed[o.Partition] = 0
+		if r, ok := offs.Lookup(o.Topic, o.Partition); ok && r.Err == nil && r.At >= 0 {
+			committed[o.Partition] = r.At
+		}
+	})
+	return committed, end, err
 }
 
 // Event is the syslog line of event i: an RFC 5424 message whose

@@ -40,8 +40,9 @@ func StartSecure(t testing.TB, mechanism string, brokers int, partitions int32, 
 	if err := os.WriteFile(s.CAFile, caPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	lns := &listeners{}
 	c, err := kfake.NewCluster(kfake.NumBrokers(brokers), kfake.SeedTopics(partitions, topics...),
-		kfake.TLS(serverTLS), kfake.EnableSASL(), kfake.Superuser(mechanism, s.User, s.Pass))
+		kfake.TLS(serverTLS), kfake.EnableSASL(), kfake.Superuser(mechanism, s.User, s.Pass), kfake.ListenFn(lns.listen))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func StartSecure(t testing.TB, mechanism string, brokers int, partitions int32, 
 	default:
 		mech = kgo.SASL(scram.Auth{User: s.User, Pass: s.Pass}.AsSha512Mechanism())
 	}
-	s.Cluster = &Cluster{Cluster: c, Addrs: c.ListenAddrs(),
+	s.Cluster = &Cluster{Cluster: c, Addrs: c.ListenAddrs(), lns: lns,
 		Opts: []kgo.Opt{kgo.DialTLSConfig(&tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}), mech}}
 	return s
 }

@@ -58,7 +58,9 @@ func TestAppendRecordJSON(t *testing.T) {
 			if err := json.Unmarshal(got, &a); err != nil {
 				t.Fatalf("%s %s: invalid JSON %q: %v", path, ip, got, err)
 			}
-			json.Unmarshal(want, &b)
+			if err := json.Unmarshal(want, &b); err != nil {
+				t.Fatalf("%s %s: encoding/json's own output %q: %v", path, ip, want, err)
+			}
 			if !reflect.DeepEqual(a, b) {
 				t.Fatalf("%s %s:\n got %s\nwant %s", path, ip, got, want)
 			}

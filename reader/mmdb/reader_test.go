@@ -8,9 +8,10 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/lutkit/lutkit/internal/testfiles"
 	"github.com/oschwald/maxminddb-golang/v2"
 	"github.com/oschwald/maxminddb-golang/v2/mmdbdata"
+
+	"github.com/lutkit/lutkit/internal/testfiles"
 )
 
 // probeAll looks many addresses up in every way the package offers, to
@@ -195,7 +196,9 @@ func TestClosedAndOpenErrors(t *testing.T) {
 		t.Fatal("missing file opened")
 	}
 	empty := filepath.Join(t.TempDir(), "empty.mmdb")
-	os.WriteFile(empty, nil, 0o644)
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Open(empty); err == nil {
 		t.Fatal("empty file opened")
 	}

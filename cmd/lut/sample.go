@@ -1,0 +1,223 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lutkit/lutkit/internal/sample"
+)
+
+func init() {
+	extraCommands = append(extraCommands, newSampleCommand)
+}
+
+func newSampleCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sample customers|sites|events N",
+		Short: "Generate sample data: customers, internal sites, syslog events",
+		Long: `Sample writes deterministic sample data for trying lutkit out, for tests
+and for benchmarks: the same arguments and seed always give the same bytes.
+
+  customers N   a customers CSV (Index, Customer Id, First Name, Last Name,
+                Company, City, Country, Phone 1, Phone 2, Email,
+                Subscription Date, Website) with Index 1..N
+  sites N       internal sites for an IP table: a CSV of networks (an IPv4
+                network in 10.0.0.0/8 and an IPv6 /48 in fd6c:7574::/32 per
+                site) with site, city, country, zone, lat and lon
+  events N      syslog events (RFC 5424, RFC 3164 or JSON lines) that carry
+                cust=<Index> and src=<address>, the address in a site's
+                network (--internal percent of them) or public`,
+		Example: `  lut sample customers 100000 --out customers.csv
+  lut sample sites 64 --out sites.csv
+  lut sample events 5 --customers 100000 --sites 64
+  lut sample events 100000 --format rfc3164 --send tcp://127.0.0.1:5514 --rate 20000`,
+	}
+	cmd.AddCommand(newSampleCustomersCommand(), newSampleSitesCommand(), newSampleEventsCommand())
+	return cmd
+}
+
+// countArg parses the N argument.
+func countArg(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, &exitError{code: 2, msg: fmt.Sprintf("N must be a count, not %q", s)}
+	}
+	return n, nil
+}
+
+// writeOutput runs write on stdout, or on a temporary file in out's
+// directory renamed to out when write succeeded.
+func writeOutput(cmd *cobra.Command, out string, write func(io.Writer) error) error {
+	if out == "" || out == "-" {
+		return write(cmd.OutOrStdout())
+	}
+	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), out)
+}
+
+func newSampleCustomersCommand() *cobra.Command {
+	var (
+		seed uint64
+		out  string
+	)
+	cmd := &cobra.Command{
+		Use:   "customers N",
+		Short: "Write a customers CSV with Index 1..N",
+		Long: `Customers writes a CSV in the shape of the well-known customers sample
+data set: Index (1..N, the key), Customer Id (15 hex digits of mixed case,
+unique), First Name, Last Name, Company, City, Country, Phone 1, Phone 2,
+Email, Subscription Date and Website. Some companies and countries hold a
+comma and are quoted. Row i is the same whatever N; another --seed gives
+another table.`,
+		Example: `  lut sample customers 2000000 --out customers.csv
+  lut sample customers 1000 --seed 2 | lut compile --key Index --out c.lut -`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := countArg(args[0])
+			if err != nil {
+				return err
+			}
+			return writeOutput(cmd, out, func(w io.Writer) error { return sample.WriteCustomers(w, n, seed) })
+		},
+	}
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the table")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output file (default stdout)")
+	return cmd
+}
+
+func newSampleSitesCommand() *cobra.Command {
+	var (
+		seed uint64
+		out  string
+	)
+	cmd := &cobra.Command{
+		Use:   "sites N",
+		Short: "Write a CSV of N internal sites' networks",
+		Long: fmt.Sprintf(`Sites writes a CSV with the columns network, site, city, country, zone,
+lat and lon: two rows per site, its IPv4 network (10.0.0.0/8 cut into equal
+parts, /12 for up to 16 sites, /24 for up to 65,536) and its IPv6 network
+(fd6c:7574:N::/48). N is at most %d. "lut sample events --sites N" draws
+internal addresses from the same networks.`, sample.MaxSites),
+		Example: `  lut sample sites 64 --out sites.csv
+  lut compile --out sites.mmdb --profile city --network network \
+      --field city.names.en=city --field country.iso_code=country \
+      --field location.latitude=lat --field location.longitude=lon --field site=site sites.csv`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := countArg(args[0])
+			if err != nil {
+				return err
+			}
+			if n < 1 || n > sample.MaxSites {
+				return &exitError{code: 2, msg: fmt.Sprintf("sites: N must be 1 to %d, not %d", sample.MaxSites, n)}
+			}
+			return writeOutput(cmd, out, func(w io.Writer) error { return sample.WriteSites(w, n, seed) })
+		},
+	}
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the table")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output file (default stdout)")
+	return cmd
+}
+
+func newSampleEventsCommand() *cobra.Command {
+	var (
+		o     sample.EventOptions
+		first int
+		out   string
+		send  string
+		so    sample.SendOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "events N",
+		Short: "Write or send N syslog events that reference the customers and sites",
+		Long: `Events writes N events, one per line, each carrying cust=<Index> (drawn
+uniformly from 1..--customers, or a key in no table for --miss percent of
+them) and src=<address> (for --internal percent of them an address of one
+of the --sites networks of "lut sample sites", --ipv6 percent of those
+IPv6; the others public IPv4 addresses). Event i is stamped 1 ms after
+event i-1, from 2026-11-30T05:24:00Z.
+
+  rfc5424  <134>1 2026-11-30T05:24:00.000Z web-03 shop 4242 login - cust=17 src=10.0.3.9 action=login
+  rfc3164  <134>Nov 30 05:24:00 web-03 shop[4242]: cust=17 src=10.0.3.9 action=login
+  json     {"@timestamp":"...","host":"web-03","app":"shop","cust":"17","src":"10.0.3.9","action":"login"}
+
+With --send the events go to a syslog receiver instead: tcp://HOST:PORT
+(one connection, newline framing, or RFC 6587 octet counting with
+--octet-count) or udp://HOST:PORT (one datagram per event), at most --rate
+events per second; the count sent is printed on stderr.`,
+		Example: `  lut sample events 1000000 --customers 2000000 --out events.rfc5424
+  lut sample events 5 --format json --miss 20
+  lut sample events 5000 --send tcp://127.0.0.1:5514
+  lut sample events 5000 --format rfc3164 --send udp://127.0.0.1:5514 --rate 10000`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := countArg(args[0])
+			if err != nil {
+				return err
+			}
+			if err := o.Check(); err != nil {
+				return &exitError{code: 2, msg: err.Error()}
+			}
+			if send == "" {
+				return writeOutput(cmd, out, func(w io.Writer) error { return sample.WriteEvents(w, first, n, o) })
+			}
+			if out != "" {
+				return &exitError{code: 2, msg: "events: give --out or --send, not both"}
+			}
+			return sendEvents(cmd, send, first, n, o, so)
+		},
+	}
+	f := cmd.Flags()
+	f.Uint64Var(&o.Seed, "seed", 1, "seed of the event stream")
+	f.StringVar(&o.Format, "format", sample.RFC5424, "rfc5424, rfc3164 or json")
+	f.IntVar(&o.Customers, "customers", 100000, "draw cust from 1..K (the rows of \"lut sample customers K\")")
+	f.IntVar(&o.Sites, "sites", 64, "draw internal addresses from the networks of \"lut sample sites S\"")
+	f.Float64Var(&o.Internal, "internal", 25, "percent of src addresses inside a site's network")
+	f.Float64Var(&o.IPv6, "ipv6", 20, "percent of the internal addresses that are IPv6")
+	f.Float64Var(&o.Miss, "miss", 0, "percent of events whose cust is in no table")
+	f.IntVar(&first, "first", 0, "number of the first event (event i is the same in every run)")
+	f.StringVarP(&out, "out", "o", "", "output file (default stdout)")
+	f.StringVar(&send, "send", "", "send to tcp://HOST:PORT or udp://HOST:PORT instead of writing")
+	f.IntVar(&so.Rate, "rate", 0, "with --send: at most this many events per second (0: no limit)")
+	f.BoolVar(&so.OctetCount, "octet-count", false, "with --send tcp://: RFC 6587 octet counting instead of newline framing")
+	return cmd
+}
+
+func sendEvents(cmd *cobra.Command, target string, first, n int, o sample.EventOptions, so sample.SendOptions) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(sample.WriteEvents(pw, first, n, o)) }()
+	defer pr.Close()
+	sent, err := sample.Send(ctx, target, pr, so)
+	fmt.Fprintf(cmd.ErrOrStderr(), "sent %d events to %s\n", sent, target)
+	if err != nil {
+		return err
+	}
+	if sent != int64(n) {
+		return fmt.Errorf("sent %d of %d events", sent, n)
+	}
+	return nil
+}
