@@ -18,8 +18,9 @@ func TestCSVDialect(t *testing.T) {
 	dir := t.TempDir()
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
-	zw.Write([]byte("\xEF\xBB\xBFcidr,org\n10.0.0.0/8,\"Acme, Inc.\nHQ\"\n\n11.0.0.0/8,\"say \"\"hi\"\"\"\n"))
-	zw.Close()
+	if _, err := zw.Write([]byte("\xEF\xBB\xBFcidr,org\n10.0.0.0/8,\"Acme, Inc.\nHQ\"\n\n11.0.0.0/8,\"say \"\"hi\"\"\"\n")); err != nil || zw.Close() != nil {
+		t.Fatal(err)
+	}
 	p := write(t, dir, "orgs.dat", gz.String())
 	out := filepath.Join(dir, "o.mmdb")
 	if _, err := Compile(out, Options{BuildEpoch: 1}, []Source{{Kind: CSVNetworks, Path: p, NetworkColumn: "cidr"}}); err != nil {

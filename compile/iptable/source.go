@@ -2,6 +2,7 @@ package iptable
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -90,7 +91,7 @@ func readCSV(o *Options, src *Source, emit func(entry) error) (rows int, err err
 	// The first row is a header if it names the key columns; otherwise
 	// Columns names the columns of a headerless file.
 	raw, err := r.Next()
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		return 0, fmt.Errorf("%s: empty file", src.Path)
 	}
 	if err != nil {
@@ -178,7 +179,7 @@ func readCSV(o *Options, src *Source, emit func(entry) error) (rows int, err err
 			pending = false // raw still holds the first record
 		} else {
 			raw, err = r.Next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return rows, nil
 			}
 			if err != nil {

@@ -35,7 +35,7 @@ func readRecords(t *testing.T, data []byte, bufSize int) (recs []record, ok bool
 	defer r.Close()
 	for {
 		fields, err := r.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return recs, true
 		}
 		if err != nil {
@@ -51,7 +51,7 @@ func readRecords(t *testing.T, data []byte, bufSize int) (recs []record, ok bool
 			l, c := r.FieldPos(i)
 			rec.Pos = append(rec.Pos, [2]int{int(l), c})
 		}
-		if l, _ := r.FieldPos(0); int64(l) != r.Line() {
+		if l, _ := r.FieldPos(0); l != r.Line() {
 			t.Fatalf("record line %d, first field at line %d", r.Line(), l)
 		}
 		recs = append(recs, rec)
@@ -65,7 +65,7 @@ func stdRecords(data []byte) (recs []record, ok bool) {
 	r.FieldsPerRecord = -1
 	for {
 		fields, err := r.Read()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return recs, true
 		}
 		if err != nil {
@@ -140,10 +140,11 @@ func TestCSVRecords(t *testing.T) {
 	dir := t.TempDir()
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
-	zw.Write([]byte("a;b\n1;2\n"))
-	zw.Close()
+	if _, err := zw.Write([]byte("a;b\n1;2\n")); err != nil || zw.Close() != nil {
+		t.Fatal(err)
+	}
 	p := filepath.Join(dir, "ranges.dat") // gzip found by its magic bytes
-	os.WriteFile(p, gz.Bytes(), 0o644)
+	writeTestFile(t, p, gz.Bytes())
 	r, err := source.OpenCSVRecords(p, ';')
 	if err != nil {
 		t.Fatal(err)
@@ -151,11 +152,11 @@ func TestCSVRecords(t *testing.T) {
 	var rows []string
 	for {
 		f, err := r.Next()
-		if err != nil {
-			if err != io.EOF {
-				t.Fatal(err)
-			}
+		if errors.Is(err, io.EOF) {
 			break
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 		rows = append(rows, string(bytes.Join(f, []byte("|"))))
 	}
@@ -165,7 +166,9 @@ func TestCSVRecords(t *testing.T) {
 	}
 	// Bad records: positioned like the Reader's, then reading goes on.
 	r, _ = source.NewCSVRecords(strings.NewReader("a,b\n1,\"x\"y\n2,\xff\n3,4\n"), "bad.csv", 0)
-	r.Next()
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{`bad.csv:2:2: extraneous character after closing quote`, `bad.csv:3:2: invalid UTF-8 in field 2`} {
 		if _, err := r.Next(); err == nil || err.Error() != want {
 			t.Errorf("err = %v, want %s", err, want)
@@ -179,15 +182,23 @@ func TestCSVRecords(t *testing.T) {
 	}
 }
 
+func writeTestFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestOpenText(t *testing.T) {
 	dir := t.TempDir()
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
-	zw.Write([]byte("10.0.0.0/8\n"))
-	zw.Close()
+	if _, err := zw.Write([]byte("10.0.0.0/8\n")); err != nil || zw.Close() != nil {
+		t.Fatal(err)
+	}
 	for name, data := range map[string][]byte{"plain.txt": []byte("10.0.0.0/8\n"), "list.txt.gz": gz.Bytes(), "list.txt": gz.Bytes()} {
 		p := filepath.Join(dir, name)
-		os.WriteFile(p, data, 0o644)
+		writeTestFile(t, p, data)
 		f, err := source.OpenText(p)
 		if err != nil {
 			t.Fatal(err)
@@ -201,7 +212,7 @@ func TestOpenText(t *testing.T) {
 		}
 	}
 	bad := filepath.Join(dir, "bad.gz")
-	os.WriteFile(bad, []byte("not gzip"), 0o644)
+	writeTestFile(t, bad, []byte("not gzip"))
 	if _, err := source.OpenText(bad); err == nil || !strings.Contains(err.Error(), "bad.gz: gzip:") {
 		t.Errorf("bad gzip: %v", err)
 	}

@@ -17,7 +17,8 @@ import (
 func decompressed(r io.Reader, name string, bufSize int) (src io.Reader, zr io.Closer, err error) {
 	br := bufio.NewReaderSize(r, bufSize)
 	magic, _ := br.Peek(2)
-	if !strings.HasSuffix(strings.ToLower(name), ".gz") && !(len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+	gz := strings.HasSuffix(strings.ToLower(name), ".gz") || len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b
+	if !gz {
 		return br, nil, nil
 	}
 	z, err := gzip.NewReader(br)

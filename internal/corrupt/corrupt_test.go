@@ -21,7 +21,8 @@ func TestMarker(t *testing.T) {
 	if m.Error() != inner.Error() || !errors.Is(m, ErrCorrupt) || !errors.Is(m, fs.ErrInvalid) {
 		t.Errorf("Mark: %q Is(ErrCorrupt)=%v Is(inner)=%v", m, errors.Is(m, ErrCorrupt), errors.Is(m, fs.ErrInvalid))
 	}
-	if Mark(nil) != nil || Mark(at) != at {
+	var again *Error
+	if Mark(nil) != nil || !errors.As(Mark(at), &again) || again != ce || Mark(at).Error() != at.Error() {
 		t.Error("Mark of nil or of a marked error changed it")
 	}
 	if e := Errorf("bad %d", 3); e.Error() != "bad 3" || !errors.Is(e, ErrCorrupt) {

@@ -27,9 +27,11 @@ func TestWriteFile(t *testing.T) {
 	// A failed write leaves the old file and no temporary file.
 	boom := errors.New("boom")
 	if err := WriteFile(p, func(f *os.File) error {
-		f.WriteString("partial")
+		if _, err := f.WriteString("partial"); err != nil {
+			return err
+		}
 		return boom
-	}); err != boom {
+	}); !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want the write's error", err)
 	}
 	if b, _ := os.ReadFile(p); string(b) != "hello" {
@@ -72,7 +74,9 @@ func TestSyncDirNamesTheDirectory(t *testing.T) {
 
 func TestFileSHA256(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "f")
-	os.WriteFile(p, []byte("abc"), 0o644)
+	if err := os.WriteFile(p, []byte("abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	sum, n, err := FileSHA256(p)
 	const want = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 	if err != nil || n != 3 || sum != want || BytesSHA256([]byte("abc")) != want {
@@ -86,7 +90,7 @@ func TestUnwrapPath(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 	other := errors.New("x")
-	if UnwrapPath(other) != other {
+	if got := UnwrapPath(other); !errors.Is(got, other) || got.Error() != "x" {
 		t.Error("a non-path error was changed")
 	}
 }

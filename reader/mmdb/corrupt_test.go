@@ -41,7 +41,7 @@ func smallMMDB(t *testing.T) []byte {
 // about a damaged file unwraps to the one corruption marker, which is
 // also the .lut reader's.
 func TestCorruptionMarker(t *testing.T) {
-	if mmdb.ErrCorrupt != format.ErrCorrupt {
+	if !errors.Is(mmdb.ErrCorrupt, format.ErrCorrupt) {
 		t.Fatal("mmdb.ErrCorrupt and format.ErrCorrupt differ")
 	}
 	good := smallMMDB(t)
@@ -76,12 +76,16 @@ func TestCorruptionMarker(t *testing.T) {
 	}
 	// From a file too, the path named once.
 	p := filepath.Join(t.TempDir(), "bad.mmdb")
-	os.WriteFile(p, good[:len(good)/2], 0o644)
+	if err := os.WriteFile(p, good[:len(good)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := mmdb.Open(p); !errors.Is(err, format.ErrCorrupt) {
 		t.Fatalf("truncated file: %v", err)
 	}
 	empty := filepath.Join(t.TempDir(), "empty.mmdb")
-	os.WriteFile(empty, nil, 0o644)
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := mmdb.Open(empty); !errors.Is(err, mmdb.ErrCorrupt) {
 		t.Fatalf("empty file: %v", err)
 	}

@@ -189,8 +189,11 @@ func TestBuildFailures(t *testing.T) {
 // errors of the compiler itself are.
 func TestBuildNamesTheSourceOnce(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "bad.csv"), []byte("k,v\na,1\nb,\xff\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "ok.csv"), []byte("k,v\na,1\n"), 0o644)
+	for name, body := range map[string]string{"bad.csv": "k,v\na,1\nb,\xff\n", "ok.csv": "k,v\na,1\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cfg, err := ParseConfig(filepath.Join(dir, "tables.yaml"), []byte(`tables:
   - name: badrow
     sources: [bad.csv]

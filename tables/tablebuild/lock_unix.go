@@ -19,7 +19,7 @@ func lockDir(dir string) (func(), error) {
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: another build is running in %s (%v)", path, dir, err)
+		return nil, fmt.Errorf("%s: another build is running in %s (%w)", path, dir, err)
 	}
 	return func() {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
