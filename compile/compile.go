@@ -6,6 +6,11 @@
 // The output is deterministic: the same rows and options give the same
 // bytes. Files are written atomically: a temporary file in the target
 // directory, fsync, rename, fsync of the directory.
+//
+// Options is the serialisable spec of a .lut table ("lut compile" flags
+// and tables.yaml decode into it); File and Write validate it
+// (Options.Validate) and apply its defaults in one place. Errors of the
+// source come back as *SourceError, naming the source themselves.
 package compile
 
 import (
@@ -18,7 +23,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +32,7 @@ import (
 
 	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/format"
+	"github.com/lutkit/lutkit/internal/fsutil"
 )
 
 // Version is the writer version recorded in every table's META section.
@@ -36,44 +41,18 @@ const Version = "lutkit 0.1.0"
 // DefaultSeed is the first hash seed tried.
 const DefaultSeed = 0x6c75746b69740001
 
-// Duplicate policies.
-const (
-	DuplicateError = "error" // a repeated key fails the compile, naming both lines
-	DuplicateFirst = "first" // the first row with a key wins
-	DuplicateLast  = "last"  // the last row with a key wins
-)
+// SourceError is an error of the source reader (a bad row, a failed
+// read) or about one of the source's rows (a key that cannot be built),
+// as File and Write return it. Its text names the source (file:line: for
+// a *source.RowError), so callers need not name it again. Errors of the
+// compiler itself (an unknown column, a duplicate key, a failed write)
+// are not SourceErrors.
+type SourceError struct{ Err error }
 
-// Options control a compile. The zero value is not valid: Key is required.
-type Options struct {
-	// Key names the key column, or several for a composite key (their
-	// values joined by format.KeySeparator). Required.
-	Key []string
-	// Columns lists the columns to store, in order. Empty means all the
-	// source's columns. Key columns need not be stored.
-	Columns []string
-	// FoldCase case-folds keys at compile time; lookups fold the same way.
-	FoldCase bool
-	// OnDuplicate is DuplicateError (the default when empty),
-	// DuplicateFirst or DuplicateLast.
-	OnDuplicate string
-	// SkipBadRows counts and skips rows with the wrong number of fields or
-	// invalid UTF-8 instead of failing. Skipped rows are reported in Stats
-	// and in the META section, never silently.
-	SkipBadRows bool
-	// BuildTime is recorded in the header. Zero means none is recorded,
-	// which keeps output reproducible; see BuildTimeFromEnv.
-	BuildTime time.Time
-	// Seed is the first hash seed tried. Zero means DefaultSeed.
-	Seed uint64
-	// Progress, if set, is called about every 65536 rows with the rows
-	// read so far, and once at the end.
-	Progress func(rows int64)
-	// SourceName names the source in row errors (the file name).
-	SourceName string
-	// MaxBadRowErrors is how many skipped-row errors Stats keeps (the
-	// count covers all of them). Zero means 20.
-	MaxBadRowErrors int
-}
+func (e *SourceError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the reader's error.
+func (e *SourceError) Unwrap() error { return e.Err }
 
 // Stats describes a finished compile.
 type Stats struct {
@@ -109,52 +88,20 @@ type entry struct {
 	line int64  // source line of the row
 }
 
-// File compiles src into a table at path, atomically: on any error, and if
-// the process dies, nothing is left at path (a stale temporary file named
-// .path.tmp-* may remain after a crash).
+// File compiles src into a table at path, atomically (see
+// fsutil.WriteFile): on any error, and if the process dies, nothing is
+// left at path (a stale temporary file named .path.tmp-* may remain after
+// a crash). An error syncing the directory after the rename is returned.
 func File(src source.Reader, path string, opts Options) (*Stats, error) {
-	return WriteAtomic(path, func(f *os.File) (*Stats, error) { return Write(src, f, opts) })
-}
-
-// WriteAtomic creates a temporary file next to path, lets write fill it,
-// then fsyncs it, renames it to path and fsyncs the directory.
-func WriteAtomic[T any](path string, write func(*os.File) (T, error)) (T, error) {
-	var zero T
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	var st *Stats
+	err := fsutil.WriteFile(path, func(f *os.File) (err error) {
+		st, err = Write(src, f, opts)
+		return err
+	})
 	if err != nil {
-		return zero, err
+		return nil, err
 	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	res, err := write(f)
-	if err != nil {
-		return zero, err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return zero, err
-	}
-	if err := f.Sync(); err != nil {
-		return zero, fmt.Errorf("syncing %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return zero, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return zero, err
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return res, nil
+	return st, nil
 }
 
 // countingWriter tracks the offset and checksum of the section being
@@ -213,22 +160,10 @@ type compiler struct {
 }
 
 func newCompiler(src source.Reader, opts Options) (*compiler, error) {
-	if len(opts.Key) == 0 {
-		return nil, errors.New("no key column given (use --key)")
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
-	switch opts.OnDuplicate {
-	case "":
-		opts.OnDuplicate = DuplicateError
-	case DuplicateError, DuplicateFirst, DuplicateLast:
-	default:
-		return nil, fmt.Errorf("unknown duplicate policy %q (want error, first or last)", opts.OnDuplicate)
-	}
-	if opts.Seed == 0 {
-		opts.Seed = DefaultSeed
-	}
-	if opts.MaxBadRowErrors == 0 {
-		opts.MaxBadRowErrors = 20
-	}
+	opts = opts.withDefaults()
 	srcCols := src.Columns()
 	index := make(map[string]int, len(srcCols))
 	for i, c := range srcCols {
@@ -254,12 +189,7 @@ func newCompiler(src source.Reader, opts Options) (*compiler, error) {
 			c.colIdx = append(c.colIdx, i)
 		}
 	} else {
-		seen := map[string]bool{}
 		for _, name := range opts.Columns {
-			if seen[name] {
-				return nil, fmt.Errorf("column %q is listed twice in --columns", name)
-			}
-			seen[name] = true
 			i, err := find(name, "column %q (from --columns)")
 			if err != nil {
 				return nil, err
@@ -295,10 +225,13 @@ func (c *compiler) key(dst []byte, fields [][]byte) ([]byte, error) {
 	return dst, nil
 }
 
+// badRow counts and keeps a bad row with SkipBadRows, and otherwise
+// returns err, an error of the source or about one of its rows, as a
+// *SourceError.
 func (c *compiler) badRow(err error) error {
 	var re *source.RowError
 	if !c.opts.SkipBadRows || !errors.As(err, &re) {
-		return err
+		return &SourceError{Err: err}
 	}
 	c.stats.SkippedRows++
 	if len(c.stats.BadRows) < c.opts.MaxBadRowErrors {
@@ -480,7 +413,7 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 		}
 		keyBuf, err = c.key(keyBuf[:0], fields)
 		if err != nil {
-			if err := c.badRow(&source.RowError{File: c.opts.SourceName, Line: line, Msg: err.Error()}); err != nil {
+			if err := c.badRow(&source.RowError{File: c.opts.SourceName, Line: line, Err: err}); err != nil {
 				return err
 			}
 			continue

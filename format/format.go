@@ -33,6 +33,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/zeebo/xxh3"
+
+	"github.com/lutkit/lutkit/internal/corrupt"
 )
 
 // Magic is the first 8 bytes of every .lut file. The high byte and the
@@ -112,26 +114,19 @@ var (
 	// supported by this reader.
 	ErrVersion = errors.New("unsupported .lut version")
 	// ErrCorrupt means the file is damaged: a checksum mismatch, a
-	// truncation, or an offset out of range.
-	ErrCorrupt = errors.New("corrupt .lut table")
+	// truncation, or an offset out of range. It is the one corruption
+	// marker of every lutkit reader: mmdb.ErrCorrupt is the same value.
+	ErrCorrupt = corrupt.ErrCorrupt
 )
 
-// CorruptError describes damage found at a byte offset.
-type CorruptError struct {
-	Off int64
-	Msg string
-}
+// CorruptError describes damage found at a byte offset of the file. It
+// is the corruption error of every lutkit reader (mmdb.CorruptError is
+// the same type), and unwraps to ErrCorrupt.
+type CorruptError = corrupt.Error
 
-func (e *CorruptError) Error() string {
-	return fmt.Sprintf("corrupt .lut table: %s at byte %#x", e.Msg, e.Off)
-}
-
-// Unwrap makes errors.Is(err, ErrCorrupt) true.
-func (e *CorruptError) Unwrap() error { return ErrCorrupt }
-
-// Corruptf returns a *CorruptError.
+// Corruptf returns a *CorruptError at byte off of a .lut table.
 func Corruptf(off int64, format string, args ...any) error {
-	return &CorruptError{Off: off, Msg: fmt.Sprintf(format, args...)}
+	return corrupt.At(".lut table", off, format, args...)
 }
 
 // Header is the fixed 128-byte header.

@@ -1,57 +1,24 @@
-// Package tables manages a fleet's set of tables end to end: it reads the
-// declarative list of tables (tables.yaml), builds all of them into
-// versioned, content-addressed artifacts with a manifest (Build, used by
-// "lut build"), and keeps a live set in a running process that loads,
-// watches and swaps new versions without ever blocking a lookup, losing
-// one, or serving a half-written file (Open, Set, Snapshot).
+// Package tables is the run side of a fleet's set of tables: it keeps a
+// live set in a running process that loads, watches and swaps new
+// versions without ever blocking a lookup, losing one, or serving a
+// half-written file (Open, Set, Snapshot); it reads and checks manifests
+// (ReadManifest) and verifies a built directory against its manifest
+// (VerifyDir, used by "lut verify DIR").
 //
-// # tables.yaml
+// It depends on the readers (reader, reader/mmdb) only: a program that
+// serves tables links no compiler. Declaring tables (tables.yaml),
+// building them ("lut build") and writing manifests is the job of package
+// tables/tablebuild.
 //
-//	version: 1
-//	tables:
-//	  - name: customers          # letters, digits, '_', '.', '-'
-//	    kind: lut                # lut (default) or mmdb
-//	    sources: [customers.csv] # relative to tables.yaml; a .lut has one
-//	    key: Index               # or a list for a composite key
-//	    columns: [Index, Email]  # optional; default all
-//	    fold_case: false
-//	    on_duplicate: error      # error, first or last
-//	    skip_bad_rows: false
-//	  - name: assets
-//	    sources:
-//	      - path: inventory.db   # a source may be a mapping with options:
-//	        sqlite_table: assets # format, delimiter, header, sqlite_table, sqlite_query
-//	    key: id
-//	  - name: geo
-//	    kind: mmdb
-//	    profile: city            # city, asn or custom
-//	    database_type: ...       # description, languages, ip_version,
-//	                             # record_size, custom_key, default_location
-//	    sources:                 # layered in order
-//	      - path: ranges.csv
-//	        type: ranges         # ranges, networks, list or mmdb (guessed)
-//	        start_column: start
-//	        end_column: end
-//	        fields: ["country.iso_code=cc", "x_internal.site=site"]
-//	        set: ["x_internal.source=inventory"]
-//	        merge: replace       # replace, top or deep
+// # Manifests and deployment
 //
-// Validation reports every problem at once, each naming the file, line,
-// table and field (ConfigError).
-//
-// # Builds and deployment
-//
-// Build compiles the tables that changed (their source digests or options
-// differ from the previous manifest's) in parallel, writes each to
-// NAME-DIGEST.lut or NAME-DIGEST.mmdb (DIGEST: the first 16 hex digits of
-// the artifact's SHA256) after a full verification, and renames
-// MANIFEST.json into place last, only if every table succeeded. A build
-// killed at any point leaves the previous manifest, naming complete
-// artifacts only.
-//
-// Deploying is copying the directory to the nodes with the manifest last:
-// artifact names never change meaning, so copying new ones next to the old
-// is harmless, and the manifest's rename publishes them all at once. See
+// A built directory holds NAME-DIGEST.lut and NAME-DIGEST.mmdb artifacts
+// (DIGEST: the first 16 hex digits of the artifact's SHA256; see
+// ArtifactName) and MANIFEST.json (Manifest), which names every artifact
+// with its size, digest, row count and format version. Deploying is
+// copying the directory to the nodes with the manifest last: artifact
+// names never change meaning, so copying new ones next to the old is
+// harmless, and the manifest's rename publishes them all at once. See
 // README.md in this directory.
 //
 // # Live set

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lutkit/lutkit/internal/fsutil"
 	"github.com/lutkit/lutkit/reader"
 	"github.com/lutkit/lutkit/reader/mmdb"
 )
@@ -111,7 +112,7 @@ func (s *Set) reject(err *RejectError) {
 func (s *Set) loadManifest(mp string, start time.Time, force bool) error {
 	b, err := os.ReadFile(mp)
 	if err != nil {
-		rerr := &RejectError{File: mp, Err: fmt.Errorf("reading the manifest: %w", unwrapPath(err))}
+		rerr := &RejectError{File: mp, Err: fmt.Errorf("reading the manifest: %w", fsutil.UnwrapPath(err))}
 		if s.lastPrint != "read-error:"+err.Error() || force {
 			s.lastPrint = "read-error:" + err.Error()
 			s.reject(rerr)
@@ -121,7 +122,7 @@ func (s *Set) loadManifest(mp string, start time.Time, force bool) error {
 	// The fingerprint covers the manifest's bytes and the identity of
 	// every file it names, so a missing file that appears later is
 	// retried.
-	print := "manifest:" + bytesSHA256(b)
+	print := "manifest:" + fsutil.BytesSHA256(b)
 	m, perr := ParseManifest(mp, b)
 	if perr == nil {
 		var sb strings.Builder
@@ -161,7 +162,7 @@ func (s *Set) loadManifest(mp string, start time.Time, force bool) error {
 		path := filepath.Join(dir, t.File)
 		id, err := statID(path)
 		if err != nil {
-			return fail(&RejectError{Table: t.Name, File: path, Err: unwrapPath(err)})
+			return fail(&RejectError{Table: t.Name, File: path, Err: fsutil.UnwrapPath(err)})
 		}
 		if old := cur.byName[t.Name]; old != nil && old.path == path && old.id == id && old.kind == t.Kind && old.digest == t.SHA256 {
 			entries = append(entries, old)
@@ -192,7 +193,7 @@ func (s *Set) loadManifest(mp string, start time.Time, force bool) error {
 func (s *Set) loadDir(start time.Time, force bool) error {
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {
-		rerr := &RejectError{File: s.dir, Err: fmt.Errorf("reading the directory: %w", unwrapPath(err))}
+		rerr := &RejectError{File: s.dir, Err: fmt.Errorf("reading the directory: %w", fsutil.UnwrapPath(err))}
 		if s.lastPrint != "dir-error" || force {
 			s.lastPrint = "dir-error"
 			s.reject(rerr)
@@ -424,7 +425,7 @@ func (s *Set) verifyEntry(e *entry, digest string) error {
 		err error
 	)
 	if e.mm != nil {
-		sum = bytesSHA256(e.mm.Bytes())
+		sum = fsutil.BytesSHA256(e.mm.Bytes())
 	} else {
 		sum, err = hashSameFile(e.path, e.id)
 	}
@@ -478,12 +479,12 @@ func (t *trimmed) Unwrap() error { return t.err }
 func hashSameFile(path string, id fileID) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", fmt.Errorf("computing the digest: %w", unwrapPath(err))
+		return "", fmt.Errorf("computing the digest: %w", fsutil.UnwrapPath(err))
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return "", fmt.Errorf("computing the digest: %w", unwrapPath(err))
+		return "", fmt.Errorf("computing the digest: %w", fsutil.UnwrapPath(err))
 	}
 	if dev, ino, _ := sysIDs(fi); dev != id.dev || ino != id.ino || fi.Size() != id.size {
 		return "", errors.New("the file was replaced while it was being loaded")

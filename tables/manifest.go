@@ -2,24 +2,32 @@ package tables
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
-
-	"github.com/lutkit/lutkit/compile"
 )
+
+// Kind is the kind of a table: a .lut key-value table or an .mmdb IP table.
+type Kind string
+
+// Kinds.
+const (
+	KindLUT  Kind = "lut"
+	KindMMDB Kind = "mmdb"
+)
+
+// Ext returns the file extension of the kind (".lut" or ".mmdb").
+func (k Kind) Ext() string { return "." + string(k) }
 
 // ManifestName is the name of the manifest in a built directory.
 const ManifestName = "MANIFEST.json"
 
-// ManifestVersion is the version of the manifest format written by Build.
+// ManifestVersion is the version of the manifest format (written by
+// package tablebuild).
 const ManifestVersion = 1
 
 // Manifest lists the artifacts of one build: the unit that a live Set
@@ -64,8 +72,14 @@ type SourceDigest struct {
 
 var (
 	hexDigestRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	artifactRE  = regexp.MustCompile(`^(.+)-([0-9a-f]{16})\.(lut|mmdb)$`)
+	// nameRE is what a table name may hold: it becomes part of file names.
+	nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 )
+
+// ValidName reports whether name may name a table: 1-128 letters,
+// digits, '_', '.' or '-', starting with a letter or digit (it becomes
+// part of file names).
+func ValidName(name string) bool { return nameRE.MatchString(name) }
 
 // ArtifactName returns the content-addressed file name of a table.
 func ArtifactName(name string, kind Kind, sha256hex string) string {
@@ -128,40 +142,4 @@ func (m *Manifest) Table(name string) *ManifestTable {
 		}
 	}
 	return nil
-}
-
-// writeManifest writes m to dir/MANIFEST.json atomically: temporary
-// file, fsync, rename, fsync of the directory.
-func writeManifest(dir string, m *Manifest) error {
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	_, err = compile.WriteAtomic(filepath.Join(dir, ManifestName), func(f *os.File) (struct{}, error) {
-		_, err := f.Write(b)
-		return struct{}{}, err
-	})
-	return err
-}
-
-// fileSHA256 returns the hex SHA256 and size of a file.
-func fileSHA256(path string) (string, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, fmt.Errorf("%s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
-}
-
-// bytesSHA256 returns the hex SHA256 of b.
-func bytesSHA256(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }

@@ -1,11 +1,9 @@
 package tables
 
 import (
-	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/lutkit/lutkit/format"
+	"github.com/lutkit/lutkit/internal/fsutil"
 	"github.com/lutkit/lutkit/reader"
 )
 
@@ -191,7 +190,7 @@ func writeManifestDir(t *testing.T, dir string, version int, tables ...string) *
 	for _, name := range tables {
 		tmp := filepath.Join(dir, "."+name+".tmp")
 		compileVersion(t, tmp, smallRows, version)
-		sum, size, err := fileSHA256(tmp)
+		sum, size, err := fsutil.FileSHA256(tmp)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -430,47 +429,6 @@ func TestOpenFailures(t *testing.T) {
 	}
 	if _, err := Open(filepath.Join(dir, "nope"), Options{}); err == nil {
 		t.Error("Open of a missing path succeeded")
-	}
-}
-
-// TestBuildAndServeExamples builds the repository's examples and serves
-// the result: one .lut and one .mmdb table at least.
-func TestBuildAndServeExamples(t *testing.T) {
-	cfg, err := LoadConfig("../examples/tables.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	if _, err := Build(context.Background(), cfg, out, BuildOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	set, err := Open(filepath.Join(out, ManifestName), Options{NoNotify: true, PollInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
-	snap := set.Acquire()
-	defer snap.Release()
-	c := snap.LUT("customers")
-	if c == nil {
-		t.Fatal("no customers table")
-	}
-	if v, ok := c.Lookup([]byte("2")); !ok || string(v.Col(c.ColumnIndex("Last Name"))) != "Lozano" {
-		t.Errorf("customers 2: %v %q", ok, v.Col(c.ColumnIndex("Last Name")))
-	}
-	if snap.MMDB("sites") == nil {
-		t.Fatal("no sites table")
-	}
-	pfx, rec, found, err := set.Table("sites").LookupRecord(netip.MustParseAddr("10.0.3.7"))
-	if err != nil || !found {
-		t.Fatalf("sites 10.0.3.7: %v %v", found, err)
-	}
-	m, _ := rec.(map[string]any)
-	if m["site"] != "par1" || m["threat"] == nil {
-		t.Errorf("sites 10.0.3.7 (%s): %v", pfx, rec)
-	}
-	if st := set.Stats(); st.Mode != "manifest" || len(st.Tables) != 3 {
-		t.Errorf("stats %+v", st)
 	}
 }
 

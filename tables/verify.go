@@ -5,6 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
+
+	"github.com/lutkit/lutkit/internal/fsutil"
+	"github.com/lutkit/lutkit/reader"
+	"github.com/lutkit/lutkit/reader/mmdb"
 )
 
 // VerifyResult is the outcome of checking one artifact of a built
@@ -52,7 +57,7 @@ func VerifyDir(dir string) ([]VerifyResult, error) {
 func verifyArtifact(path string, t *ManifestTable) error {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return unwrapPath(err)
+		return fsutil.UnwrapPath(err)
 	}
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("not a regular file (%s)", describeMode(fi.Mode().Type()))
@@ -60,19 +65,61 @@ func verifyArtifact(path string, t *ManifestTable) error {
 	if fi.Size() != t.Size {
 		return fmt.Errorf("size %d, the manifest says %d", fi.Size(), t.Size)
 	}
-	sum, _, err := fileSHA256(path)
+	sum, _, err := fsutil.FileSHA256(path)
 	if err != nil {
 		return err
 	}
 	if sum != t.SHA256 {
 		return fmt.Errorf("digest mismatch: the file's sha256 is %s, the manifest says %s", sum, t.SHA256)
 	}
-	info, err := inspectArtifact(path, t.Kind, true)
+	info, err := InspectArtifact(path, t.Kind)
 	if err != nil {
 		return trimPath(err, path)
 	}
-	if info.rows != t.Rows {
-		return fmt.Errorf("%d rows, the manifest says %d", info.rows, t.Rows)
+	if info.Rows != t.Rows {
+		return fmt.Errorf("%d rows, the manifest says %d", info.Rows, t.Rows)
 	}
 	return nil
+}
+
+// ArtifactInfo is what a manifest records about an artifact besides its
+// name, size and digest.
+type ArtifactInfo struct {
+	// Rows is the row count of a .lut table, the search tree node count
+	// of an .mmdb table.
+	Rows int64
+	// FormatVersion is the file format's major.minor version.
+	FormatVersion string
+	// BuildTime is the build time the file records (zero for a .lut
+	// table built without one).
+	BuildTime time.Time
+}
+
+// InspectArtifact opens a table file of the given kind, runs the full
+// check of its format (every checksum and record) and returns what a
+// manifest records about it.
+func InspectArtifact(path string, kind Kind) (ArtifactInfo, error) {
+	switch kind {
+	case KindLUT:
+		t, err := reader.OpenWith(path, reader.Options{Verify: true})
+		if err != nil {
+			return ArtifactInfo{}, err
+		}
+		defer t.Close()
+		h := t.Header()
+		return ArtifactInfo{Rows: int64(t.Rows()), FormatVersion: fmt.Sprintf("%d.%d", h.Major, h.Minor), BuildTime: t.BuildTime()}, nil
+	case KindMMDB:
+		m, err := mmdb.Open(path, mmdb.WithVerify())
+		if err != nil {
+			return ArtifactInfo{}, err
+		}
+		defer m.Close()
+		md := m.Metadata()
+		return ArtifactInfo{
+			Rows:          int64(md.NodeCount),
+			FormatVersion: fmt.Sprintf("%d.%d", md.BinaryFormatMajorVersion, md.BinaryFormatMinorVersion),
+			BuildTime:     time.Unix(int64(md.BuildEpoch), 0).UTC(),
+		}, nil
+	}
+	return ArtifactInfo{}, fmt.Errorf("%s: unknown kind %q", path, kind)
 }

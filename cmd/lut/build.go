@@ -12,6 +12,7 @@ import (
 
 	"github.com/lutkit/lutkit/compile"
 	"github.com/lutkit/lutkit/tables"
+	"github.com/lutkit/lutkit/tables/tablebuild"
 )
 
 func init() {
@@ -52,9 +53,9 @@ is the build time recorded in the tables and the manifest.`,
 			if out == "" {
 				return &exitError{code: 2, msg: "build: --out is required"}
 			}
-			cfg, err := tables.LoadConfig(args[0])
+			cfg, err := tablebuild.LoadConfig(args[0])
 			if err != nil {
-				var ce tables.ConfigErrors
+				var ce tablebuild.ConfigErrors
 				if errors.As(err, &ce) {
 					for _, e := range ce {
 						fmt.Fprintln(cmd.ErrOrStderr(), e)
@@ -73,13 +74,13 @@ is the build time recorded in the tables and the manifest.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			w, ew := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			res, err := tables.Build(ctx, cfg, out, tables.BuildOptions{
+			res, err := tablebuild.Build(ctx, cfg, out, tablebuild.Options{
 				Jobs: jobs, Force: force, BuildTime: buildTime, Prune: prune,
-				Report: func(r tables.TableResult) {
+				Report: func(r tablebuild.TableResult) {
 					switch r.Status {
-					case tables.StatusFailed:
+					case tablebuild.StatusFailed:
 						fmt.Fprintf(ew, "FAILED    %s (%.2fs)\n", r.Name, r.Elapsed.Seconds())
-					case tables.StatusUnchanged:
+					case tablebuild.StatusUnchanged:
 						if !quiet {
 							fmt.Fprintf(w, "unchanged %-20s %s\n", r.Name, r.Entry.File)
 						}
@@ -105,7 +106,7 @@ is the build time recorded in the tables and the manifest.`,
 			}
 			built := 0
 			for _, r := range res.Tables {
-				if r.Status == tables.StatusBuilt {
+				if r.Status == tablebuild.StatusBuilt {
 					built++
 				}
 			}

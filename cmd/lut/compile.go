@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -11,26 +12,30 @@ import (
 
 	"github.com/lutkit/lutkit/compile"
 	"github.com/lutkit/lutkit/compile/source"
+	"github.com/lutkit/lutkit/internal/config"
 )
 
-// compileFlags are the flags of "lut compile" for .lut output.
+// compileFlags are the flags of "lut compile" for .lut output: they
+// decode into the compiler's specs, which tables.yaml decodes into too.
 type compileFlags struct {
-	out         string
-	key         []string
-	columns     []string
-	header      []string
-	delimiter   string
-	format      string
-	foldCase    bool
-	onDuplicate string
-	skipBadRows bool
-	sqliteTable string
-	sqliteQuery string
-	progress    string
+	out      string
+	spec     compile.Options
+	src      source.Options
+	progress string
 }
 
+// lutFlags and sourceFlags name the flag that sets each key of
+// compile.Options and source.Options.
+var (
+	lutFlags    = []string{"key", "--key", "columns", "--columns", "fold_case", "--fold-case", "on_duplicate", "--on-duplicate", "skip_bad_rows", "--skip-bad-rows"}
+	sourceFlags = []string{"format", "--format", "delimiter", "--delimiter", "header", "--header", "", "--sqlite-table, --sqlite-query"}
+)
+
 func newCompileCommand() *cobra.Command {
-	var fl compileFlags
+	var (
+		fl compileFlags
+		mf = newMMDBFlags()
+	)
 	cmd := &cobra.Command{
 		Use:   "compile --out FILE [flags] SOURCE",
 		Short: "Compile a CSV/TSV, SQLite, Parquet or Arrow source into a .lut table (or IP sources into an .mmdb)",
@@ -64,8 +69,8 @@ below and "lut compile --help" in docs/mmdb.md.`,
 			if fl.out == "" {
 				return &exitError{code: 2, msg: "compile: --out is required"}
 			}
-			if isMMDBOutput(cmd, fl.out) {
-				return runCompileMMDB(cmd, args, fl.out)
+			if mf.mmdb || strings.EqualFold(filepath.Ext(fl.out), ".mmdb") {
+				return runCompileMMDB(cmd, args, &fl, mf)
 			}
 			if len(args) != 1 {
 				return &exitError{code: 2, msg: "compile: a .lut table takes exactly one SOURCE"}
@@ -75,48 +80,42 @@ below and "lut compile --help" in docs/mmdb.md.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&fl.out, "out", "o", "", "output file (.lut, or .mmdb for IP data)")
-	f.StringSliceVarP(&fl.key, "key", "k", nil, "key column; several (--key a,b) make a composite key")
-	f.StringSliceVar(&fl.columns, "columns", nil, "columns to keep, in order (default: all)")
-	f.StringSliceVar(&fl.header, "header", nil, "column names, for a CSV without a header row")
-	f.StringVarP(&fl.delimiter, "delimiter", "d", "", `CSV field delimiter (default "," or "\t" for .tsv); "\t" means tab`)
-	f.StringVar(&fl.format, "format", "", "source format: csv, tsv, sqlite, parquet or arrow (default: from the extension)")
-	f.BoolVar(&fl.foldCase, "fold-case", false, "case-fold keys (lookups fold the same way)")
-	f.StringVar(&fl.onDuplicate, "on-duplicate", "error", "what a repeated key does: error, first (first row wins) or last")
-	f.BoolVar(&fl.skipBadRows, "skip-bad-rows", false, "skip malformed rows (counted and reported) instead of failing")
-	f.StringVar(&fl.sqliteTable, "sqlite-table", "", "table to read from a SQLite source")
-	f.StringVar(&fl.sqliteQuery, "sqlite-query", "", "SELECT to run on a SQLite source")
+	f.StringSliceVarP(&fl.spec.Key, "key", "k", nil, "key column; several (--key a,b) make a composite key")
+	f.StringSliceVar(&fl.spec.Columns, "columns", nil, "columns to keep, in order (default: all)")
+	f.StringSliceVar(&fl.src.Header, "header", nil, "column names, for a CSV without a header row")
+	f.VarP(textVar(&fl.src.Delimiter), "delimiter", "d", `CSV field delimiter (default "," or "\t" for .tsv); "\t" means tab`)
+	f.StringVar(&fl.src.Format, "format", "", "source format: csv, tsv, sqlite, parquet or arrow (default: from the extension)")
+	f.BoolVar(&fl.spec.FoldCase, "fold-case", false, "case-fold keys (lookups fold the same way)")
+	f.StringVar(&fl.spec.OnDuplicate, "on-duplicate", compile.DuplicateError, "what a repeated key does: error, first (first row wins) or last")
+	f.BoolVar(&fl.spec.SkipBadRows, "skip-bad-rows", false, "skip malformed rows (counted and reported) instead of failing")
+	f.StringVar(&fl.src.SQLiteTable, "sqlite-table", "", "table to read from a SQLite source")
+	f.StringVar(&fl.src.SQLiteQuery, "sqlite-query", "", "SELECT to run on a SQLite source")
 	f.StringVar(&fl.progress, "progress", "auto", "progress on stderr: auto (when a terminal), always or never")
-	addMMDBCompileFlags(cmd)
+	mf.register(f)
 	return cmd
 }
 
 func runCompile(cmd *cobra.Command, path string, fl *compileFlags) error {
-	delim, err := source.ParseDelimiter(fl.delimiter)
-	if err != nil {
-		return &exitError{code: 2, msg: "compile: --" + err.Error()}
-	}
-	if len(fl.key) == 0 {
-		return &exitError{code: 2, msg: "compile: --key is required (the column to look rows up by)"}
+	if err := checkFlags("compile", func(v *config.Validator) {
+		fl.spec.Check(v.In(flagsAt(lutFlags...), ""))
+		fl.src.Check(v.In(flagsAt(sourceFlags...), ""))
+	}); err != nil {
+		return err
 	}
 	buildTime, err := compile.BuildTimeFromEnv()
 	if err != nil {
 		return err
 	}
-	src, err := source.Open(path, source.Options{
-		Format: fl.format, Delimiter: delim, Header: fl.header,
-		SQLiteTable: fl.sqliteTable, SQLiteQuery: fl.sqliteQuery,
-	})
+	src, err := source.Open(path, fl.src)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
 	start := time.Now()
 	prog := newProgress(cmd.ErrOrStderr(), fl.progress, src)
-	stats, err := compile.File(src, fl.out, compile.Options{
-		Key: fl.key, Columns: fl.columns, FoldCase: fl.foldCase,
-		OnDuplicate: fl.onDuplicate, SkipBadRows: fl.skipBadRows,
-		BuildTime: buildTime, SourceName: path, Progress: prog.update,
-	})
+	opts := fl.spec
+	opts.BuildTime, opts.SourceName, opts.Progress = buildTime, path, prog.update
+	stats, err := compile.File(src, fl.out, opts)
 	prog.done()
 	if err != nil {
 		return fmt.Errorf("compile %s: %w", path, err)
@@ -133,7 +132,7 @@ func runCompile(cmd *cobra.Command, path string, fl *compileFlags) error {
 		extra = append(extra, fmt.Sprintf("%d bad rows skipped", stats.SkippedRows))
 	}
 	if stats.Duplicates > 0 {
-		extra = append(extra, fmt.Sprintf("%d duplicate rows dropped (%s wins)", stats.Duplicates, fl.onDuplicate))
+		extra = append(extra, fmt.Sprintf("%d duplicate rows dropped (%s wins)", stats.Duplicates, fl.spec.OnDuplicate))
 	}
 	note := ""
 	if len(extra) > 0 {

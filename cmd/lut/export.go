@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lutkit/lutkit/compile"
 	"github.com/lutkit/lutkit/compile/source"
+	"github.com/lutkit/lutkit/internal/fsutil"
 	"github.com/lutkit/lutkit/internal/rowjson"
 	"github.com/lutkit/lutkit/reader"
 )
@@ -75,7 +75,10 @@ func runExport(cmd *cobra.Command, path, formatName, out string) error {
 	if out == "-" {
 		n, err = write(cmd.OutOrStdout())
 	} else {
-		n, err = compile.WriteAtomic(out, func(f *os.File) (int64, error) { return write(f) })
+		err = fsutil.WriteFile(out, func(f *os.File) (err error) {
+			n, err = write(f)
+			return err
+		})
 	}
 	if err != nil {
 		return fmt.Errorf("export %s: %w", path, err)

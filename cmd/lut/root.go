@@ -37,6 +37,11 @@ Exit status: 0 on success, 1 when a key is not found or a check fails,
 		Version:       version.String("lut"),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
+	// A flag that does not parse (a value its type refuses) is a usage
+	// error, named by the command.
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{code: 2, msg: c.Name() + ": " + err.Error()}
+	})
 	root.AddCommand(
 		newCompileCommand(),
 		newGetCommand(),

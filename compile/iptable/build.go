@@ -5,20 +5,30 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/lutkit/lutkit/internal/fsutil"
 )
 
 // compileOnce builds an MMDB from sources (in layering order), writes it
 // atomically to out and checks it. On any error out is left untouched.
 func compileOnce(out string, opts Options, sources []Source) (*Stats, error) {
 	start := time.Now()
-	if err := opts.setDefaults(); err != nil {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
 		return nil, err
 	}
 	if len(sources) == 0 {
 		return nil, errors.New("no sources")
+	}
+	for i := range sources {
+		if err := sources[i].Validate(); err != nil {
+			return nil, fmt.Errorf("source %s: %w", sources[i].Path, err)
+		}
 	}
 	warnings, err := checkDatabaseType(&opts)
 	if err != nil {
@@ -81,7 +91,7 @@ func compileOnce(out string, opts Options, sources []Source) (*Stats, error) {
 		st.Sources = append(st.Sources, SourceStats{Path: src.Path, Rows: rows, Networks: len(entries)})
 	}
 	entries = nil
-	size, err := writeAtomic(out, func(f *os.File) error {
+	err = fsutil.WriteFile(out, func(f *os.File) error {
 		// 2 MiB writes at 2 MiB-aligned offsets let the page cache hold
 		// the file in huge folios, which readers map with huge pages: a
 		// tree walk then misses the TLB far less (see compile.go).
@@ -95,6 +105,11 @@ func compileOnce(out string, opts Options, sources []Source) (*Stats, error) {
 		if err := f.Sync(); err != nil {
 			return err
 		}
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		st.Size = fi.Size()
 		nodes, findings, err := Check(f.Name(), opts.Profile)
 		st.Nodes, st.Findings = nodes, findings
 		if err != nil {
@@ -105,54 +120,10 @@ func compileOnce(out string, opts Options, sources []Source) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.Size = size
 	st.AliasCollisions = aliases.collisions
 	if fixer != nil {
 		st.DefaultedLocations = fixer.defaulted
 	}
 	st.Elapsed = time.Since(start)
 	return st, nil
-}
-
-// writeAtomic creates a temporary file next to path, lets write fill (and
-// check) it, then renames it over path and syncs the directory.
-func writeAtomic(path string, write func(*os.File) error) (int64, error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return 0, err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := write(f); err != nil {
-		return 0, err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return 0, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	if err := f.Close(); err != nil {
-		return 0, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return 0, err
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		serr := d.Sync()
-		d.Close()
-		if serr != nil {
-			return 0, fmt.Errorf("syncing %s: %w", dir, serr)
-		}
-	}
-	return fi.Size(), nil
 }

@@ -20,6 +20,14 @@
 // custom fields under one top-level key (Options.CustomKey), and in city
 // files always give a location. ProfileCustom writes records as mapped.
 //
+// # Sources and options
+//
+// CSV sources are read by compile/source's CSV reader (source.CSVRecords),
+// address lists through source.OpenText; bad rows are *source.RowError,
+// naming file:line:column. Options and Source are the serialisable specs
+// of a build, which "lut compile" flags and tables.yaml decode into; their
+// Validate methods check them, and Compile applies the defaults.
+//
 // # Output
 //
 // Compile writes to a temporary file in the target directory, checks it
@@ -35,6 +43,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/reader/mmdb"
 )
 
@@ -113,59 +122,68 @@ const (
 )
 
 // Source is one input of a build. CSV and list files may be gzip
-// compressed (name ending in .gz).
+// compressed. It is the serialisable spec of a source: "lut compile"
+// flags and a tables.yaml source entry of an .mmdb table decode into it
+// (the json names are the tables.yaml keys), and Validate checks it the
+// same way for both.
 type Source struct {
-	Kind SourceKind
-	Path string
+	Path string `json:"path"`
+	// Kind is the shape of the file: "type" in tables.yaml (ranges,
+	// networks, list or mmdb; see GuessKind).
+	Kind SourceKind `json:"type"`
 	// Columns names the columns of a CSV file without a header row. Empty
 	// means the first row is the header.
-	Columns []string
+	Columns []string `json:"columns,omitempty"`
 	// Delimiter is the CSV field delimiter (default ',').
-	Delimiter rune
+	Delimiter source.Delimiter `json:"delimiter,omitempty"`
 	// StartColumn and EndColumn name the range columns (CSVRanges).
-	StartColumn, EndColumn string
+	StartColumn string `json:"start_column,omitempty"`
+	EndColumn   string `json:"end_column,omitempty"`
 	// NetworkColumn names the CIDR column (CSVNetworks).
-	NetworkColumn string
+	NetworkColumn string `json:"network_column,omitempty"`
 	// Family is 4 or 6 to read integer range bounds as IPv4 or IPv6; 0
 	// means IPv4 when both bounds fit in 32 bits.
-	Family int
+	Family int `json:"family,omitempty"`
 	// Fields map columns to record fields. Empty means every column other
 	// than the range or network columns, under its own name.
-	Fields []Field
+	Fields []Field `json:"fields,omitempty"`
 	// Set adds constant fields to every record of the source.
-	Set []Constant
+	Set []Constant `json:"set,omitempty"`
 	// Merge combines the source's records with earlier sources' data.
-	Merge Merge
+	Merge Merge `json:"merge,omitempty"`
 }
 
-// Options configure a build.
+// Options configure a build. The fields with a json name are the
+// serialisable spec of an .mmdb table: "lut compile" flags and a
+// tables.yaml table decode into them (the json names are the tables.yaml
+// keys), and Validate checks them the same way for both.
 type Options struct {
-	Profile Profile
+	Profile Profile `json:"profile,omitempty"`
 	// DatabaseType is the metadata database_type. Empty means
 	// "Lutkit-City", "Lutkit-ASN" or "Lutkit-Custom" by profile.
-	DatabaseType string
+	DatabaseType string `json:"database_type,omitempty"`
 	// Description is the English description (default names the profile).
-	Description string
+	Description string `json:"description,omitempty"`
 	// Languages default to ["en"].
-	Languages []string
+	Languages []string `json:"languages,omitempty"`
 	// IPVersion is 6 (default; IPv4 data sits under ::/96 with the usual
 	// aliases) or 4.
-	IPVersion int
+	IPVersion int `json:"ip_version,omitempty"`
 	// RecordSize is 24, 28 (default) or 32 bits.
-	RecordSize int
+	RecordSize int `json:"record_size,omitempty"`
 	// BuildEpoch is the build time in Unix seconds. 0 means
 	// SOURCE_DATE_EPOCH from the environment, else the current time.
-	BuildEpoch int64
+	BuildEpoch int64 `json:"-"`
 	// CustomKey is the top-level key holding fields outside the profile's
 	// schema (city and asn profiles). Default "x_internal".
-	CustomKey string
+	CustomKey string `json:"custom_key,omitempty"`
 	// IPv4Aliases says whether an IPv6 file aliases ::ffff:0:0/96,
 	// 2001::/32 and 2002::/16 to the IPv4 data (see AliasMode).
-	IPv4Aliases AliasMode
+	IPv4Aliases AliasMode `json:"ipv4_aliases,omitempty"`
 	// DefaultLocation is the latitude and longitude given to city records
 	// that have none (Logstash drops city results without a location).
 	// Nil means 0,0.
-	DefaultLocation *[2]float64
+	DefaultLocation *[2]float64 `json:"default_location,omitempty"`
 }
 
 // Stats describe a finished build.
@@ -197,83 +215,6 @@ type SourceStats struct {
 	Path     string
 	Rows     int // rows, lines or base networks read
 	Networks int // networks inserted
-}
-
-// RowError names the file, line and (when one field is at fault) column of
-// a bad input row.
-type RowError struct {
-	File   string
-	Line   int
-	Column int
-	Err    error
-}
-
-func (e *RowError) Error() string {
-	if e.Column > 0 {
-		return fmt.Sprintf("%s:%d:%d: %v", e.File, e.Line, e.Column, e.Err)
-	}
-	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
-}
-
-func (e *RowError) Unwrap() error { return e.Err }
-
-func (o *Options) setDefaults() error {
-	if o.Profile == ProfileAuto {
-		o.Profile = ProfileCustom
-	}
-	if _, err := ParseProfile(string(o.Profile)); err != nil {
-		return err
-	}
-	if o.DatabaseType == "" {
-		switch o.Profile {
-		case ProfileCity:
-			o.DatabaseType = "Lutkit-City"
-		case ProfileASN:
-			o.DatabaseType = "Lutkit-ASN"
-		default:
-			o.DatabaseType = "Lutkit-Custom"
-		}
-	}
-	if o.Description == "" {
-		o.Description = "lutkit " + string(o.Profile) + " database"
-	}
-	if len(o.Languages) == 0 {
-		o.Languages = []string{"en"}
-	}
-	if o.IPVersion == 0 {
-		o.IPVersion = 6
-	}
-	if o.IPVersion != 4 && o.IPVersion != 6 {
-		return fmt.Errorf("ip version %d: want 4 or 6", o.IPVersion)
-	}
-	if o.IPVersion == 4 && o.IPv4Aliases == AliasOn {
-		return errors.New("IPv4 aliases exist only in IPv6 files (--ip-version 6)")
-	}
-	if o.RecordSize == 0 {
-		o.RecordSize = 28
-	}
-	switch o.RecordSize {
-	case 24, 28, 32:
-	default:
-		return fmt.Errorf("record size %d: want 24, 28 or 32", o.RecordSize)
-	}
-	if o.CustomKey == "" {
-		o.CustomKey = "x_internal"
-	}
-	if strings.ContainsAny(o.CustomKey, ".") {
-		return fmt.Errorf("custom key %q must not contain a dot", o.CustomKey)
-	}
-	if o.BuildEpoch == 0 {
-		epoch, err := BuildEpochFromEnv()
-		if err != nil {
-			return err
-		}
-		o.BuildEpoch = epoch
-	}
-	if o.BuildEpoch <= 0 {
-		return fmt.Errorf("build epoch %d must be positive", o.BuildEpoch)
-	}
-	return nil
 }
 
 // BuildEpochFromEnv returns SOURCE_DATE_EPOCH if set, else the current time.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/oschwald/geoip2-golang/v2"
 	"github.com/oschwald/maxminddb-golang/v2"
+
+	"github.com/lutkit/lutkit/compile/source"
 )
 
 // decodeCity decodes a record into geoip2-golang's City type. (Its own
@@ -291,7 +293,7 @@ func TestCompileErrors(t *testing.T) {
 	// A range end before its start names the end column.
 	p := write(t, dir, "r.csv", "a,b,v\n1.0.0.9,1.0.0.1,x\n")
 	_, err := Compile(filepath.Join(dir, "r.mmdb"), Options{BuildEpoch: 1}, []Source{{Kind: CSVRanges, Path: p, StartColumn: "a", EndColumn: "b"}})
-	var re *RowError
+	var re *source.RowError
 	if !errors.As(err, &re) || re.Line != 2 || re.Column != 9 {
 		t.Fatalf("err = %#v", err)
 	}

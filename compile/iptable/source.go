@@ -2,14 +2,11 @@ package iptable
 
 import (
 	"bufio"
-	"compress/gzip"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math/big"
 	"net/netip"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +14,7 @@ import (
 	"github.com/maxmind/mmdbwriter/mmdbtype"
 	"go4.org/netipx"
 
+	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/reader/mmdb"
 )
 
@@ -33,40 +31,6 @@ func (e *entry) depth() int {
 		return e.prefix.Bits() + 96
 	}
 	return e.prefix.Bits()
-}
-
-type openFile struct {
-	io.Reader
-	closers []io.Closer
-}
-
-func (f *openFile) Close() error {
-	var err error
-	for i := len(f.closers) - 1; i >= 0; i-- {
-		if cerr := f.closers[i].Close(); err == nil {
-			err = cerr
-		}
-	}
-	return err
-}
-
-// openText opens a file, decompressing names ending in .gz.
-func openText(path string) (*openFile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	of := &openFile{Reader: bufio.NewReaderSize(f, 1<<16), closers: []io.Closer{f}}
-	if strings.HasSuffix(strings.ToLower(path), ".gz") {
-		zr, err := gzip.NewReader(of.Reader)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		of.Reader = zr
-		of.closers = append(of.closers, zr)
-	}
-	return of, nil
 }
 
 // compiledField is a Field or Constant placed in the profile.
@@ -119,29 +83,23 @@ func newRecord(consts []compiledField) (mmdbtype.Map, error) {
 
 // readCSV reads a CSVRanges or CSVNetworks source.
 func readCSV(o *Options, src *Source, emit func(entry) error) (rows int, err error) {
-	f, err := openText(src.Path)
+	r, err := source.OpenCSVRecords(src.Path, src.Delimiter)
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.ReuseRecord = true
-	r.FieldsPerRecord = -1
-	if src.Delimiter != 0 {
-		r.Comma = src.Delimiter
-	}
+	defer r.Close()
 	// The first row is a header if it names the key columns; otherwise
 	// Columns names the columns of a headerless file.
-	first, err := r.Read()
-	if err == io.EOF {
+	raw, err := r.Next()
+	if errors.Is(err, io.EOF) {
 		return 0, fmt.Errorf("%s: empty file", src.Path)
 	}
 	if err != nil {
-		return 0, csvError(src.Path, err)
+		return 0, err
 	}
-	first = slices.Clone(first)
-	for i := range first {
-		first[i] = strings.TrimSpace(strings.TrimPrefix(first[i], "\ufeff"))
+	first := make([]string, len(raw))
+	for i, f := range raw {
+		first[i] = strings.TrimSpace(strings.TrimPrefix(string(f), "\ufeff"))
 	}
 	keys := []string{src.NetworkColumn}
 	if src.Kind == CSVRanges {
@@ -151,6 +109,7 @@ func readCSV(o *Options, src *Source, emit func(entry) error) (rows int, err err
 	if len(src.Columns) > 0 && !containsAll(first, keys) {
 		header, keep, pending = src.Columns, nil, true
 	}
+	var rec []string
 	col := func(name, what string) (int, error) {
 		if i := slices.Index(header, name); i >= 0 {
 			return i, nil
@@ -216,31 +175,33 @@ func readCSV(o *Options, src *Source, emit func(entry) error) (rows int, err err
 	}
 	var pbuf []netip.Prefix
 	for {
-		var rec []string
 		if pending {
-			rec, pending = first, false
+			pending = false // raw still holds the first record
 		} else {
-			rec, err = r.Read()
-			if err == io.EOF {
+			raw, err = r.Next()
+			if errors.Is(err, io.EOF) {
 				return rows, nil
 			}
 			if err != nil {
-				return rows, csvError(src.Path, err)
+				return rows, err
 			}
 		}
-		// FieldPos refers to the last row read, which is rec.
-		line, _ := r.FieldPos(0)
+		rec = rec[:0]
+		for _, f := range raw {
+			rec = append(rec, string(f))
+		}
+		line := int(r.Line())
 		rows++
 		if len(rec) != len(header) {
-			return rows, &RowError{File: src.Path, Line: line, Err: fmt.Errorf("%d fields, want %d", len(rec), len(header))}
+			return rows, &source.RowError{File: src.Path, Line: int64(line), Err: fmt.Errorf("%d fields, want %d", len(rec), len(header))}
 		}
 		rowErr := func(i int, err error) error {
 			l, c := r.FieldPos(i)
-			return &RowError{File: src.Path, Line: l, Column: c, Err: err}
+			return &source.RowError{File: src.Path, Line: l, Column: c, Err: err}
 		}
 		m, err := newRecord(consts)
 		if err != nil {
-			return rows, &RowError{File: src.Path, Line: line, Err: err}
+			return rows, &source.RowError{File: src.Path, Line: int64(line), Err: err}
 		}
 		for _, cf := range cfs {
 			cell := rec[cf.col]
@@ -256,7 +217,7 @@ func readCSV(o *Options, src *Source, emit func(entry) error) (rows int, err err
 			}
 		}
 		if err := checkArrays(m, ""); err != nil {
-			return rows, &RowError{File: src.Path, Line: line, Err: err}
+			return rows, &source.RowError{File: src.Path, Line: int64(line), Err: err}
 		}
 		pbuf = pbuf[:0]
 		if src.Kind == CSVRanges {
@@ -287,14 +248,6 @@ func containsAll(have, want []string) bool {
 		}
 	}
 	return true
-}
-
-func csvError(path string, err error) error {
-	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		return &RowError{File: path, Line: pe.Line, Column: pe.Column, Err: pe.Err}
-	}
-	return fmt.Errorf("%s: %w", path, err)
 }
 
 // parseNetwork parses a CIDR or a single address. IPv4-mapped IPv6 forms
@@ -402,7 +355,7 @@ func readList(o *Options, src *Source, emit func(entry) error) (rows int, err er
 	if len(consts) == 0 {
 		return 0, fmt.Errorf("%s: a list source needs constant fields for its records", src.Path)
 	}
-	f, err := openText(src.Path)
+	f, err := source.OpenText(src.Path)
 	if err != nil {
 		return 0, err
 	}
@@ -433,13 +386,13 @@ func readList(o *Options, src *Source, emit func(entry) error) (rows int, err er
 		if s, e, ok := strings.Cut(tok, "-"); ok {
 			a, b, _, err := parseRange(s, e, src.Family)
 			if err != nil {
-				return rows, &RowError{File: src.Path, Line: line, Column: col, Err: err}
+				return rows, &source.RowError{File: src.Path, Line: int64(line), Column: col, Err: err}
 			}
 			pbuf = netipx.IPRangeFrom(a, b).AppendPrefixes(pbuf)
 		} else {
 			p, err := parseNetwork(tok)
 			if err != nil {
-				return rows, &RowError{File: src.Path, Line: line, Column: col, Err: err}
+				return rows, &source.RowError{File: src.Path, Line: int64(line), Column: col, Err: err}
 			}
 			pbuf = append(pbuf, p)
 		}

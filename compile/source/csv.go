@@ -1,15 +1,11 @@
 package source
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"unicode/utf8"
-
-	"github.com/klauspost/compress/gzip"
 )
 
 const (
@@ -49,6 +45,16 @@ type csvReader struct {
 
 	line    int64 // line number of buf[pos]
 	rowLine int64 // line on which the last returned row starts
+
+	// records mode (CSVRecords): no header, any number of fields, blank
+	// lines skipped.
+	records bool
+	// Where the fields of the last record start, for fieldPos: the
+	// record's offset in buf, and whether it was one line without quotes
+	// (plain) or else each field's offset from recStart (starts).
+	recStart int
+	plain    bool
+	starts   []int
 
 	// Blank lines already consumed but not yet returned (see nextBlank).
 	blankPending int64
@@ -97,6 +103,12 @@ func newCSVReader(r io.Reader, name string, opts Options, closer io.Closer) (*cs
 // newCSVReaderSize is newCSVReader with an initial buffer of bufSize
 // bytes (tests use tiny buffers to exercise refilling).
 func newCSVReaderSize(r io.Reader, name string, opts Options, closer io.Closer, bufSize int) (*csvReader, error) {
+	return newCSVReaderMode(r, name, opts, closer, bufSize, false)
+}
+
+// newCSVReaderMode is newCSVReaderSize, in records mode (see CSVRecords)
+// when records is set.
+func newCSVReaderMode(r io.Reader, name string, opts Options, closer io.Closer, bufSize int, records bool) (*csvReader, error) {
 	delim, err := csvDelimiter(name, opts)
 	if err != nil {
 		if closer != nil {
@@ -104,23 +116,19 @@ func newCSVReaderSize(r io.Reader, name string, opts Options, closer io.Closer, 
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	cr := &csvReader{name: name, delim: delim, line: 1, quote: -1}
+	cr := &csvReader{name: name, delim: delim, line: 1, quote: -1, records: records}
 	if closer != nil {
 		cr.closers = append(cr.closers, closer)
 	}
-	br := bufio.NewReaderSize(r, min(bufSize, 64<<10))
-	magic, _ := br.Peek(2)
-	if strings.HasSuffix(strings.ToLower(name), ".gz") || (len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			cr.Close()
-			return nil, fmt.Errorf("%s: gzip: %w", name, err)
-		}
-		cr.closers = append([]io.Closer{zr}, cr.closers...)
-		cr.src = zr
-	} else {
-		cr.src = br
+	src, zr, err := decompressed(r, name, min(bufSize, 64<<10))
+	if err != nil {
+		cr.Close()
+		return nil, err
 	}
+	if zr != nil {
+		cr.closers = append([]io.Closer{zr}, cr.closers...)
+	}
+	cr.src = src
 	cr.buf = make([]byte, max(bufSize, 4))
 	if err := cr.readHeader(opts.Header); err != nil {
 		cr.Close()
@@ -142,17 +150,14 @@ func csvDelimiter(name string, opts Options) (byte, error) {
 		}
 		return ',', nil
 	}
-	if d >= utf8.RuneSelf {
-		return 0, fmt.Errorf("delimiter %q is not a single-byte character", d)
-	}
-	if d == '"' || d == '\r' || d == '\n' {
-		return 0, fmt.Errorf("invalid delimiter %q", d)
+	if err := d.Validate(); err != nil {
+		return 0, err
 	}
 	return byte(d), nil
 }
 
 // readHeader strips a byte order mark and sets up the columns, from the
-// first record or from names.
+// first record or from names (in records mode, it only strips the mark).
 func (r *csvReader) readHeader(names []string) error {
 	for r.end < len(utf8BOM) && !r.eof {
 		if err := r.fill(); err != nil {
@@ -161,6 +166,9 @@ func (r *csvReader) readHeader(names []string) error {
 	}
 	if bytes.HasPrefix(r.buf[:r.end], utf8BOM) {
 		r.pos = len(utf8BOM)
+	}
+	if r.records {
+		return nil // the caller reads the first record itself
 	}
 	if len(names) > 0 {
 		if err := CheckColumnNames(names); err != nil {
@@ -182,12 +190,12 @@ func (r *csvReader) readHeader(names []string) error {
 	}
 	start := r.pos // parse may have moved the record to the front
 	if serr.msg != "" {
-		return &RowError{File: r.name, Line: 1, Column: serr.col, Msg: serr.msg}
+		return &RowError{File: r.name, Line: 1, Column: serr.col, Err: errors.New(serr.msg)}
 	}
 	if !utf8.Valid(r.buf[start:next]) {
 		for i, f := range r.fields {
 			if !utf8.Valid(f) {
-				return &RowError{File: r.name, Line: 1, Column: i + 1, Msg: fmt.Sprintf("invalid UTF-8 in column name %d", i+1)}
+				return &RowError{File: r.name, Line: 1, Column: i + 1, Err: fmt.Errorf("invalid UTF-8 in column name %d", i+1)}
 			}
 		}
 	}
@@ -247,22 +255,29 @@ func (r *csvReader) Next() ([][]byte, error) {
 	if r.blankPending > 0 {
 		return r.blankRow()
 	}
-	for r.pos == r.end {
-		if r.eof {
-			r.err = io.EOF
-			return nil, io.EOF
+	for {
+		for r.pos == r.end {
+			if r.eof {
+				r.err = io.EOF
+				return nil, io.EOF
+			}
+			if err := r.fill(); err != nil {
+				return nil, err
+			}
 		}
-		if err := r.fill(); err != nil {
+		blank, err := r.atBlankLine()
+		if err != nil {
 			return nil, err
 		}
-	}
-	blank, err := r.atBlankLine()
-	if err != nil {
-		return nil, err
-	}
-	if blank {
+		if !blank {
+			break
+		}
 		if err := r.consumeBlankLines(); err != nil {
 			return nil, err
+		}
+		if r.records {
+			r.blankPending = 0 // records mode skips blank lines
+			continue
 		}
 		if r.blankPending == 0 {
 			r.err = io.EOF
@@ -276,25 +291,50 @@ func (r *csvReader) Next() ([][]byte, error) {
 		return nil, err
 	}
 	start := r.pos // parse may have moved the record to the front
+	r.recStart = start
 	r.rowLine = r.line
 	r.pos = next
 	r.line += lines
 	if serr.msg != "" {
-		return nil, &RowError{File: r.name, Line: r.rowLine, Column: serr.col, Msg: serr.msg}
+		return nil, &RowError{File: r.name, Line: r.rowLine, Column: serr.col, Err: errors.New(serr.msg)}
 	}
-	if len(r.fields) != len(r.columns) {
+	if !r.records && len(r.fields) != len(r.columns) {
 		return nil, &RowError{File: r.name, Line: r.rowLine,
-			Msg: fmt.Sprintf("expected %d fields, found %d", len(r.columns), len(r.fields))}
+			Err: fmt.Errorf("expected %d fields, found %d", len(r.columns), len(r.fields))}
 	}
 	if !utf8.Valid(r.buf[start:next]) {
 		for i, f := range r.fields {
 			if !utf8.Valid(f) {
-				return nil, &RowError{File: r.name, Line: r.rowLine, Column: i + 1,
-					Msg: fmt.Sprintf("invalid UTF-8 in field %d (%s)", i+1, r.columns[i])}
+				err := fmt.Errorf("invalid UTF-8 in field %d", i+1)
+				if !r.records {
+					err = fmt.Errorf("invalid UTF-8 in field %d (%s)", i+1, r.columns[i])
+				}
+				return nil, &RowError{File: r.name, Line: r.rowLine, Column: i + 1, Err: err}
 			}
 		}
 	}
 	return r.fields, nil
+}
+
+// fieldPos returns the line and the 1-based byte column where field i of
+// the record last returned by Next starts (at its opening quote for a
+// quoted field). The record's bytes are still in the buffer: only the
+// next call to Next moves them.
+func (r *csvReader) fieldPos(i int) (line int64, column int) {
+	if i < 0 || i >= len(r.fields) {
+		return r.rowLine, 0
+	}
+	if r.plain {
+		// One line without quotes: fields and delimiters follow each other.
+		col := 1
+		for _, f := range r.fields[:i] {
+			col += len(f) + 1
+		}
+		return r.rowLine, col
+	}
+	before := r.buf[r.recStart : r.recStart+r.starts[i]]
+	line = r.rowLine + int64(bytes.Count(before, []byte{'\n'}))
+	return line, len(before) - bytes.LastIndexByte(before, '\n')
 }
 
 // blankRow returns one pending blank line: a row with one empty field for
@@ -308,7 +348,7 @@ func (r *csvReader) blankRow() ([][]byte, error) {
 		return r.fields, nil
 	}
 	return nil, &RowError{File: r.name, Line: r.rowLine,
-		Msg: fmt.Sprintf("expected %d fields, found 1 (blank line)", len(r.columns))}
+		Err: fmt.Errorf("expected %d fields, found 1 (blank line)", len(r.columns))}
 }
 
 // atBlankLine reports whether the input at pos is an empty line ("\n",
@@ -477,6 +517,7 @@ func (r *csvReader) parseBuffered(atEOF bool) (next int, lines int64, serr synta
 				line = line[j+1:]
 			}
 			r.fields = append(r.fields, line[:len(line):len(line)])
+			r.plain = true
 			return r.pos + nl + 1, 1, syntaxErr{}, false
 		}
 	} else if !atEOF {
@@ -484,9 +525,12 @@ func (r *csvReader) parseBuffered(atEOF bool) (next int, lines int64, serr synta
 	}
 
 	// General path: quoted fields, or the last line of the input.
+	r.plain = false
+	r.starts = r.starts[:0]
 	lines = 1
 	i := r.pos
 	for col := 1; ; col++ {
+		r.starts = append(r.starts, i-r.pos)
 		if i < len(buf) && buf[i] == '"' {
 			qline := r.line + lines - 1
 			start := len(r.rec)

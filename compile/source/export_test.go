@@ -1,5 +1,7 @@
 package source
 
+import "io"
+
 // Internals the external tests use.
 var NewCSVReaderSize = newCSVReaderSize
 
@@ -7,3 +9,13 @@ const (
 	MaxRecordSize = maxRecordSize
 	CSVBufSize    = csvBufSize
 )
+
+// NewCSVRecordsSize is NewCSVRecords with an initial buffer of bufSize
+// bytes.
+func NewCSVRecordsSize(r io.Reader, name string, delim Delimiter, bufSize int) (*CSVRecords, error) {
+	cr, err := newCSVReaderMode(r, name, Options{Format: "csv", Delimiter: delim}, nil, bufSize, true)
+	if err != nil {
+		return nil, err
+	}
+	return &CSVRecords{r: cr}, nil
+}

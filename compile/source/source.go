@@ -6,6 +6,13 @@
 // Readers stream: they hold one row at a time, never the whole source, so a
 // 50-million-row file compiles in bounded memory. Every value is handed over
 // in its text form as bytes.
+//
+// The CSV reader is the one CSV parser of the compilers: compile/iptable
+// reads its CSV sources through CSVRecords (the same dialect and errors,
+// the header and field count left to the caller) and its address lists
+// through OpenText. Bad rows are reported as *RowError, the one row error
+// of the compilers. Options is the serialisable spec of a source (see
+// Options.Validate).
 package source
 
 import (
@@ -34,40 +41,32 @@ type Reader interface {
 	Close() error
 }
 
-// Options select and configure a source.
-type Options struct {
-	// Format is "csv", "tsv", "sqlite", "parquet" or "arrow". Empty means
-	// detect from the file name: .csv, .tsv, .tab, .txt (each optionally
-	// with .gz), .db/.sqlite/.sqlite3, .parquet, .arrow/.feather/.ipc.
-	// Standard input ("-") defaults to CSV.
-	Format string
-	// Delimiter is the CSV field delimiter. Zero means ',' for CSV and
-	// '\t' for TSV.
-	Delimiter rune
-	// Header is the list of column names to use when the file has no
-	// header row. Empty means the first row is the header.
-	Header []string
-	// SQLiteTable names the table to read from a SQLite file.
-	SQLiteTable string
-	// SQLiteQuery is a SELECT to run on a SQLite file instead of a table.
-	SQLiteQuery string
-}
-
-// RowError describes a bad row. It names the file, the line and, where one
-// field is at fault, the 1-based column.
+// RowError describes a bad row or record: it names the file, the line
+// and, where one field is at fault, the column. It is the one row error
+// of the compilers: source readers, compile and compile/iptable all
+// report bad rows with it.
+//
+// Column is 1-based: the number of the field at fault for the errors of
+// source readers and compile (file:3:2 is the second field of line 3),
+// and the byte column where the field starts for the errors of
+// compile/iptable about a field's value (file:3:12), as compilers point
+// into a line.
 type RowError struct {
 	File   string
 	Line   int64
 	Column int // 0 when the whole row is at fault
-	Msg    string
+	Err    error
 }
 
 func (e *RowError) Error() string {
 	if e.Column > 0 {
-		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+		return fmt.Sprintf("%s:%d:%d: %v", e.File, e.Line, e.Column, e.Err)
 	}
-	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
 }
+
+// Unwrap returns the cause.
+func (e *RowError) Unwrap() error { return e.Err }
 
 // Writer writes rows of a fixed set of columns in one output format.
 type Writer interface {
@@ -76,23 +75,6 @@ type Writer interface {
 	// Close flushes buffered output (it does not close the underlying
 	// io.Writer).
 	Close() error
-}
-
-// ParseDelimiter reads a delimiter as users write it: a single character,
-// or `\t` / "tab" for a tab. The empty string means the format's default
-// (zero).
-func ParseDelimiter(s string) (rune, error) {
-	switch s {
-	case "":
-		return 0, nil
-	case `\t`, "tab", "\t":
-		return '\t', nil
-	}
-	r := []rune(s)
-	if len(r) != 1 || r[0] == '"' || r[0] == '\n' || r[0] == '\r' {
-		return 0, fmt.Errorf("delimiter %q must be a single character other than a quote or newline", s)
-	}
-	return r[0], nil
 }
 
 // SplitFields sets fields[i] to the bytes of buf between ends[i-1] (0 for

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	damage "github.com/lutkit/lutkit/internal/corrupt"
 )
 
 // Kind is the type of one value in an MMDB data or metadata section. The
@@ -49,19 +51,17 @@ const maxDepth = 512
 
 var errDepth = errors.New("exceeded maximum data structure depth")
 
-// CorruptError reports malformed data at an offset of a data or metadata
-// section.
-type CorruptError struct {
-	Offset uint
-	Msg    string
-}
+// ErrCorrupt is the corruption marker every error about a damaged file
+// unwraps to: errors.Is(err, ErrCorrupt). It is the same value as
+// format.ErrCorrupt.
+var ErrCorrupt = damage.ErrCorrupt
 
-func (e *CorruptError) Error() string {
-	return fmt.Sprintf("invalid MMDB data at offset %d: %s", e.Offset, e.Msg)
-}
+// CorruptError reports malformed data at an offset of a data or metadata
+// section (the same type as format.CorruptError).
+type CorruptError = damage.Error
 
 func corrupt(off uint, format string, args ...any) error {
-	return &CorruptError{Offset: off, Msg: fmt.Sprintf(format, args...)}
+	return damage.At("MMDB section", int64(off), format, args...)
 }
 
 // section is one data (or metadata) section. Offsets are relative to its

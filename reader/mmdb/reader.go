@@ -46,6 +46,8 @@ import (
 	"sync/atomic"
 
 	"github.com/oschwald/maxminddb-golang/v2"
+
+	damage "github.com/lutkit/lutkit/internal/corrupt"
 )
 
 // Reader is an open MMDB file.
@@ -88,7 +90,7 @@ func Open(path string, opts ...Option) (*Reader, error) {
 		return nil, fmt.Errorf("%s: file too large", path)
 	}
 	if size == 0 {
-		return nil, fmt.Errorf("%s: file is empty", path)
+		return nil, damage.Errorf("%s: file is empty", path)
 	}
 	buf, err := mapFile(f, size)
 	mapped := err == nil
@@ -127,14 +129,14 @@ func OpenBytes(b []byte, opts ...Option) (r *Reader, err error) {
 	}
 	metaOff, err := findMetadata(b)
 	if err != nil {
-		return nil, err
+		return nil, damage.Mark(err)
 	}
 	if err := checkMetadataShape(section(b[metaOff:])); err != nil {
-		return nil, err
+		return nil, damage.Mark(err)
 	}
 	db, err := maxminddb.OpenBytes(b)
 	if err != nil {
-		return nil, err
+		return nil, damage.Mark(err)
 	}
 	m := db.Metadata
 	treeSize := m.NodeCount * (m.RecordSize / 4)
@@ -142,12 +144,12 @@ func OpenBytes(b []byte, opts ...Option) (r *Reader, err error) {
 	dataEnd := uint(metaOff - len(metadataMarker))
 	if dataStart > dataEnd {
 		db.Close()
-		return nil, errors.New("invalid MMDB: search tree overlaps the metadata")
+		return nil, damage.New("invalid MMDB: search tree overlaps the metadata")
 	}
 	for _, c := range b[treeSize:dataStart] {
 		if c != 0 {
 			db.Close()
-			return nil, errors.New("invalid MMDB: non-zero byte in the data section separator")
+			return nil, damage.New("invalid MMDB: non-zero byte in the data section separator")
 		}
 	}
 	r = &Reader{
@@ -160,7 +162,7 @@ func OpenBytes(b []byte, opts ...Option) (r *Reader, err error) {
 	}
 	if err := r.tree.init(b, m); err != nil {
 		db.Close()
-		return nil, err
+		return nil, damage.Mark(err)
 	}
 	if len(r.tree.nodes) >= v4TopMin {
 		r.tree.buildV4Top()

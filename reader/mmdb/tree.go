@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"unsafe"
 
+	damage "github.com/lutkit/lutkit/internal/corrupt"
 	"github.com/lutkit/lutkit/internal/prefetch"
 )
 
@@ -17,8 +18,8 @@ const notFound = uint(math.MaxUint)
 
 var (
 	errInvalidIP   = errors.New("mmdb: invalid IP address")
-	errInvalidNode = errors.New("invalid MMDB: invalid node in search tree")
-	errBadPointer  = errors.New("invalid MMDB: search tree points past the data section")
+	errInvalidNode = damage.New("invalid MMDB: invalid node in search tree")
+	errBadPointer  = damage.New("invalid MMDB: search tree points past the data section")
 )
 
 // searchTree is the decoded shape of the search tree, resolved once at open.

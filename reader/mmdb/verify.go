@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	damage "github.com/lutkit/lutkit/internal/corrupt"
 )
 
 var metadataMarker = []byte("\xab\xcd\xefMaxMind.com")
@@ -58,12 +60,12 @@ func checkMetadataShape(s section) error {
 // metadata, every search tree node, every data record, the data section
 // separator and that no data goes unreferenced. It accepts every valid
 // file; what particular readers refuse in a valid file is reported by
-// Findings.
+// Findings. Its errors about the file unwrap to ErrCorrupt.
 func (r *Reader) Verify() error {
 	if r.db == nil {
 		return errClosed
 	}
-	return r.db.Verify()
+	return damage.Mark(r.db.Verify())
 }
 
 // Typed is a decoded value that keeps its stored type.

@@ -1,4 +1,4 @@
-package tables
+package tablebuild
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -17,12 +18,12 @@ import (
 	"github.com/lutkit/lutkit/compile/iptable"
 	"github.com/lutkit/lutkit/compile/source"
 	_ "github.com/lutkit/lutkit/compile/source/all" // every source format
-	"github.com/lutkit/lutkit/reader"
-	"github.com/lutkit/lutkit/reader/mmdb"
+	"github.com/lutkit/lutkit/internal/fsutil"
+	"github.com/lutkit/lutkit/tables"
 )
 
-// BuildOptions configure Build.
-type BuildOptions struct {
+// Options configure Build.
+type Options struct {
 	// Jobs bounds how many tables compile at once. Zero means the number
 	// of CPUs.
 	Jobs int
@@ -54,25 +55,25 @@ const (
 // TableResult is the outcome of one table.
 type TableResult struct {
 	Name    string
-	Kind    Kind
+	Kind    tables.Kind
 	Status  Status
-	Entry   *ManifestTable // nil when failed
-	Err     error          // names the table and, where known, the file
+	Entry   *tables.ManifestTable // nil when failed
+	Err     error                 // names the table and, where known, the file
 	Elapsed time.Duration
 }
 
-// BuildResult is the outcome of a build.
-type BuildResult struct {
+// Result is the outcome of a build.
+type Result struct {
 	Tables []TableResult // in configuration order
 	// Manifest is the manifest written, or nil when a table failed (the
 	// previous manifest is then left in place).
-	Manifest *Manifest
-	// Pruned lists the artifacts removed by BuildOptions.Prune.
+	Manifest *tables.Manifest
+	// Pruned lists the artifacts removed by Options.Prune.
 	Pruned []string
 }
 
 // Failed returns the results of the tables that failed.
-func (r *BuildResult) Failed() []TableResult {
+func (r *Result) Failed() []TableResult {
 	var out []TableResult
 	for _, t := range r.Tables {
 		if t.Status == StatusFailed {
@@ -88,17 +89,17 @@ func (r *BuildResult) Failed() []TableResult {
 // A table is unchanged, and not rebuilt, when the previous manifest in
 // outDir lists it with the same options digest and source digests and its
 // artifact is still present with the recorded size. Tables compile in
-// parallel (BuildOptions.Jobs). Each artifact is written to a temporary
+// parallel (Options.Jobs). Each artifact is written to a temporary
 // file, fsynced, fully verified, and renamed to its content-addressed name;
 // the manifest is renamed into place last, and only when every table
 // succeeded: a failed or interrupted build leaves the previous manifest,
 // which names complete artifacts only. The returned error lists every
-// failed table; the BuildResult is returned in every case but a setup
+// failed table; the Result is returned in every case but a setup
 // failure.
 //
 // Only one Build may run on an output directory at a time; Build takes
 // an advisory lock on outDir/.lutbuild.lock to enforce it.
-func Build(ctx context.Context, cfg *Config, outDir string, opts BuildOptions) (*BuildResult, error) {
+func Build(ctx context.Context, cfg *Config, outDir string, opts Options) (*Result, error) {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -109,8 +110,8 @@ func Build(ctx context.Context, cfg *Config, outDir string, opts BuildOptions) (
 	defer unlock()
 	removeStaleTemps(outDir)
 
-	var prev *Manifest
-	if m, err := ReadManifest(filepath.Join(outDir, ManifestName)); err == nil {
+	var prev *tables.Manifest
+	if m, err := tables.ReadManifest(filepath.Join(outDir, tables.ManifestName)); err == nil {
 		prev = m
 	} else if !errors.Is(err, os.ErrNotExist) {
 		// A damaged previous manifest only costs a full rebuild.
@@ -120,7 +121,7 @@ func Build(ctx context.Context, cfg *Config, outDir string, opts BuildOptions) (
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
 	}
-	res := &BuildResult{Tables: make([]TableResult, len(cfg.Tables))}
+	res := &Result{Tables: make([]TableResult, len(cfg.Tables))}
 	var (
 		wg       sync.WaitGroup
 		reportMu sync.Mutex
@@ -140,7 +141,7 @@ func Build(ctx context.Context, cfg *Config, outDir string, opts BuildOptions) (
 			}
 			defer func() { <-sem }()
 			start := time.Now()
-			var old *ManifestTable
+			var old *tables.ManifestTable
 			if prev != nil && !opts.Force {
 				old = prev.Table(t.Name)
 			}
@@ -166,10 +167,10 @@ func Build(ctx context.Context, cfg *Config, outDir string, opts BuildOptions) (
 		return res, errors.Join(errs...)
 	}
 	// Every artifact's rename must be durable before the manifest names it.
-	if err := syncDir(outDir); err != nil {
-		return res, fmt.Errorf("syncing %s: %w", outDir, err)
+	if err := fsutil.SyncDir(outDir); err != nil {
+		return res, err
 	}
-	m := &Manifest{Version: ManifestVersion, Writer: compile.Version, Generated: time.Now().UTC()}
+	m := &tables.Manifest{Version: tables.ManifestVersion, Writer: compile.Version, Generated: time.Now().UTC()}
 	if !opts.BuildTime.IsZero() {
 		m.Generated = opts.BuildTime.UTC()
 	}
@@ -177,7 +178,7 @@ func Build(ctx context.Context, cfg *Config, outDir string, opts BuildOptions) (
 		m.Tables = append(m.Tables, *r.Entry)
 	}
 	if err := writeManifest(outDir, m); err != nil {
-		return res, fmt.Errorf("writing %s: %w", filepath.Join(outDir, ManifestName), err)
+		return res, fmt.Errorf("writing %s: %w", filepath.Join(outDir, tables.ManifestName), err)
 	}
 	res.Manifest = m
 	if opts.Prune {
@@ -187,7 +188,7 @@ func Build(ctx context.Context, cfg *Config, outDir string, opts BuildOptions) (
 }
 
 // buildTable builds (or reuses) one table.
-func buildTable(ctx context.Context, t *TableConfig, outDir string, old *ManifestTable, opts BuildOptions) TableResult {
+func buildTable(ctx context.Context, t *TableConfig, outDir string, old *tables.ManifestTable, opts Options) TableResult {
 	r := TableResult{Name: t.Name, Kind: t.Kind}
 	fail := func(err error) TableResult {
 		r.Status, r.Err = StatusFailed, fmt.Errorf("table %s: %w", t.Name, err)
@@ -200,13 +201,13 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old *Manifes
 	if err != nil {
 		return fail(err)
 	}
-	srcs := make([]SourceDigest, 0, len(t.Sources))
+	srcs := make([]tables.SourceDigest, 0, len(t.Sources))
 	for _, s := range t.Sources {
-		sum, size, err := fileSHA256(s.Resolved)
+		sum, size, err := fsutil.FileSHA256(s.Resolved)
 		if err != nil {
-			return fail(fmt.Errorf("source %s: %w", s.Resolved, unwrapPath(err)))
+			return fail(fmt.Errorf("source %s: %w", s.Resolved, fsutil.UnwrapPath(err)))
 		}
-		srcs = append(srcs, SourceDigest{Path: s.Path, SHA256: sum, Size: size})
+		srcs = append(srcs, tables.SourceDigest{Path: s.Path, SHA256: sum, Size: size})
 	}
 	if old != nil && old.Kind == t.Kind && old.OptionsDigest == optDigest && slices.Equal(old.Sources, srcs) {
 		if fi, err := os.Stat(filepath.Join(outDir, old.File)); err == nil && fi.Mode().IsRegular() && fi.Size() == old.Size {
@@ -224,11 +225,11 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old *Manifes
 	os.Remove(tmpPath) // the compilers create it atomically
 	defer os.Remove(tmpPath)
 
-	e := &ManifestTable{Name: t.Name, Kind: t.Kind, OptionsDigest: optDigest, Sources: srcs}
+	e := &tables.ManifestTable{Name: t.Name, Kind: t.Kind, OptionsDigest: optDigest, Sources: srcs}
 	switch t.Kind {
-	case KindLUT:
+	case tables.KindLUT:
 		err = buildLUT(t, tmpPath, opts.BuildTime)
-	case KindMMDB:
+	case tables.KindMMDB:
 		err = buildMMDB(t, tmpPath, opts.BuildTime)
 	default:
 		err = fmt.Errorf("unknown kind %q", t.Kind)
@@ -240,23 +241,23 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old *Manifes
 		return fail(err)
 	}
 	// Verify what was written, as a node would, before naming it.
-	sum, size, err := fileSHA256(tmpPath)
+	sum, size, err := fsutil.FileSHA256(tmpPath)
 	if err != nil {
 		return fail(err)
 	}
 	e.SHA256, e.Size = sum, size
-	info, err := inspectArtifact(tmpPath, t.Kind, true)
+	info, err := tables.InspectArtifact(tmpPath, t.Kind)
 	if err != nil {
 		return fail(fmt.Errorf("verifying the new artifact: %w", err))
 	}
-	e.Rows, e.FormatVersion, e.BuildTime = info.rows, info.formatVersion, info.buildTime
+	e.Rows, e.FormatVersion, e.BuildTime = info.Rows, info.FormatVersion, info.BuildTime
 	if e.BuildTime.IsZero() {
 		e.BuildTime = time.Now().UTC().Truncate(time.Second)
 	}
-	e.File = ArtifactName(t.Name, t.Kind, sum)
+	e.File = tables.ArtifactName(t.Name, t.Kind, sum)
 	final := filepath.Join(outDir, e.File)
 	if fi, err := os.Stat(final); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
-		if s, _, err := fileSHA256(final); err == nil && s == sum {
+		if s, _, err := fsutil.FileSHA256(final); err == nil && s == sum {
 			r.Status, r.Entry = StatusBuilt, e
 			return r
 		}
@@ -268,91 +269,38 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old *Manifes
 	return r
 }
 
+// buildLUT compiles a .lut table with its specs as declared.
 func buildLUT(t *TableConfig, out string, buildTime time.Time) error {
 	s := t.Sources[0]
-	delim, err := source.ParseDelimiter(s.Delimiter)
+	src, err := source.Open(s.Resolved, *s.LUT)
 	if err != nil {
-		return fmt.Errorf("source %s: %w", s.Resolved, err)
-	}
-	src, err := source.Open(s.Resolved, source.Options{
-		Format: s.Format, Delimiter: delim, Header: s.Header,
-		SQLiteTable: s.SQLiteTable, SQLiteQuery: s.SQLiteQuery,
-	})
-	if err != nil {
-		return fmt.Errorf("source %s: %w", s.Resolved, unwrapPath(err))
+		return fmt.Errorf("source %s: %w", s.Resolved, fsutil.UnwrapPath(err))
 	}
 	defer src.Close()
-	o := t.LUT
-	_, err = compile.File(src, out, compile.Options{
-		Key: o.Key, Columns: o.Columns, FoldCase: o.FoldCase,
-		OnDuplicate: o.OnDuplicate, SkipBadRows: o.SkipBadRows,
-		BuildTime: buildTime, SourceName: s.Resolved,
-	})
-	if err != nil {
-		if strings.Contains(err.Error(), s.Resolved) {
-			return err
-		}
+	o := *t.LUT
+	o.BuildTime, o.SourceName = buildTime, s.Resolved
+	_, err = compile.File(src, out, o)
+	var se *compile.SourceError
+	if err != nil && !errors.As(err, &se) {
 		return fmt.Errorf("source %s: %w", s.Resolved, err)
 	}
-	return nil
-}
-
-func buildMMDB(t *TableConfig, out string, buildTime time.Time) error {
-	srcs, err := ipSources(t)
-	if err != nil {
-		return err
-	}
-	o := t.MMDB
-	opts := iptable.Options{
-		Profile: iptable.Profile(o.Profile), DatabaseType: o.DatabaseType,
-		Description: o.Description, Languages: o.Languages,
-		IPVersion: o.IPVersion, RecordSize: o.RecordSize, CustomKey: o.CustomKey,
-		DefaultLocation: o.DefaultLocation,
-	}
-	if !buildTime.IsZero() {
-		opts.BuildEpoch = buildTime.Unix()
-	}
-	_, err = iptable.Compile(out, opts, srcs)
 	return err
 }
 
-// artifactInfo is what opening an artifact tells.
-type artifactInfo struct {
-	rows          int64
-	formatVersion string
-	buildTime     time.Time
-}
-
-// inspectArtifact opens an artifact, checks its structure and, with full,
-// every checksum and record.
-func inspectArtifact(path string, kind Kind, full bool) (artifactInfo, error) {
-	switch kind {
-	case KindLUT:
-		t, err := reader.OpenWith(path, reader.Options{Verify: full})
-		if err != nil {
-			return artifactInfo{}, err
-		}
-		defer t.Close()
-		h := t.Header()
-		return artifactInfo{rows: int64(t.Rows()), formatVersion: fmt.Sprintf("%d.%d", h.Major, h.Minor), buildTime: t.BuildTime()}, nil
-	case KindMMDB:
-		var o []mmdb.Option
-		if full {
-			o = append(o, mmdb.WithVerify())
-		}
-		m, err := mmdb.Open(path, o...)
-		if err != nil {
-			return artifactInfo{}, err
-		}
-		defer m.Close()
-		md := m.Metadata()
-		return artifactInfo{
-			rows:          int64(md.NodeCount),
-			formatVersion: fmt.Sprintf("%d.%d", md.BinaryFormatMajorVersion, md.BinaryFormatMinorVersion),
-			buildTime:     time.Unix(int64(md.BuildEpoch), 0).UTC(),
-		}, nil
+// buildMMDB builds an .mmdb table with its specs as declared, its sources
+// read from their resolved paths.
+func buildMMDB(t *TableConfig, out string, buildTime time.Time) error {
+	srcs := make([]iptable.Source, len(t.Sources))
+	for i, s := range t.Sources {
+		srcs[i] = *s.MMDB
+		srcs[i].Path = s.Resolved
 	}
-	return artifactInfo{}, fmt.Errorf("%s: unknown kind %q", path, kind)
+	o := *t.MMDB
+	if !buildTime.IsZero() {
+		o.BuildEpoch = buildTime.Unix()
+	}
+	_, err := iptable.Compile(out, o, srcs)
+	return err
 }
 
 // optionsDigest hashes what, besides the sources' content, determines a
@@ -367,7 +315,7 @@ func optionsDigest(t *TableConfig) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return bytesSHA256(b), nil
+	return fsutil.BytesSHA256(b), nil
 }
 
 // removeStaleTemps removes the temporary files an interrupted build left.
@@ -384,10 +332,13 @@ func removeStaleTemps(dir string) {
 	}
 }
 
+// artifactRE matches the names tables.ArtifactName gives.
+var artifactRE = regexp.MustCompile(`^(.+)-([0-9a-f]{16})\.(lut|mmdb)$`)
+
 // prune removes artifacts named by neither m nor prev.
-func prune(dir string, m, prev *Manifest) []string {
+func prune(dir string, m, prev *tables.Manifest) []string {
 	keep := map[string]bool{}
-	for _, mm := range []*Manifest{m, prev} {
+	for _, mm := range []*tables.Manifest{m, prev} {
 		if mm == nil {
 			continue
 		}
@@ -410,23 +361,4 @@ func prune(dir string, m, prev *Manifest) []string {
 		}
 	}
 	return out
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-// unwrapPath drops the *PathError wrapper when the caller names the file
-// itself.
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
-	}
-	return err
 }

@@ -1,21 +1,23 @@
-package tables
+package tablebuild
 
 import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/lutkit/lutkit/tables"
 )
 
 func TestConfigExamples(t *testing.T) {
-	cfg, err := LoadConfig("../examples/tables.yaml")
+	cfg, err := LoadConfig("../../examples/tables.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[Kind]int{}
+	kinds := map[tables.Kind]int{}
 	for _, tc := range cfg.Tables {
 		kinds[tc.Kind]++
 	}
-	if kinds[KindLUT] == 0 || kinds[KindMMDB] == 0 {
+	if kinds[tables.KindLUT] == 0 || kinds[tables.KindMMDB] == 0 {
 		t.Errorf("examples/tables.yaml should hold a table of each kind: %v", kinds)
 	}
 }
@@ -68,7 +70,7 @@ tables:
 		`tables.yaml:18:14: table "two": sources: a .lut table has exactly one source, not 2`,
 		`table "bad name!": name: must be`,
 		`tables.yaml:23:11: table "kinds": kind: unknown kind "parquet" (want lut or mmdb)`,
-		`table "dup": on_duplicate: unknown policy "sometimes"`,
+		`table "dup": on_duplicate: unknown duplicate policy "sometimes"`,
 		`table "dup": fold_case: must be true or false, not "maybe"`,
 		`table "dup": sources[0]: give sqlite_table or sqlite_query, not both`,
 	}

@@ -1,4 +1,4 @@
-package tables
+package tablebuild
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lutkit/lutkit/tables"
 )
 
 // copyExamples copies examples/ into a temporary directory and returns
@@ -13,11 +15,11 @@ import (
 func copyExamples(t *testing.T) string {
 	t.Helper()
 	dst := t.TempDir()
-	err := filepath.WalkDir("../examples", func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir("../../examples", func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel("../examples", p)
+		rel, _ := filepath.Rel("../../examples", p)
 		if d.IsDir() {
 			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 		}
@@ -33,7 +35,7 @@ func copyExamples(t *testing.T) string {
 	return filepath.Join(dst, "tables.yaml")
 }
 
-func statuses(r *BuildResult) map[string]Status {
+func statuses(r *Result) map[string]Status {
 	m := map[string]Status{}
 	for _, t := range r.Tables {
 		m[t.Name] = t.Status
@@ -49,7 +51,7 @@ func TestBuildIncremental(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "dist")
 	ctx := context.Background()
-	r1, err := Build(ctx, cfg, out, BuildOptions{Jobs: 2})
+	r1, err := Build(ctx, cfg, out, Options{Jobs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func TestBuildIncremental(t *testing.T) {
 		}
 	}
 	// Nothing changed: nothing is rebuilt.
-	r2, err := Build(ctx, cfg, out, BuildOptions{})
+	r2, err := Build(ctx, cfg, out, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +85,7 @@ func TestBuildIncremental(t *testing.T) {
 			cfg.Tables[i].LUT.FoldCase = false
 		}
 	}
-	r3, err := Build(ctx, cfg, out, BuildOptions{Prune: true})
+	r3, err := Build(ctx, cfg, out, Options{Prune: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,29 +96,29 @@ func TestBuildIncremental(t *testing.T) {
 	if e := r3.Manifest.Table("customers"); e == nil || e.Rows != 9 {
 		t.Errorf("customers after the change: %+v", e)
 	}
-	res, err := VerifyDir(out)
+	res, err := tables.VerifyDir(out)
 	if err != nil || len(res) != 3 {
-		t.Fatalf("VerifyDir: %v %v", res, err)
+		t.Fatalf("tables.VerifyDir: %v %v", res, err)
 	}
-	// A damaged artifact fails VerifyDir, naming the table and the file.
+	// A damaged artifact fails tables.VerifyDir, naming the table and the file.
 	e := r3.Manifest.Table("customers")
 	p := filepath.Join(out, e.File)
 	b, _ := os.ReadFile(p)
 	b[len(b)/2] ^= 0xff
 	os.WriteFile(p, b, 0o644)
-	_, err = VerifyDir(out)
+	_, err = tables.VerifyDir(out)
 	if err == nil || !strings.Contains(err.Error(), "table customers: "+p+": digest mismatch") {
-		t.Errorf("VerifyDir of a damaged artifact: %v", err)
+		t.Errorf("tables.VerifyDir of a damaged artifact: %v", err)
 	}
 	// Forced: rebuilt even though unchanged, and the damage repaired.
-	r4, err := Build(ctx, cfg, out, BuildOptions{Force: true})
+	r4, err := Build(ctx, cfg, out, Options{Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st := statuses(r4); st["sites"] != StatusBuilt {
 		t.Errorf("forced build: %v", st)
 	}
-	if _, err := VerifyDir(out); err != nil {
+	if _, err := tables.VerifyDir(out); err != nil {
 		t.Errorf("after the forced build: %v", err)
 	}
 }
@@ -130,10 +132,10 @@ func TestBuildFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if _, err := Build(context.Background(), cfg, out, BuildOptions{}); err != nil {
+	if _, err := Build(context.Background(), cfg, out, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := os.ReadFile(filepath.Join(out, ManifestName))
+	before, _ := os.ReadFile(filepath.Join(out, tables.ManifestName))
 	dir := filepath.Dir(cfgPath)
 	bad := `tables:
   - name: customers
@@ -151,12 +153,14 @@ func TestBuildFailures(t *testing.T) {
       - path: sources/customers.csv
         network_column: Email
 `
-	writeFile(t, filepath.Join(dir, "bad.yaml"), []byte(bad))
+	if err := os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cfg2, err := LoadConfig(filepath.Join(dir, "bad.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Build(context.Background(), cfg2, out, BuildOptions{Jobs: 3})
+	res, err := Build(context.Background(), cfg2, out, Options{Jobs: 3})
 	if err == nil {
 		t.Fatal("build with failing tables succeeded")
 	}
@@ -173,9 +177,50 @@ func TestBuildFailures(t *testing.T) {
 	if len(res.Failed()) != 3 || statuses(res)["services"] != StatusBuilt {
 		t.Errorf("statuses %v", statuses(res))
 	}
-	after, _ := os.ReadFile(filepath.Join(out, ManifestName))
+	after, _ := os.ReadFile(filepath.Join(out, tables.ManifestName))
 	if string(before) != string(after) {
 		t.Error("a failed build replaced the manifest")
 	}
 	t.Logf("failures:\n%s", msg)
+}
+
+// TestBuildNamesTheSourceOnce: an error that names its source already (a
+// bad row, file:line:column) is not prefixed with the source again;
+// errors of the compiler itself are.
+func TestBuildNamesTheSourceOnce(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"bad.csv": "k,v\na,1\nb,\xff\n", "ok.csv": "k,v\na,1\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := ParseConfig(filepath.Join(dir, "tables.yaml"), []byte(`tables:
+  - name: badrow
+    sources: [bad.csv]
+    key: k
+  - name: nokey
+    sources: [ok.csv]
+    key: nope
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Build(context.Background(), cfg, filepath.Join(dir, "dist"), Options{})
+	if err == nil || len(res.Failed()) != 2 {
+		t.Fatalf("build: %v", err)
+	}
+	bad, ok := filepath.Join(dir, "bad.csv"), filepath.Join(dir, "ok.csv")
+	for _, r := range res.Tables {
+		msg := r.Err.Error()
+		switch r.Name {
+		case "badrow":
+			if !strings.Contains(msg, bad+":3:2: invalid UTF-8") || strings.Contains(msg, "source "+bad) {
+				t.Errorf("badrow: %s", msg)
+			}
+		case "nokey":
+			if !strings.HasPrefix(msg, "table nokey: source "+ok+": ") || !strings.Contains(msg, `key column "nope" is not in the source`) {
+				t.Errorf("nokey: %s", msg)
+			}
+		}
+	}
 }

@@ -1,0 +1,59 @@
+package source
+
+import (
+	"io"
+	"os"
+)
+
+// CSVRecords reads the records of a CSV or TSV file one at a time, with
+// the dialect, decompression and errors of the CSV Reader (RFC 4180;
+// *RowError for a bad record, positioned at its line and field), but
+// leaves the header and the number of fields to the caller: every record
+// is returned as read, the first one too, whatever its number of fields.
+// Blank lines are skipped. It is for readers that decide for themselves
+// what the first row is, such as compile/iptable's for headerless IP
+// range files.
+//
+// A CSVRecords is not safe for concurrent use.
+type CSVRecords struct{ r *csvReader }
+
+// NewCSVRecords reads CSV records from r, decompressed as by NewCSVReader;
+// name names it in errors. delim zero means ','. Close does not close r.
+func NewCSVRecords(r io.Reader, name string, delim Delimiter) (*CSVRecords, error) {
+	cr, err := newCSVReaderMode(r, name, Options{Format: "csv", Delimiter: delim}, nil, csvBufSize, true)
+	if err != nil {
+		return nil, err
+	}
+	return &CSVRecords{r: cr}, nil
+}
+
+// OpenCSVRecords opens the CSV file at path; delim zero means ','. Errors
+// name the file.
+func OpenCSVRecords(path string, delim Delimiter) (*CSVRecords, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err // *PathError names the file
+	}
+	r, err := newCSVReaderMode(f, path, Options{Format: "csv", Delimiter: delim}, f, csvBufSize, true)
+	if err != nil {
+		return nil, err
+	}
+	return &CSVRecords{r: r}, nil
+}
+
+// Next returns the next record, one field per slice; the slices are valid
+// until the next call. At the end it returns io.EOF. A bad record is a
+// *RowError after which Next may be called again; any other error is
+// final.
+func (c *CSVRecords) Next() ([][]byte, error) { return c.r.Next() }
+
+// Line returns the line on which the record last returned starts.
+func (c *CSVRecords) Line() int64 { return c.r.Line() }
+
+// FieldPos returns the line and the 1-based byte column where field i of
+// the record last returned by Next starts (its opening quote, for a
+// quoted field).
+func (c *CSVRecords) FieldPos(i int) (line int64, column int) { return c.r.fieldPos(i) }
+
+// Close closes the file.
+func (c *CSVRecords) Close() error { return c.r.Close() }

@@ -1,0 +1,6 @@
+// Package fsutil holds the file-system steps that the compilers, the
+// table-set builder and the live set take the same way: writing a file
+// atomically (WriteFile), making a rename durable (SyncDir), hashing a
+// file for a manifest (FileSHA256) and naming a failed path only once
+// (UnwrapPath).
+package fsutil

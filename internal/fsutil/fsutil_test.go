@@ -1,0 +1,96 @@
+package fsutil
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "out.txt")
+	if err := WriteFile(p, func(f *os.File) error {
+		_, err := f.WriteString("hello")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil || string(b) != "hello" {
+		t.Fatalf("read back %q, %v", b, err)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
+	}
+	// A failed write leaves the old file and no temporary file.
+	boom := errors.New("boom")
+	if err := WriteFile(p, func(f *os.File) error {
+		if _, err := f.WriteString("partial"); err != nil {
+			return err
+		}
+		return boom
+	}); !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want the write's error", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "hello" {
+		t.Errorf("a failed write replaced the file: %q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// TestWriteFileSyncError: the directory sync's error is returned, with
+// the new file in place.
+func TestWriteFileSyncError(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "out.txt")
+	failed := errors.New("sync failed")
+	syncDir = func(d string) error {
+		if d != dir {
+			t.Errorf("synced %s, want %s", d, dir)
+		}
+		return failed
+	}
+	defer func() { syncDir = SyncDir }()
+	err := WriteFile(p, func(f *os.File) error { _, err := f.WriteString("x"); return err })
+	if !errors.Is(err, failed) {
+		t.Fatalf("err = %v, want the directory sync's error", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "x" {
+		t.Errorf("file not in place: %q", b)
+	}
+}
+
+func TestSyncDirNamesTheDirectory(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope")
+	err := SyncDir(missing)
+	if err == nil || !strings.Contains(err.Error(), "syncing "+missing+": open: ") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestFileSHA256(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, n, err := FileSHA256(p)
+	const want = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+	if err != nil || n != 3 || sum != want || BytesSHA256([]byte("abc")) != want {
+		t.Fatalf("%s %d %v", sum, n, err)
+	}
+}
+
+func TestUnwrapPath(t *testing.T) {
+	_, err := os.Open("/no/such/file")
+	if got := UnwrapPath(err).Error(); got != "open: no such file or directory" {
+		t.Errorf("got %q", got)
+	}
+	other := errors.New("x")
+	if got := UnwrapPath(other); !errors.Is(got, other) || got.Error() != "x" {
+		t.Error("a non-path error was changed")
+	}
+}
