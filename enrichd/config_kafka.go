@@ -6,195 +6,348 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lutkit/lutkit/enrichd/engine"
+	"github.com/lutkit/lutkit/internal/config"
 )
 
-// A Kafka output retries a failed produce after DefaultKafkaBackoffMin,
-// doubling the wait up to DefaultKafkaBackoffMax (backoff_min and
-// backoff_max): brokers that return are used within about a second.
-const (
-	DefaultKafkaBackoffMin = 100 * time.Millisecond
-	DefaultKafkaBackoffMax = time.Second
-)
+// KafkaConn is how a Kafka input or output reaches the cluster.
+type KafkaConn struct {
+	Brokers  []string
+	ClientID string
+	TLS      *TLSConfig  // nil: plain TCP
+	SASL     *SASLConfig // nil: no authentication
+}
+
+// TLSConfig configures TLS to the brokers.
+type TLSConfig struct {
+	At                 config.At
+	CAFile             string // PEM bundle of the CAs to trust; "" for the system pool
+	CertFile, KeyFile  string // client certificate (mutual TLS)
+	ServerName         string
+	InsecureSkipVerify bool
+}
+
+// SASLMechanism is a SASL authentication mechanism.
+type SASLMechanism string
+
+// Validate checks the value.
+func (m SASLMechanism) Validate() error {
+	return config.OneOf(m, "plain", "scram-sha-256", "scram-sha-512")
+}
+
+// SASLConfig configures SASL authentication.
+type SASLConfig struct {
+	At                 config.At
+	Mechanism          SASLMechanism // plain, scram-sha-256 or scram-sha-512
+	Username, Password string
+}
+
+// StartOffset is where a partition without a committed offset starts.
+type StartOffset string
+
+// Validate checks the value.
+func (o StartOffset) Validate() error { return config.OneOf(o, "earliest", "latest") }
+
+// KafkaInputConfig is a Kafka input: a member of a consumer group. It is
+// the input's "kafka" block.
+type KafkaInputConfig struct {
+	At config.At
+	KafkaConn
+	Topics      []string
+	Group       string
+	StartOffset StartOffset // earliest or latest: where a partition with no committed offset starts
+	// MaxUncommitted bounds the events fetched but not yet committed: the
+	// most a crash can make the group read again.
+	MaxUncommitted    int
+	CommitInterval    time.Duration
+	MinBytes          int
+	MaxBytes          int
+	MaxWait           time.Duration
+	SessionTimeout    time.Duration
+	HeartbeatInterval time.Duration
+	RebalanceTimeout  time.Duration
+}
+
+// Compression is a Kafka output's compression codec.
+type Compression string
+
+// Validate checks the value.
+func (c Compression) Validate() error {
+	return config.OneOf(c, "none", "gzip", "snappy", "lz4", "zstd")
+}
+
+// RequiredAcks is how many replicas must have an event before a produce
+// succeeds.
+type RequiredAcks string
+
+// Validate checks the value.
+func (r RequiredAcks) Validate() error { return config.OneOf(r, "all", "one", "none") }
+
+// KafkaOutputConfig is a Kafka output: the output's "kafka" block.
+type KafkaOutputConfig struct {
+	At config.At
+	KafkaConn
+	Topic        string       // fixed topic, or the default when TopicField is empty or missing
+	TopicField   string       // take the topic from this event field
+	KeyField     string       // take the message key from this event field
+	BatchSize    int          // events per produce request at most
+	BatchBytes   int          // bytes per produce request at most (before compression)
+	Compression  Compression  // none, gzip, snappy, lz4, zstd
+	RequiredAcks RequiredAcks // all, one or none
+	MaxAttempts  int          // produce attempts before the dead letter (0: retry forever when there is none)
+	BackoffMin   time.Duration
+	BackoffMax   time.Duration
+	InFlight     int    // output batches being produced at once
+	DeadLetter   string // file path, or "kafka:TOPIC"
+
+	CreateTopic *KafkaTopicSpec // create missing topics so (nil: a missing topic stops the start)
+}
 
 // KafkaTopicSpec is how a Kafka output creates a topic that does not
 // exist (create_topic).
 type KafkaTopicSpec struct {
+	At                config.At
 	Partitions        int // -1: the brokers' num.partitions
 	ReplicationFactor int // -1: the brokers' default.replication.factor
 }
 
-// kafkaConn parses the connection settings shared by Kafka inputs and
-// outputs; it returns false when k is not one of them.
-func (p *cparser) kafkaConn(k, v *yaml.Node, field string, c *KafkaConn) bool {
-	switch k.Value {
-	case "brokers":
-		c.Brokers = p.strs(v, field+".brokers")
-		for _, b := range c.Brokers {
-			if !strings.Contains(b, ":") {
-				p.errf(v, field+".brokers", "%q: want HOST:PORT", b)
-			}
-		}
-	case "client_id":
-		c.ClientID = p.str(v, field+".client_id")
-	case "tls":
+// connKeys are the handlers of the connection settings shared by Kafka
+// inputs and outputs, added to keys.
+func (c *KafkaConn) connKeys(d *config.Decoder, field string, keys config.Keys) config.Keys {
+	f := func(key string) string { return config.Field(field, key) }
+	dir := filepath.Dir(d.File)
+	keys["brokers"] = func(v *yaml.Node) { c.Brokers, _ = d.Strings(v, f("brokers")) }
+	keys["client_id"] = func(v *yaml.Node) { c.ClientID, _ = d.String(v, f("client_id")) }
+	keys["tls"] = func(v *yaml.Node) {
 		c.TLS = &TLSConfig{}
 		if v.Kind == yaml.ScalarNode {
-			if !p.bool(v, field+".tls") {
+			if on, _ := d.Bool(v, f("tls")); !on {
 				c.TLS = nil
 			}
-			return true
+			return
 		}
-		f := field + ".tls"
-		p.fields(v, f, map[string]func(k, v *yaml.Node){
-			"ca_file":              func(k, v *yaml.Node) { c.TLS.CAFile = p.path(v, f+".ca_file") },
-			"cert_file":            func(k, v *yaml.Node) { c.TLS.CertFile = p.path(v, f+".cert_file") },
-			"key_file":             func(k, v *yaml.Node) { c.TLS.KeyFile = p.path(v, f+".key_file") },
-			"server_name":          func(k, v *yaml.Node) { c.TLS.ServerName = p.str(v, f+".server_name") },
-			"insecure_skip_verify": func(k, v *yaml.Node) { c.TLS.InsecureSkipVerify = p.bool(v, f+".insecure_skip_verify") },
+		t, tf := c.TLS, f("tls")
+		path := func(key string, dst *string) func(v *yaml.Node) {
+			return func(v *yaml.Node) {
+				p, _ := d.String(v, config.Field(tf, key))
+				*dst = resolve(dir, p)
+			}
+		}
+		d.Mapping(v, tf, &t.At, config.Keys{
+			"ca_file":              path("ca_file", &t.CAFile),
+			"cert_file":            path("cert_file", &t.CertFile),
+			"key_file":             path("key_file", &t.KeyFile),
+			"server_name":          func(v *yaml.Node) { t.ServerName, _ = d.String(v, config.Field(tf, "server_name")) },
+			"insecure_skip_verify": func(v *yaml.Node) { t.InsecureSkipVerify, _ = d.Bool(v, config.Field(tf, "insecure_skip_verify")) },
 		})
-		if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
-			p.errf(v, f, "cert_file and key_file go together")
-		}
-	case "sasl":
-		c.SASL = &SASLConfig{}
-		f := field + ".sasl"
-		p.fields(v, f, map[string]func(k, v *yaml.Node){
-			"mechanism": func(k, v *yaml.Node) {
-				c.SASL.Mechanism = p.enum(v, f+".mechanism", "plain", "scram-sha-256", "scram-sha-512")
+	}
+	keys["sasl"] = func(v *yaml.Node) {
+		s, sf := &SASLConfig{}, f("sasl")
+		c.SASL = s
+		d.Mapping(v, sf, &s.At, config.Keys{
+			"mechanism": func(v *yaml.Node) { m, _ := d.String(v, config.Field(sf, "mechanism")); s.Mechanism = SASLMechanism(m) },
+			"username":  func(v *yaml.Node) { s.Username, _ = d.String(v, config.Field(sf, "username")) },
+			"password":  func(v *yaml.Node) { s.Password, _ = d.String(v, config.Field(sf, "password")) },
+			"password_file": func(v *yaml.Node) {
+				if p, ok := d.String(v, config.Field(sf, "password_file")); ok {
+					s.Password = readSecret(d, v, config.Field(sf, "password_file"), resolve(dir, p))
+				}
 			},
-			"username":      func(k, v *yaml.Node) { c.SASL.Username = p.str(v, f+".username") },
-			"password":      func(k, v *yaml.Node) { c.SASL.Password = p.str(v, f+".password") },
-			"password_file": func(k, v *yaml.Node) { c.SASL.Password = p.token(v, f+".password_file", filepath.Dir(p.file)) },
 		})
-		if c.SASL.Mechanism == "" || c.SASL.Username == "" {
-			p.errf(v, f, "mechanism and username are required")
+	}
+	return keys
+}
+
+// validate checks the connection settings in the scope of the kafka block.
+func (c *KafkaConn) validate(s config.Scope) {
+	s.Require("brokers", len(c.Brokers) > 0, "the bootstrap brokers (HOST:PORT, ...)")
+	for _, b := range c.Brokers {
+		if !strings.Contains(b, ":") {
+			s.Errorf("brokers", "%q: want HOST:PORT", b)
 		}
-	default:
-		return false
 	}
-	return true
-}
-
-// path returns a file path, relative paths anchored at the
-// configuration's directory.
-func (p *cparser) path(v *yaml.Node, field string) string {
-	s := p.str(v, field)
-	if s != "" && !filepath.IsAbs(s) {
-		s = filepath.Join(filepath.Dir(p.file), s)
+	if t := c.TLS; t != nil {
+		ts := s.In(&t.At, "tls")
+		if (t.CertFile == "") != (t.KeyFile == "") {
+			ts.Errorf("", "cert_file and key_file go together")
+		}
 	}
-	return s
-}
-
-// kafkaFields parses a mapping whose keys are either connection settings
-// or those of handlers.
-func (p *cparser) kafkaFields(v *yaml.Node, field string, c *KafkaConn, handlers map[string]func(k, v *yaml.Node)) {
-	for _, name := range []string{"brokers", "client_id", "tls", "sasl"} {
-		handlers[name] = func(k, v *yaml.Node) { p.kafkaConn(k, v, field, c) }
-	}
-	p.fields(v, field, handlers)
-	if len(c.Brokers) == 0 {
-		p.errf(v, field+".brokers", "required: the bootstrap brokers (HOST:PORT, ...)")
+	if a := c.SASL; a != nil {
+		as := s.In(&a.At, "sasl")
+		if a.Mechanism == "" || a.Username == "" {
+			as.Errorf("", "mechanism and username are required")
+		}
+		if a.Mechanism != "" {
+			as.Check("mechanism", a.Mechanism.Validate())
+		}
 	}
 }
 
-func (p *cparser) kafkaInput(v *yaml.Node, field string, k *KafkaInputConfig) {
-	*k = KafkaInputConfig{StartOffset: "earliest", MaxUncommitted: DefaultKafkaMaxUncommitted, CommitInterval: DefaultKafkaCommitInterval}
-	p.kafkaFields(v, field, &k.KafkaConn, map[string]func(_, v *yaml.Node){
-		"topics":             func(_, v *yaml.Node) { k.Topics = p.strs(v, field+".topics") },
-		"topic":              func(_, v *yaml.Node) { k.Topics = p.strs(v, field+".topic") },
-		"group":              func(_, v *yaml.Node) { k.Group = p.str(v, field+".group") },
-		"start_offset":       func(_, v *yaml.Node) { k.StartOffset = p.enum(v, field+".start_offset", "earliest", "latest") },
-		"max_uncommitted":    func(_, v *yaml.Node) { k.MaxUncommitted = p.posInt(v, field+".max_uncommitted") },
-		"commit_interval":    func(_, v *yaml.Node) { k.CommitInterval = p.dur(v, field+".commit_interval") },
-		"min_bytes":          func(_, v *yaml.Node) { k.MinBytes = p.posInt(v, field+".min_bytes") },
-		"max_bytes":          func(_, v *yaml.Node) { k.MaxBytes = p.posInt(v, field+".max_bytes") },
-		"max_wait":           func(_, v *yaml.Node) { k.MaxWait = p.dur(v, field+".max_wait") },
-		"session_timeout":    func(_, v *yaml.Node) { k.SessionTimeout = p.dur(v, field+".session_timeout") },
-		"heartbeat_interval": func(_, v *yaml.Node) { k.HeartbeatInterval = p.dur(v, field+".heartbeat_interval") },
-		"rebalance_timeout":  func(_, v *yaml.Node) { k.RebalanceTimeout = p.dur(v, field+".rebalance_timeout") },
-	})
-	if len(k.Topics) == 0 {
-		p.errf(v, field+".topics", "required: the topics to consume")
+// Keys is the input's "kafka" key.
+func (k *KafkaInputConfig) Keys(d *config.Decoder, field string) config.Keys {
+	return config.Keys{"kafka": func(v *yaml.Node) { k.decode(d, v, config.Field(field, "kafka")) }}
+}
+
+func (k *KafkaInputConfig) decode(d *config.Decoder, v *yaml.Node, field string) {
+	f := func(key string) string { return config.Field(field, key) }
+	d.Mapping(v, field, &k.At, k.connKeys(d, field, config.Keys{
+		"topics":             func(v *yaml.Node) { k.Topics, _ = d.Strings(v, f("topics")) },
+		"topic":              func(v *yaml.Node) { k.Topics, _ = d.Strings(v, f("topic")) },
+		"group":              func(v *yaml.Node) { k.Group, _ = d.String(v, f("group")) },
+		"start_offset":       func(v *yaml.Node) { s, _ := d.String(v, f("start_offset")); k.StartOffset = StartOffset(s) },
+		"max_uncommitted":    func(v *yaml.Node) { k.MaxUncommitted, _ = d.Size(v, f("max_uncommitted")) },
+		"commit_interval":    func(v *yaml.Node) { k.CommitInterval, _ = d.Duration(v, f("commit_interval")) },
+		"min_bytes":          func(v *yaml.Node) { k.MinBytes, _ = d.Size(v, f("min_bytes")) },
+		"max_bytes":          func(v *yaml.Node) { k.MaxBytes, _ = d.Size(v, f("max_bytes")) },
+		"max_wait":           func(v *yaml.Node) { k.MaxWait, _ = d.Duration(v, f("max_wait")) },
+		"session_timeout":    func(v *yaml.Node) { k.SessionTimeout, _ = d.Duration(v, f("session_timeout")) },
+		"heartbeat_interval": func(v *yaml.Node) { k.HeartbeatInterval, _ = d.Duration(v, f("heartbeat_interval")) },
+		"rebalance_timeout":  func(v *yaml.Node) { k.RebalanceTimeout, _ = d.Duration(v, f("rebalance_timeout")) },
+	}))
+}
+
+// SetDefaults fills the input's unset settings.
+func (k *KafkaInputConfig) SetDefaults() {
+	if k.StartOffset == "" {
+		k.StartOffset = "earliest"
 	}
-	if k.Group == "" {
-		p.errf(v, field+".group", "required: the consumer group that shares the partitions")
+	if k.MaxUncommitted == 0 {
+		k.MaxUncommitted = DefaultKafkaMaxUncommitted
 	}
-	if k.CommitInterval == 0 {
-		p.errf(v, field+".commit_interval", "must be more than 0")
+	if k.CommitInterval == 0 && !k.At.Given("commit_interval") {
+		k.CommitInterval = DefaultKafkaCommitInterval
 	}
 }
 
-func (p *cparser) kafkaOutput(v *yaml.Node, field string, k *KafkaOutputConfig) {
-	*k = KafkaOutputConfig{
-		BatchSize: DefaultKafkaBatchSize, BatchBytes: DefaultKafkaBatchBytes,
-		Compression: "none", RequiredAcks: "all", MaxAttempts: DefaultKafkaMaxAttempts, InFlight: DefaultKafkaInFlight,
+// NamePart is what the input's default name shows: its topics.
+func (k *KafkaInputConfig) NamePart() string { return joinNames(k.Topics) }
+
+// Validate checks the input's kafka block; s is the input's scope.
+func (k *KafkaInputConfig) Validate(s config.Scope) {
+	if !s.Given("kafka") && len(k.Brokers) == 0 {
+		s.Errorf("kafka", "required for a kafka input (brokers, topics, group)")
+		return
 	}
-	maxAttemptsSet := false
-	p.kafkaFields(v, field, &k.KafkaConn, map[string]func(_, v *yaml.Node){
-		"topic":       func(_, v *yaml.Node) { k.Topic = p.str(v, field+".topic") },
-		"topic_field": func(_, v *yaml.Node) { k.TopicField = p.fieldName(v, field+".topic_field") },
-		"key_field":   func(_, v *yaml.Node) { k.KeyField = p.fieldName(v, field+".key_field") },
-		"batch_size":  func(_, v *yaml.Node) { k.BatchSize = p.posInt(v, field+".batch_size") },
-		"batch_bytes": func(_, v *yaml.Node) { k.BatchBytes = p.posInt(v, field+".batch_bytes") },
-		"compression": func(_, v *yaml.Node) {
-			k.Compression = p.enum(v, field+".compression", "none", "gzip", "snappy", "lz4", "zstd")
-		},
-		"required_acks": func(_, v *yaml.Node) { k.RequiredAcks = p.enum(v, field+".required_acks", "all", "one", "none") },
-		"max_attempts": func(_, v *yaml.Node) {
-			maxAttemptsSet = true
-			k.MaxAttempts = p.posInt(v, field+".max_attempts")
-		},
-		"backoff_min":  func(_, v *yaml.Node) { k.BackoffMin = p.dur(v, field+".backoff_min") },
-		"backoff_max":  func(_, v *yaml.Node) { k.BackoffMax = p.dur(v, field+".backoff_max") },
-		"in_flight":    func(_, v *yaml.Node) { k.InFlight = p.posInt(v, field+".in_flight") },
-		"create_topic": func(_, v *yaml.Node) { k.CreateTopic = p.topicSpec(v, field+".create_topic") },
-		"dead_letter": func(_, v *yaml.Node) {
-			k.DeadLetter = p.str(v, field+".dead_letter")
-			if k.DeadLetter == "kafka:" {
-				p.errf(v, field+".dead_letter", "want a file path or kafka:TOPIC")
+	ks := s.In(&k.At, "kafka")
+	k.validate(ks)
+	ks.Require("topics", len(k.Topics) > 0, "the topics to consume")
+	ks.Require("group", k.Group != "", "the consumer group that shares the partitions")
+	ks.Check("start_offset", k.StartOffset.Validate())
+	if k.CommitInterval <= 0 {
+		ks.Errorf("commit_interval", "must be more than 0")
+	}
+}
+
+// Keys is the output's "kafka" key.
+func (k *KafkaOutputConfig) Keys(d *config.Decoder, field string) config.Keys {
+	return config.Keys{"kafka": func(v *yaml.Node) { k.decode(d, v, config.Field(field, "kafka")) }}
+}
+
+func (k *KafkaOutputConfig) decode(d *config.Decoder, v *yaml.Node, field string) {
+	f := func(key string) string { return config.Field(field, key) }
+	dir := filepath.Dir(d.File)
+	d.Mapping(v, field, &k.At, k.connKeys(d, field, config.Keys{
+		"topic":         func(v *yaml.Node) { k.Topic, _ = d.String(v, f("topic")) },
+		"topic_field":   func(v *yaml.Node) { k.TopicField, _ = d.String(v, f("topic_field")) },
+		"key_field":     func(v *yaml.Node) { k.KeyField, _ = d.String(v, f("key_field")) },
+		"batch_size":    func(v *yaml.Node) { k.BatchSize, _ = d.Size(v, f("batch_size")) },
+		"batch_bytes":   func(v *yaml.Node) { k.BatchBytes, _ = d.Size(v, f("batch_bytes")) },
+		"compression":   func(v *yaml.Node) { s, _ := d.String(v, f("compression")); k.Compression = Compression(s) },
+		"required_acks": func(v *yaml.Node) { s, _ := d.String(v, f("required_acks")); k.RequiredAcks = RequiredAcks(s) },
+		"max_attempts":  func(v *yaml.Node) { k.MaxAttempts, _ = d.Size(v, f("max_attempts")) },
+		"backoff_min":   func(v *yaml.Node) { k.BackoffMin, _ = d.Duration(v, f("backoff_min")) },
+		"backoff_max":   func(v *yaml.Node) { k.BackoffMax, _ = d.Duration(v, f("backoff_max")) },
+		"in_flight":     func(v *yaml.Node) { k.InFlight, _ = d.Size(v, f("in_flight")) },
+		"create_topic":  func(v *yaml.Node) { k.CreateTopic = decodeTopicSpec(d, v, f("create_topic")) },
+		"dead_letter": func(v *yaml.Node) {
+			k.DeadLetter, _ = d.String(v, f("dead_letter"))
+			if !strings.HasPrefix(k.DeadLetter, "kafka:") {
+				k.DeadLetter = resolve(dir, k.DeadLetter)
 			}
 		},
-	})
-	if k.Topic == "" {
-		p.errf(v, field+".topic", "required (with topic_field, the topic of events without that field)")
-	}
-	if k.DeadLetter == "" && !maxAttemptsSet {
-		// Without a dead letter an event is never given up on.
-		k.MaxAttempts = 0
-	}
-	if k.DeadLetter == "" && maxAttemptsSet {
-		p.errf(v, field+".max_attempts", "needs dead_letter: an event that fails max_attempts times goes there (without one, enrichd retries until the brokers take it)")
-	}
-	if k.BackoffMax != 0 && k.BackoffMin > k.BackoffMax {
-		p.errf(v, field+".backoff_min", "is more than backoff_max")
-	}
+	}))
 }
 
-// topicSpec parses create_topic: true (the brokers' defaults), false, or
-// {partitions: N, replication_factor: R}.
-func (p *cparser) topicSpec(v *yaml.Node, field string) *KafkaTopicSpec {
+// decodeTopicSpec reads create_topic: true (the brokers' defaults), false,
+// or {partitions: N, replication_factor: R}.
+func decodeTopicSpec(d *config.Decoder, v *yaml.Node, field string) *KafkaTopicSpec {
 	spec := &KafkaTopicSpec{Partitions: -1, ReplicationFactor: -1}
 	if v.Kind == yaml.ScalarNode {
-		if !p.bool(v, field) {
+		if on, _ := d.Bool(v, field); !on {
 			return nil
 		}
 		return spec
 	}
-	p.fields(v, field, map[string]func(k, v *yaml.Node){
-		"partitions":         func(_, v *yaml.Node) { spec.Partitions = p.posInt(v, field+".partitions") },
-		"replication_factor": func(_, v *yaml.Node) { spec.ReplicationFactor = p.posInt(v, field+".replication_factor") },
+	d.Mapping(v, field, &spec.At, config.Keys{
+		"partitions":         func(v *yaml.Node) { spec.Partitions, _ = d.Size(v, config.Field(field, "partitions")) },
+		"replication_factor": func(v *yaml.Node) { spec.ReplicationFactor, _ = d.Size(v, config.Field(field, "replication_factor")) },
 	})
 	return spec
 }
 
-// fieldName checks an event field name (as in a rule's field).
-func (p *cparser) fieldName(v *yaml.Node, field string) string {
-	s := p.str(v, field)
-	if s == "" {
-		return ""
+// SetDefaults fills the output's unset settings.
+func (k *KafkaOutputConfig) SetDefaults() {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
 	}
-	if _, err := parseFieldRef(s); err != nil {
-		p.errf(v, field, "%v", err)
+	def(&k.BatchSize, DefaultKafkaBatchSize)
+	def(&k.BatchBytes, DefaultKafkaBatchBytes)
+	def(&k.InFlight, DefaultKafkaInFlight)
+	if k.Compression == "" {
+		k.Compression = "none"
 	}
-	return s
+	if k.RequiredAcks == "" {
+		k.RequiredAcks = "all"
+	}
+	if k.BackoffMin == 0 && !k.At.Given("backoff_min") {
+		k.BackoffMin = DefaultKafkaBackoffMin
+	}
+	if k.BackoffMax == 0 && !k.At.Given("backoff_max") {
+		k.BackoffMax = max(DefaultKafkaBackoffMax, k.BackoffMin)
+	}
+	if k.MaxAttempts == 0 && k.DeadLetter != "" {
+		// Without a dead letter an event is never given up on.
+		k.MaxAttempts = DefaultKafkaMaxAttempts
+	}
+}
+
+// EventFields are the event fields the output sends by: its messages'
+// key and topic.
+func (k *KafkaOutputConfig) EventFields() []string { return []string{k.KeyField, k.TopicField} }
+
+// NamePart is what the output's default name shows: its topic.
+func (k *KafkaOutputConfig) NamePart() string { return k.Topic }
+
+// Validate checks the output's kafka block; s is the output's scope.
+func (k *KafkaOutputConfig) Validate(s config.Scope) {
+	if !s.Given("kafka") && len(k.Brokers) == 0 {
+		s.Errorf("kafka", "required for a kafka output (brokers, topic)")
+		return
+	}
+	ks := s.In(&k.At, "kafka")
+	k.validate(ks)
+	ks.Require("topic", k.Topic != "", "with topic_field, the topic of events without that field")
+	for _, key := range []string{"topic_field", "key_field"} {
+		name := k.TopicField
+		if key == "key_field" {
+			name = k.KeyField
+		}
+		if name != "" {
+			ks.Check(key, engine.CheckField(name))
+		}
+	}
+	ks.Check("compression", k.Compression.Validate())
+	ks.Check("required_acks", k.RequiredAcks.Validate())
+	if k.DeadLetter == "kafka:" {
+		ks.Errorf("dead_letter", "want a file path or kafka:TOPIC")
+	}
+	if k.DeadLetter == "" && k.MaxAttempts > 0 {
+		ks.Errorf("max_attempts", "needs dead_letter: an event that fails max_attempts times goes there (without one, enrichd retries until the brokers take it)")
+	}
+	if k.BackoffMax != 0 && k.BackoffMin > k.BackoffMax {
+		ks.Errorf("backoff_min", "is more than backoff_max")
+	}
 }

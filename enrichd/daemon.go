@@ -11,53 +11,48 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lutkit/lutkit/enrichd/engine"
 	"github.com/lutkit/lutkit/enrichd/serve"
 	"github.com/lutkit/lutkit/tables"
 )
 
-// Daemon is a running enrichd: inputs, workers, outputs and the HTTP
-// endpoint, built from a Config.
+// Daemon is a running enrichd, built from a Config: inputs, workers that
+// run the engine, outputs, the HTTP endpoint and the memcached listener.
+// It knows inputs and outputs only by their interfaces (Input, Output).
 type Daemon struct {
-	cfg  *Config
-	log  *slog.Logger
-	set  *tables.Set
-	pipe *Pipeline
+	cfg *Config
+	log *slog.Logger
+	set *tables.Set
+	eng *engine.Engine
 
-	freeBatches chan *batch
-	work        chan *batch
-	freeOut     chan *outBuf
-	outCh       chan *outBuf
-	reopen      chan struct{}
+	q       *batchQueue
+	freeOut chan *Buffer
+	outCh   chan *Buffer
+	reopen  chan struct{}
 
-	tcpIns   []*tcpInput
-	udpIns   []*udpInput
-	fileIns  []*fileInput
-	kafkaIns []*kafkaInput
-	inStats  []*inputStats
-	sinks    []sink       // stream outputs, written by the output loop
-	kafkaOut []*kafkaSink // outputs that take whole buffers (Send)
+	inputs     []Input
+	inputKinds []*InputKind
+	outputs    []Output
 
 	httpLn  net.Listener
 	httpSrv *http.Server
 	mcLn    net.Listener
 	mc      *serve.Memcached
 
-	eventsOut    atomic.Uint64
-	outputErrors atomic.Uint64
-	startedAt    time.Time
-	readyAt      atomic.Int64
+	eventsOut atomic.Uint64
+	startedAt time.Time
+	readyAt   atomic.Int64
 
-	ready     atomic.Bool
-	stopping  atomic.Bool
-	drainTill atomic.Int64
-	hardStop  chan struct{}
-	closeOnce sync.Once
+	ready      atomic.Bool
+	shutdownAt atomic.Int64 // when the graceful shutdown began (0: not yet)
+	hardStop   chan struct{}
+	closeOnce  sync.Once
 }
 
-// New opens the tables, compiles the rules, opens the outputs and binds
-// every listener, so that when it returns the daemon only has to be Run.
-// Listeners are bound after the tables are loaded: a port that accepts
-// means the tables are there.
+// New opens the tables, compiles the rules, makes the outputs and the
+// inputs (binding every listener), so that when it returns the daemon
+// only has to be Run. Listeners are bound after the tables are loaded: a
+// port that accepts means the tables are there.
 func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 	if logger == nil {
 		logger = slog.Default()
@@ -70,31 +65,16 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		}
 	}()
 	if cfg.Tables.Path != "" {
-		opts := tables.Options{PollInterval: cfg.Tables.PollInterval, NoNotify: cfg.Tables.NoNotify, Logger: logger}
-		switch cfg.Tables.Verify {
-		case "digest":
-			opts.DataVerify = tables.DataVerifyDigest
-		case "none":
-			opts.DataVerify = tables.DataVerifyNone
-		}
+		opts := tables.Options{PollInterval: cfg.Tables.PollInterval, NoNotify: cfg.Tables.NoNotify, Logger: logger, DataVerify: dataVerify(cfg.Tables.Verify)}
 		if d.set, err = tables.Open(cfg.Tables.Path, opts); err != nil {
 			return nil, fmt.Errorf("tables: %w", err)
 		}
-		sn := d.set.Acquire()
-		for _, r := range cfg.Rules {
-			if sn.LUT(r.Table) == nil && sn.MMDB(r.Table) == nil {
-				logger.Warn("rule table not loaded (yet); its lookups miss until it appears", "rule", r.Name, "table", r.Table)
-			} else if r.MMDB != (sn.MMDB(r.Table) != nil) {
-				sn.Release()
-				if r.MMDB {
-					return nil, fmt.Errorf("rule %q: mmdb_fields given, but table %q is a .lut table", r.Name, r.Table)
-				}
-				return nil, fmt.Errorf("rule %q: table %q is an .mmdb table: give mmdb_fields", r.Name, r.Table)
-			}
+		if err := d.checkRuleTables(); err != nil {
+			return nil, err
 		}
-		sn.Release()
 	}
-	if d.pipe, err = NewPipeline(cfg, d.set); err != nil {
+	rules, opts := cfg.engineRules()
+	if d.eng, err = engine.New(rules, opts, d.set); err != nil {
 		return nil, err
 	}
 	pc := cfg.Pipeline
@@ -102,76 +82,37 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 	if nb == 0 {
 		nb = 4*pc.Workers + 8
 	}
-	d.freeBatches = make(chan *batch, nb)
-	d.work = make(chan *batch, nb)
-	for range nb {
-		d.freeBatches <- &batch{buf: make([]byte, 0, pc.BatchBytes+maxMsgSize(cfg)), msgs: make([]msgRef, 0, pc.BatchSize)}
-	}
-	no := 2*pc.Workers + 2
-	for _, o := range cfg.Outputs {
-		if o.Type == "kafka" {
-			// Buffers wait in a Kafka output until the brokers have them.
-			no += o.Kafka.InFlight + 1
-		}
-	}
-	d.freeOut = make(chan *outBuf, no)
-	d.outCh = make(chan *outBuf, no)
-	for range no {
-		d.freeOut <- &outBuf{b: make([]byte, 0, 2*pc.BatchBytes)}
-	}
-	for _, o := range cfg.Outputs {
-		if o.Type == "kafka" {
-			k, err := newKafkaSink(o, d, &outputStats{name: o.Name, typ: o.Type})
-			if err != nil {
-				return nil, fmt.Errorf("output %s: %w", o.Name, err)
-			}
-			d.kafkaOut = append(d.kafkaOut, k)
-			continue
-		}
-		s, err := newSink(o, d)
+	d.q = newBatchQueue(nb, pc.BatchSize, pc.BatchBytes, maxMsgSize(cfg), pc.FlushInterval)
+	// Outputs first: one that cannot open fails the start before any
+	// listener is bound.
+	nout := 2*pc.Workers + 2
+	for i := range cfg.Outputs {
+		oc := &cfg.Outputs[i]
+		o, err := outputKinds[oc.Type].New(oc, d.env(oc.Name, string(oc.Type), "output"))
 		if err != nil {
-			return nil, fmt.Errorf("output %s: %w", o.Name, err)
+			return nil, fmt.Errorf("output %s: %w", oc.Name, err)
 		}
-		d.sinks = append(d.sinks, s)
+		d.outputs = append(d.outputs, o)
+		if h, ok := o.(holder); ok {
+			nout += h.Holds()
+		}
 	}
-	for _, ic := range cfg.Inputs {
-		st := &inputStats{name: ic.Name, typ: ic.Type}
-		d.inStats = append(d.inStats, st)
-		switch ic.Type {
-		case "tcp":
-			ln, err := net.Listen("tcp", ic.Listen)
-			if err != nil {
-				return nil, fmt.Errorf("input %s: %w", ic.Name, err)
-			}
-			d.tcpIns = append(d.tcpIns, &tcpInput{d: d, cfg: ic, ln: ln, stats: st, fmt: formatCode(ic.Format), conns: map[net.Conn]struct{}{}})
-		case "udp":
-			ua, err := net.ResolveUDPAddr("udp", ic.Listen)
-			if err != nil {
-				return nil, fmt.Errorf("input %s: %w", ic.Name, err)
-			}
-			c, err := net.ListenUDP("udp", ua)
-			if err != nil {
-				return nil, fmt.Errorf("input %s: %w", ic.Name, err)
-			}
-			rb := ic.ReadBuffer
-			if rb == 0 {
-				rb = 8 << 20
-			}
-			c.SetReadBuffer(rb)
-			d.udpIns = append(d.udpIns, &udpInput{d: d, cfg: ic, conn: c, stats: st, fmt: formatCode(ic.Format)})
-		case "file":
-			r, err := openFileInput(ic.Path)
-			if err != nil {
-				return nil, fmt.Errorf("input %s: %w", ic.Name, err)
-			}
-			d.fileIns = append(d.fileIns, &fileInput{d: d, cfg: ic, stats: st, fmt: formatCode(ic.Format), r: r})
-		case "kafka":
-			k, err := newKafkaInput(d, ic, st)
-			if err != nil {
-				return nil, fmt.Errorf("input %s: %w", ic.Name, err)
-			}
-			d.kafkaIns = append(d.kafkaIns, k)
+	d.freeOut = make(chan *Buffer, nout)
+	d.outCh = make(chan *Buffer, nout)
+	for range nout {
+		b := &Buffer{pool: d.freeOut}
+		b.B = make([]byte, 0, 2*pc.BatchBytes)
+		d.freeOut <- b
+	}
+	for i := range cfg.Inputs {
+		ic := &cfg.Inputs[i]
+		kind := inputKinds[ic.Type]
+		in, err := kind.New(ic, d.env(ic.Name, string(ic.Type), "input"))
+		if err != nil {
+			return nil, fmt.Errorf("input %s: %w", ic.Name, err)
 		}
+		d.inputs = append(d.inputs, in)
+		d.inputKinds = append(d.inputKinds, kind)
 	}
 	if cfg.HTTP.Listen != "" {
 		if d.httpLn, err = net.Listen("tcp", cfg.HTTP.Listen); err != nil {
@@ -189,6 +130,40 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 	return d, nil
 }
 
+// env is what an input or output named name, of type typ, gets.
+func (d *Daemon) env(name, typ, what string) *Env {
+	return &Env{Log: d.log.With(what, name), Stop: d.hardStop, q: d.q, eng: d.eng, name: name, typ: typ, deadline: d.shutdownDeadline}
+}
+
+// shutdownDeadline returns when the daemon's shutdown must be done:
+// shutdown_timeout after it began, or from now before it has.
+func (d *Daemon) shutdownDeadline() time.Time {
+	if t := d.shutdownAt.Load(); t != 0 {
+		return time.Unix(0, t).Add(d.cfg.ShutdownTimeout)
+	}
+	return time.Now().Add(d.cfg.ShutdownTimeout)
+}
+
+// checkRuleTables checks the rules against the tables loaded at start: a
+// table of the wrong kind stops the start; a missing one is only logged
+// (its lookups miss until it appears).
+func (d *Daemon) checkRuleTables() error {
+	sn := d.set.Acquire()
+	defer sn.Release()
+	for _, r := range d.cfg.Rules {
+		lut, mm := sn.LUT(r.Table), sn.MMDB(r.Table)
+		switch {
+		case lut == nil && mm == nil:
+			d.log.Warn("rule table not loaded (yet); its lookups miss until it appears", "rule", r.Name, "table", r.Table)
+		case r.MMDB && lut != nil:
+			return fmt.Errorf("rule %q: mmdb_fields given, but table %q is a .lut table", r.Name, r.Table)
+		case !r.MMDB && mm != nil:
+			return fmt.Errorf("rule %q: table %q is an .mmdb table: give mmdb_fields", r.Name, r.Table)
+		}
+	}
+	return nil
+}
+
 func maxMsgSize(cfg *Config) int {
 	m := 0
 	for _, in := range cfg.Inputs {
@@ -197,17 +172,12 @@ func maxMsgSize(cfg *Config) int {
 	return m
 }
 
-// Addr returns the bound address of the named input (or, with "", the
-// first TCP input), for listeners on port 0.
+// Addr returns the bound address of the named input (or, with "", of the
+// first input that listens), for listeners on port 0.
 func (d *Daemon) Addr(input string) net.Addr {
-	for _, t := range d.tcpIns {
-		if input == "" || t.cfg.Name == input {
-			return t.ln.Addr()
-		}
-	}
-	for _, u := range d.udpIns {
-		if input == "" || u.cfg.Name == input {
-			return u.conn.LocalAddr()
+	for i, in := range d.inputs {
+		if a := in.Addr(); a != nil && (input == "" || d.cfg.Inputs[i].Name == input) {
+			return a
 		}
 	}
 	return nil
@@ -241,21 +211,28 @@ func (d *Daemon) Reopen() {
 	}
 }
 
-func (d *Daemon) isStopping() bool { return d.stopping.Load() }
-
-func (d *Daemon) drainDeadline() time.Time { return time.Unix(0, d.drainTill.Load()) }
-
 // Ready reports whether the daemon serves (tables loaded, inputs open,
 // not shutting down).
 func (d *Daemon) Ready() bool { return d.ready.Load() }
 
-// Run serves until ctx is cancelled (or, when every input is a file, until
-// they are all read), then shuts down gracefully: the listeners close, the
-// connections are read for DrainReadGrace more, and every accepted event
-// is processed and written before Run returns. If that takes longer than
-// ShutdownTimeout, Run returns an error and the rest is abandoned.
+// finite reports whether every input ends by itself (and there is one).
+func (d *Daemon) finite() bool {
+	for _, k := range d.inputKinds {
+		if !k.Finite {
+			return false
+		}
+	}
+	return len(d.inputKinds) > 0
+}
+
+// Run serves until ctx is cancelled (or, when every input ends by itself,
+// until they all have), then shuts down gracefully: the inputs stop
+// accepting and read for DrainReadGrace more what was already sent, and
+// every accepted event is processed and written before Run returns. If
+// that takes longer than ShutdownTimeout, Run returns an error and the
+// rest is abandoned.
 func (d *Daemon) Run(ctx context.Context) error {
-	var inWG, fileWG, workWG, outWG sync.WaitGroup
+	var workWG, outWG sync.WaitGroup
 	workDone := make(chan struct{})
 	outWG.Add(1)
 	go d.outputLoop(&outWG)
@@ -278,34 +255,25 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.mc != nil {
 		go d.mc.Serve(d.mcLn)
 	}
-	for _, t := range d.tcpIns {
-		inWG.Add(1)
-		go t.serve(&inWG)
+	for _, in := range d.inputs {
+		in.Start()
 	}
-	for _, u := range d.udpIns {
-		inWG.Add(1)
-		go u.serve(&inWG)
-	}
-	for _, k := range d.kafkaIns {
-		inWG.Add(1)
-		go k.serve(&inWG)
-	}
-	filesDone := make(chan struct{})
-	for _, f := range d.fileIns {
-		fileWG.Add(1)
-		go f.serve(&fileWG)
-	}
-	go func() { fileWG.Wait(); close(filesDone) }()
+	inputsDone := make(chan struct{})
+	go func() {
+		for _, in := range d.inputs {
+			<-in.Done()
+		}
+		close(inputsDone)
+	}()
 	d.ready.Store(true)
 	d.readyAt.Store(time.Now().UnixNano())
 	d.log.Info("enrichd ready", "startup", time.Since(d.startedAt).String(), "workers", d.cfg.Pipeline.Workers,
 		"inputs", len(d.cfg.Inputs), "rules", len(d.cfg.Rules), "outputs", len(d.cfg.Outputs))
 
-	onlyFiles := len(d.tcpIns) == 0 && len(d.udpIns) == 0 && len(d.kafkaIns) == 0 && len(d.fileIns) > 0
-	if onlyFiles {
+	if d.finite() {
 		select {
 		case <-ctx.Done():
-		case <-filesDone:
+		case <-inputsDone:
 		}
 	} else {
 		<-ctx.Done()
@@ -313,48 +281,30 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 	// Graceful shutdown.
 	start := time.Now()
+	d.shutdownAt.Store(start.UnixNano())
 	d.ready.Store(false)
-	d.drainTill.Store(time.Now().Add(d.cfg.DrainReadGrace).UnixNano())
-	d.stopping.Store(true)
 	d.log.Info("shutting down: draining inputs")
 	timeout := time.NewTimer(d.cfg.ShutdownTimeout)
 	defer timeout.Stop()
-	for _, t := range d.tcpIns {
-		t.stop(d.drainDeadline())
+	deadline := time.Now().Add(d.cfg.DrainReadGrace)
+	for _, in := range d.inputs {
+		in.Stop(deadline)
 	}
-	for _, u := range d.udpIns {
-		u.conn.SetReadDeadline(d.drainDeadline())
-	}
-	for _, k := range d.kafkaIns {
-		k.stop()
-	}
-	wait := func(wg *sync.WaitGroup) bool {
-		ch := make(chan struct{})
-		go func() { wg.Wait(); close(ch) }()
+	wait := func(done <-chan struct{}) bool {
 		select {
-		case <-ch:
+		case <-done:
 			return true
 		case <-timeout.C:
 			return false
 		}
 	}
-	ok := wait(&inWG)
+	ok := wait(inputsDone)
 	if ok {
-		// File inputs stop between lines; one blocked reading a pipe that
-		// never ends (stdin) is abandoned after the read grace.
-		select {
-		case <-filesDone:
-		case <-time.After(d.cfg.DrainReadGrace):
-			d.log.Warn("a file input did not stop in time; abandoning it")
-		}
 		close(workDone)
-		if ok = wait(&workWG); ok {
+		if ok = waitGroup(&workWG, wait); ok {
 			close(d.outCh)
-			ok = wait(&outWG)
+			ok = waitGroup(&outWG, wait)
 		}
-	}
-	for _, u := range d.udpIns {
-		u.conn.Close()
 	}
 	if d.mc != nil {
 		d.mc.Close()
@@ -366,7 +316,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if !ok {
 		close(d.hardStop)
-		d.log.Error("shutdown timed out; abandoning queued events", "queued_batches", len(d.work), "queued_outputs", len(d.outCh))
+		d.log.Error("shutdown timed out; abandoning queued events", "queued_batches", len(d.q.work), "queued_outputs", len(d.outCh))
 		return errors.New("shutdown timed out before every event was written")
 	}
 	d.closeAll()
@@ -374,28 +324,26 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return nil
 }
 
+// waitGroup waits for wg with wait (which gives up at the shutdown
+// timeout).
+func waitGroup(wg *sync.WaitGroup, wait func(<-chan struct{}) bool) bool {
+	ch := make(chan struct{})
+	go func() { wg.Wait(); close(ch) }()
+	return wait(ch)
+}
+
+// closeAll closes the outputs (which deliver what they hold), then the
+// inputs (a Kafka input commits what the outputs delivered), the
+// listeners and the tables.
 func (d *Daemon) closeAll() {
 	d.closeOnce.Do(func() {
-		for _, s := range d.sinks {
-			if err := s.Close(); err != nil {
-				d.log.Error("closing output", "output", s.Stats().name, "err", err)
+		for i, o := range d.outputs {
+			if err := o.Close(); err != nil {
+				d.log.Error("closing output", "output", d.cfg.Outputs[i].Name, "err", err)
 			}
 		}
-		// Kafka outputs wait for their buffers in flight; then what they
-		// delivered is committed.
-		for _, k := range d.kafkaOut {
-			if err := k.Close(); err != nil {
-				d.log.Error("closing output", "output", k.Stats().name, "err", err)
-			}
-		}
-		for _, k := range d.kafkaIns {
-			k.finish()
-		}
-		for _, t := range d.tcpIns {
-			t.ln.Close()
-		}
-		for _, u := range d.udpIns {
-			u.conn.Close()
+		for _, in := range d.inputs {
+			in.Close()
 		}
 		if d.httpLn != nil {
 			d.httpLn.Close()
@@ -413,64 +361,40 @@ func (d *Daemon) closeAll() {
 // empty.
 func (d *Daemon) workerLoop(wg *sync.WaitGroup, workDone <-chan struct{}) {
 	defer wg.Done()
-	w := d.pipe.newWorker(d.cfg.Pipeline.BatchSize)
+	w := d.eng.NewWorker(d.cfg.Pipeline.BatchSize)
 	for {
 		var b *batch
 		select {
-		case b = <-d.work:
+		case b = <-d.q.work:
 		case <-workDone:
 			select {
-			case b = <-d.work:
+			case b = <-d.q.work:
 			default:
 				return
 			}
 		}
 		ob := <-d.freeOut
-		n := len(b.msgs)
-		if d.pipe.perEvent {
-			w.ob = ob
+		n := len(b.Msgs)
+		w.Process(&b.Batch, &ob.Lines, time.Now())
+		if b.in != nil && b.Malformed|b.Truncated != 0 {
+			b.in.malformed.Add(b.Malformed)
+			b.in.truncated.Add(b.Truncated)
 		}
-		ob.b = w.process(b, ob.b[:0], time.Now())
-		w.ob = nil
-		ob.events = n
-		ob.ack = b.ack
-		b.reset()
-		d.freeBatches <- b
+		ob.Events, ob.ack = n, b.ack
+		d.q.recycle(b)
 		d.outCh <- ob
 	}
 }
 
-// outputLoop writes every output buffer to every stream output, flushing
-// when the queue is empty, and hands it to every Kafka output. A Kafka
-// input's batch is acknowledged once the stream outputs have flushed it
-// and each Kafka output has produced it.
+// outputLoop hands every buffer to every output, flushing them when no
+// buffer waits. A buffer's acknowledgement is done once each output has
+// delivered it (see Output).
 func (d *Daemon) outputLoop(wg *sync.WaitGroup) {
 	defer wg.Done()
-	var acks []*ackEntry // waiting for the stream outputs' flush
-	// An input batch that a stream output failed to write is never
-	// acknowledged: its Kafka offsets stay uncommitted, and the group reads
-	// it again after a restart.
-	unacked := func(n int) {
-		d.log.Error("a stream output failed: the Kafka offsets of these events will not be committed", "batches", n)
-	}
 	flush := func() {
-		ok := true
-		for _, s := range d.sinks {
-			if s.Flush() != nil {
-				d.outputErrors.Add(1)
-				ok = false
-			}
+		for _, o := range d.outputs {
+			o.Flush()
 		}
-		if !ok && len(acks) > 0 {
-			unacked(len(acks))
-		}
-		for _, a := range acks {
-			if ok {
-				a.release()
-			}
-		}
-		clear(acks)
-		acks = acks[:0]
 	}
 	for {
 		select {
@@ -479,55 +403,27 @@ func (d *Daemon) outputLoop(wg *sync.WaitGroup) {
 				flush()
 				return
 			}
-			a := ob.ack
-			if a != nil {
-				a.pending.Store(int32(len(d.kafkaOut) + 1))
+			if ob.ack != nil {
+				ob.ack.expect(len(d.outputs))
 			}
-			ob.refs.Store(int32(len(d.kafkaOut) + 1))
-			written := true
-			for _, s := range d.sinks {
-				if err := s.Write(ob.b); err != nil {
-					d.outputErrors.Add(1)
-					written = false
-				}
+			ob.refs.Store(1)
+			for _, o := range d.outputs {
+				o.Write(ob)
 			}
-			d.eventsOut.Add(uint64(ob.events))
-			for _, k := range d.kafkaOut {
-				k.Send(ob)
-			}
-			switch {
-			case a == nil:
-			case !written:
-				unacked(1)
-			case len(d.sinks) == 0:
-				a.release()
-			default:
-				acks = append(acks, a)
-			}
-			d.releaseOut(ob)
+			d.eventsOut.Add(uint64(ob.Events))
+			ob.Release()
 			if len(d.outCh) == 0 {
 				flush()
 			}
 		case <-d.reopen:
-			for _, s := range d.sinks {
-				if err := s.Reopen(); err != nil {
-					d.log.Error("reopening output failed", "output", s.Stats().name, "err", err)
+			for i, o := range d.outputs {
+				if r, ok := o.(reopener); ok {
+					if err := r.Reopen(); err != nil {
+						d.log.Error("reopening output failed", "output", d.cfg.Outputs[i].Name, "err", err)
+					}
 				}
 			}
 			d.log.Info("outputs reopened")
 		}
 	}
-}
-
-// releaseOut drops one holder of ob; the last returns it to the pool.
-func (d *Daemon) releaseOut(ob *outBuf) {
-	if ob.refs.Add(-1) > 0 {
-		return
-	}
-	ob.b = ob.b[:0]
-	ob.ends = ob.ends[:0]
-	ob.vals = ob.vals[:0]
-	ob.spans = ob.spans[:0]
-	ob.ack = nil
-	d.freeOut <- ob
 }

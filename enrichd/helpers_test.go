@@ -3,7 +3,6 @@ package enrichd
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,16 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lutkit/lutkit/enrichd/internal/enrichtest"
 	"github.com/lutkit/lutkit/internal/kafkatest"
 	"github.com/lutkit/lutkit/internal/testfiles"
 )
 
 // buildCustomers compiles an n-row customers table to path. Row i has
 // Index i, Customer Id "C<i>-<version>" and Email "u<i>@v<version>.example".
-func buildCustomers(t testing.TB, path string, n, version int) {
-	t.Helper()
-	kafkatest.BuildCustomers(t, path, n, version)
-}
+var buildCustomers = kafkatest.BuildCustomers
 
 // testConfig returns a configuration with TCP (syslog and JSON) and UDP
 // inputs on 127.0.0.1:0, a customers rule and a geo rule on the real city
@@ -148,28 +145,6 @@ func readLines(t testing.TB, path string) []string {
 	return lines
 }
 
-// decode parses an output line, failing the test on invalid JSON.
-func decode(t testing.TB, line string) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal([]byte(line), &m); err != nil {
-		t.Fatalf("invalid JSON output %q: %v", line, err)
-	}
-	return m
-}
-
-func get(m map[string]any, path string) any {
-	var v any = m
-	for _, seg := range strings.Split(path, ".") {
-		mm, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = mm[seg]
-	}
-	return v
-}
-
 func hasTag(m map[string]any, tag string) bool {
 	tags, _ := m["tags"].([]any)
 	for _, x := range tags {
@@ -208,7 +183,9 @@ func dialTCP(t testing.TB, d *Daemon, input string) net.Conn {
 	return c
 }
 
-// event returns an RFC 5424 line with cust and src.
-func event(i, cust int, src string) string {
-	return fmt.Sprintf("<134>1 2026-11-30T05:24:00.000Z web-%02d app %d login - seq=%d cust=%d src=%s action=login", i%20, 1000+i%5000, i, cust, src)
-}
+// The test events and reading the output, shared with the engine's tests.
+var (
+	decode = enrichtest.Decode
+	get    = enrichtest.Get
+	event  = enrichtest.Event
+)

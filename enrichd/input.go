@@ -5,15 +5,44 @@ import (
 	"errors"
 	"io"
 	"net"
-	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/lutkit/lutkit/enrichd/parse"
+	"github.com/lutkit/lutkit/enrichd/engine"
 )
 
-// inputStats are one input's counters, exported as metrics.
+// Input is a source of events: one type of input is one file that
+// implements it and registers itself (RegisterInput). The daemon makes
+// each input (InputKind.New) before it runs, starts it once, stops it once
+// on shutdown, then closes it after the outputs have delivered what it
+// read; it reads its address and counters at any time.
+//
+// An input frames messages and adds them to batches with a Batcher (from
+// Env.Batcher), one per goroutine that reads; the batcher sends each batch
+// to the workers when it is full, and the input flushes it when its source
+// goes quiet for the flush interval (Batcher.Due) and when it stops.
+type Input interface {
+	// Start starts reading, in goroutines of the input's own.
+	Start()
+	// Stop makes the input accept nothing new and read what was already
+	// sent to it (open connections, socket buffers) until deadline; then
+	// it flushes its last batches and closes Done.
+	Stop(deadline time.Time)
+	// Done is closed once the input has stopped reading and flushed its
+	// last batch (after Stop, or by itself for an input that ends).
+	Done() <-chan struct{}
+	// Close releases what the input holds (listeners, sockets, clients).
+	// It is called once, after the outputs have delivered everything read,
+	// or when the daemon fails to start.
+	Close() error
+	// Addr returns the address the input listens on, or nil.
+	Addr() net.Addr
+	// Stats returns the input's counters.
+	Stats() *inputStats
+}
+
+// inputStats are the counters every input keeps, exported as metrics (an
+// input with metrics of its own also implements metricsCollector).
 type inputStats struct {
 	name, typ string
 
@@ -21,12 +50,8 @@ type inputStats struct {
 	bytes       atomic.Uint64
 	malformed   atomic.Uint64 // parse errors: tagged and passed on
 	truncated   atomic.Uint64 // oversize messages, truncated and tagged
-	dropped     atomic.Uint64 // UDP: batches dropped because the queue was full
+	dropped     atomic.Uint64 // dropped because the queue was full (UDP)
 	frameErrors atomic.Uint64 // connections ended inside a frame, bad octet counts, read errors
-	connsTotal  atomic.Uint64
-	connsReject atomic.Uint64 // over max_connections
-	connsIdle   atomic.Uint64 // closed by idle_timeout
-	connsActive atomic.Int64
 }
 
 // messageSource yields framed messages (parse.Framer or lineSource).
@@ -90,237 +115,99 @@ func (l *lineSource) Next() ([]byte, bool, error) {
 	}
 }
 
-// batcher accumulates one input goroutine's messages into batches.
-type batcher struct {
-	d       *Daemon
-	in      *inputStats
-	fmt     uint8
-	cur     *batch
-	udp     bool      // never block: drop and count when no batch is free
-	lastAck *ackEntry // the acknowledgement of the last batch flushed
+// Batcher accumulates one input goroutine's messages into batches and
+// sends them to the workers.
+type Batcher struct {
+	q    *batchQueue
+	in   *inputStats
+	fmt  engine.Format
+	cur  *batch
+	drop bool // never block: drop and count when no batch is free (UDP)
 }
 
-// add appends msg, sending the batch when it is full.
-func (bt *batcher) add(msg []byte, truncated bool) {
-	if bt.take() {
-		bt.put(msg, truncated)
+// Add appends msg, sending the batch when it is full.
+func (bt *Batcher) Add(msg []byte, truncated bool) {
+	if bt.Take() {
+		bt.Put(msg, truncated)
 	}
 }
 
-// take makes sure there is a current batch. A UDP input that finds none
-// free drops the message, counts it and gets false.
-func (bt *batcher) take() bool {
+// Take makes sure a batch is being filled, waiting for a free one. A
+// dropping batcher that finds none free drops the message, counts it and
+// gets false.
+func (bt *Batcher) Take() bool {
 	if bt.cur != nil {
 		return true
 	}
-	if bt.udp {
+	if bt.drop {
 		select {
-		case bt.cur = <-bt.d.freeBatches:
+		case bt.cur = <-bt.q.free:
 		default:
 			bt.in.dropped.Add(1)
 			return false
 		}
 	} else {
-		bt.cur = <-bt.d.freeBatches
+		bt.cur = <-bt.q.free
 	}
-	bt.cur.in, bt.cur.format, bt.cur.start = bt.in, bt.fmt, time.Now()
+	bt.cur.in, bt.cur.Format, bt.cur.start = bt.in, bt.fmt, time.Now()
 	return true
 }
 
-// put appends msg to the current batch and sends the batch when it is
-// full, reporting whether it did.
-func (bt *batcher) put(msg []byte, truncated bool) bool {
+// Put appends msg to the batch being filled (see Take) and sends the
+// batch when it is full, reporting whether it did.
+func (bt *Batcher) Put(msg []byte, truncated bool) bool {
 	var fl uint8
 	if truncated {
-		fl = flagTruncated
+		fl = engine.FlagTruncated
 	}
-	bt.cur.add(msg, fl)
-	if len(bt.cur.msgs) >= bt.d.cfg.Pipeline.BatchSize || len(bt.cur.buf) >= bt.d.cfg.Pipeline.BatchBytes {
-		bt.flush()
+	bt.cur.Add(msg, fl)
+	if len(bt.cur.Msgs) >= bt.q.size || len(bt.cur.Buf) >= bt.q.bytes {
+		bt.Flush()
 		return true
 	}
 	return false
 }
 
-func (bt *batcher) pending() bool { return bt.cur != nil }
+// Ack returns the acknowledgement of the batch being filled (see Take),
+// or nil.
+func (bt *Batcher) Ack() *Ack { return bt.cur.ack }
 
-// flush sends the current batch to the workers. TCP and file inputs block
-// while the queue is full (backpressure); UDP drops and counts.
-func (bt *batcher) flush() {
+// SetAck attaches a to the batch being filled (see Take): the input's
+// Acker hears when every output has delivered it.
+func (bt *Batcher) SetAck(a *Ack) { bt.cur.ack = a }
+
+// Pending reports whether a batch is being filled.
+func (bt *Batcher) Pending() bool { return bt.cur != nil }
+
+// Due returns when the pending batch must be flushed even if nothing more
+// comes: the flush interval after its first message.
+func (bt *Batcher) Due() time.Time { return bt.cur.start.Add(bt.q.flushEvery) }
+
+// FlushInterval is how long a partial batch may wait for more messages.
+func (bt *Batcher) FlushInterval() time.Duration { return bt.q.flushEvery }
+
+// Flush sends the current batch to the workers. A blocking batcher waits
+// while the queue is full (backpressure); a dropping one drops and counts.
+func (bt *Batcher) Flush() {
 	b := bt.cur
 	if b == nil {
 		return
 	}
 	bt.cur = nil
-	bt.lastAck = b.ack
-	n, size := uint64(len(b.msgs)), uint64(len(b.buf))
-	if bt.udp {
+	n, size := uint64(len(b.Msgs)), uint64(len(b.Buf))
+	if bt.drop {
 		select {
-		case bt.d.work <- b:
+		case bt.q.work <- b:
 		default:
 			bt.in.dropped.Add(n)
-			b.reset()
-			bt.d.freeBatches <- b
+			bt.q.recycle(b)
 			return
 		}
 	} else {
-		bt.d.work <- b
+		bt.q.work <- b
 	}
 	bt.in.events.Add(n)
 	bt.in.bytes.Add(size)
-}
-
-// ---- TCP
-
-type tcpInput struct {
-	d      *Daemon
-	cfg    InputConfig
-	ln     net.Listener
-	stats  *inputStats
-	fmt    uint8
-	framer sync.Pool
-
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-}
-
-func (t *tcpInput) serve(wg *sync.WaitGroup) {
-	defer wg.Done()
-	for {
-		c, err := t.ln.Accept()
-		if err != nil {
-			if t.d.isStopping() || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			t.d.log.Warn("accept failed", "input", t.cfg.Name, "err", err)
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		t.stats.connsTotal.Add(1)
-		if t.stats.connsActive.Load() >= int64(t.cfg.MaxConnections) {
-			t.stats.connsReject.Add(1)
-			c.Close()
-			continue
-		}
-		t.mu.Lock()
-		if t.d.isStopping() {
-			t.mu.Unlock()
-			c.Close()
-			continue
-		}
-		t.conns[c] = struct{}{}
-		t.stats.connsActive.Add(1)
-		wg.Add(1)
-		t.mu.Unlock()
-		go t.serveConn(c, wg)
-	}
-}
-
-// stop closes the listener and gives every connection until deadline to
-// deliver what it has sent.
-func (t *tcpInput) stop(deadline time.Time) {
-	t.ln.Close()
-	t.mu.Lock()
-	for c := range t.conns {
-		c.SetReadDeadline(deadline)
-	}
-	t.mu.Unlock()
-}
-
-// connReader reads a connection for a Framer, flushing the pending batch
-// when the connection goes quiet for the flush interval.
-type connReader struct {
-	t   *tcpInput
-	c   net.Conn
-	bt  *batcher
-	pre []byte // bytes read before the Framer was attached
-}
-
-func (r *connReader) Read(p []byte) (int, error) {
-	if len(r.pre) > 0 {
-		n := copy(p, r.pre)
-		r.pre = r.pre[n:]
-		return n, nil
-	}
-	d := r.t.d
-	flushEvery := d.cfg.Pipeline.FlushInterval
-	for {
-		if d.isStopping() {
-			r.c.SetReadDeadline(d.drainDeadline())
-		} else if r.bt.pending() {
-			if time.Since(r.bt.cur.start) >= flushEvery {
-				r.bt.flush()
-				continue
-			}
-			r.c.SetReadDeadline(time.Now().Add(flushEvery))
-		} else if r.t.cfg.IdleTimeout > 0 {
-			r.c.SetReadDeadline(time.Now().Add(r.t.cfg.IdleTimeout))
-		} else {
-			r.c.SetReadDeadline(time.Time{})
-		}
-		n, err := r.c.Read(p)
-		if n > 0 || err == nil {
-			return n, err
-		}
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() && !d.isStopping() {
-			if r.bt.pending() {
-				r.bt.flush()
-				continue
-			}
-			r.t.stats.connsIdle.Add(1)
-		}
-		return 0, err
-	}
-}
-
-func (t *tcpInput) serveConn(c net.Conn, wg *sync.WaitGroup) {
-	defer wg.Done()
-	defer func() {
-		t.mu.Lock()
-		delete(t.conns, c)
-		t.mu.Unlock()
-		t.stats.connsActive.Add(-1)
-		c.Close()
-	}()
-	bt := &batcher{d: t.d, in: t.stats, fmt: t.fmt}
-	cr := &connReader{t: t, c: c, bt: bt}
-	// Wait for the first bytes before taking a framing buffer, so idle
-	// connections cost no buffer.
-	var first [256]byte
-	n, err := cr.Read(first[:])
-	if n == 0 {
-		if err != nil && err != io.EOF && !isTimeout(err) {
-			t.stats.frameErrors.Add(1)
-		}
-		return
-	}
-	cr.pre = first[:n]
-	var src messageSource
-	if t.fmt == fmtSyslog {
-		fr, _ := t.framer.Get().(*parse.Framer)
-		if fr == nil {
-			fr = parse.NewFramer(cr, t.cfg.MaxMessageSize)
-		} else {
-			fr.Reset(cr)
-		}
-		defer t.framer.Put(fr)
-		src = fr
-	} else {
-		src = newLineSource(cr, t.cfg.MaxMessageSize)
-	}
-	for {
-		msg, trunc, err := src.Next()
-		if err != nil {
-			if err != io.EOF && !isTimeout(err) && !errors.Is(err, net.ErrClosed) {
-				t.stats.frameErrors.Add(1)
-				t.d.log.Debug("connection ended with an error", "input", t.cfg.Name, "remote", c.RemoteAddr().String(), "err", err)
-			}
-			break
-		}
-		bt.add(msg, trunc)
-	}
-	bt.flush()
 }
 
 func isTimeout(err error) bool {
@@ -328,95 +215,18 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// ---- UDP
-
-type udpInput struct {
-	d     *Daemon
-	cfg   InputConfig
-	conn  *net.UDPConn
-	stats *inputStats
-	fmt   uint8
+// stopState is an input's shutdown: whether it is stopping and until when
+// it reads what was already sent.
+type stopState struct {
+	stopping atomic.Bool
+	deadline atomic.Int64
 }
 
-func (u *udpInput) serve(wg *sync.WaitGroup) {
-	defer wg.Done()
-	d := u.d
-	bt := &batcher{d: d, in: u.stats, fmt: u.fmt, udp: true}
-	buf := make([]byte, u.cfg.MaxMessageSize+1)
-	flushEvery := d.cfg.Pipeline.FlushInterval
-	for {
-		switch {
-		case d.isStopping():
-			u.conn.SetReadDeadline(d.drainDeadline())
-		case bt.pending():
-			if time.Since(bt.cur.start) >= flushEvery {
-				bt.flush()
-			}
-			u.conn.SetReadDeadline(time.Now().Add(flushEvery))
-		default:
-			u.conn.SetReadDeadline(time.Time{})
-		}
-		n, _, err := u.conn.ReadFromUDPAddrPort(buf)
-		if err != nil {
-			if isTimeout(err) && !d.isStopping() {
-				bt.flush()
-				continue
-			}
-			if d.isStopping() || errors.Is(err, net.ErrClosed) {
-				break
-			}
-			u.stats.frameErrors.Add(1)
-			continue
-		}
-		msg := buf[:n]
-		trunc := false
-		if n > u.cfg.MaxMessageSize {
-			msg, trunc = msg[:u.cfg.MaxMessageSize], true
-		}
-		for len(msg) > 0 && (msg[len(msg)-1] == '\n' || msg[len(msg)-1] == '\r' || msg[len(msg)-1] == 0) {
-			msg = msg[:len(msg)-1]
-		}
-		if len(msg) == 0 {
-			continue
-		}
-		bt.add(msg, trunc)
-	}
-	bt.flush()
+func (s *stopState) stop(deadline time.Time) {
+	s.deadline.Store(deadline.UnixNano())
+	s.stopping.Store(true)
 }
 
-// ---- file
+func (s *stopState) isStopping() bool { return s.stopping.Load() }
 
-type fileInput struct {
-	d     *Daemon
-	cfg   InputConfig
-	stats *inputStats
-	fmt   uint8
-	r     io.ReadCloser
-}
-
-func (f *fileInput) serve(wg *sync.WaitGroup) {
-	defer wg.Done()
-	defer f.r.Close()
-	d := f.d
-	bt := &batcher{d: d, in: f.stats, fmt: f.fmt}
-	src := newLineSource(f.r, f.cfg.MaxMessageSize)
-	for !d.isStopping() {
-		msg, trunc, err := src.Next()
-		if err != nil {
-			if err != io.EOF {
-				f.stats.frameErrors.Add(1)
-				d.log.Error("reading input failed", "input", f.cfg.Name, "err", err)
-			}
-			break
-		}
-		bt.add(msg, trunc)
-	}
-	bt.flush()
-}
-
-func openFileInput(path string) (io.ReadCloser, error) {
-	if path == "-" {
-		return io.NopCloser(os.Stdin), nil
-	}
-	return os.Open(path)
-}
+func (s *stopState) drainDeadline() time.Time { return time.Unix(0, s.deadline.Load()) }

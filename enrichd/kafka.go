@@ -25,21 +25,22 @@ import (
 // (kafka_output.go); this file has the connection settings they share.
 //
 // Delivery is at least once. A Kafka input notes, for each batch, the
-// last offset it holds of each partition, in an ackEntry. The entry goes
-// with the batch to a worker and with the worker's output buffer to the
-// outputs; it is done when every output has the events: the stream
-// outputs (stdout, file, tcp) once they have flushed them, a Kafka output
-// once the brokers acknowledged them (or, after max_attempts, the dead
-// letter took them). The commitTracker (kafka_commit.go) keeps the
-// entries in the order the input made them; when the oldest are done,
-// their offsets become committable, whenever that is (a produce retried
-// long after the fetch, the brokers back from an outage), and the
-// committer commits them every commit_interval, retrying a failed commit
-// with backoff, and once more, until the shutdown deadline, on SIGTERM.
-// So a committed offset never passes an event that is not delivered, and
-// a crash makes the group read again at most the events fetched and not
-// yet committed, which max_uncommitted bounds: the input stops fetching
-// while that many are outstanding.
+// last offset it holds of each partition, in an ackEntry: the batch's
+// acknowledgement (Ack), which goes with the batch to a worker and with
+// the worker's output buffer to the outputs. It is done when every output
+// has delivered the events: the stream outputs (stdout, file, tcp) once
+// they have flushed them, a Kafka output once the brokers acknowledged
+// them (or, after max_attempts, the dead letter took them). The
+// commitTracker (kafka_commit.go) keeps the entries in the order the input
+// made them; when the oldest are done, their offsets become committable,
+// whenever that is (a produce retried long after the fetch, the brokers
+// back from an outage), and the committer commits them every
+// commit_interval, retrying a failed commit with backoff, and once more,
+// until the shutdown deadline, on SIGTERM. So a committed offset never
+// passes an event that is not delivered, and a crash makes the group read
+// again at most the events fetched and not yet committed, which
+// max_uncommitted bounds: the input stops fetching while that many are
+// outstanding.
 
 // probeKafka connects to the brokers once, so that settings that can
 // never work (a wrong password, an untrusted certificate) stop the start
@@ -147,7 +148,7 @@ func clientID(c KafkaConn) string {
 	return "enrichd"
 }
 
-func kafkaCompression(s string) kafka.Compression {
+func kafkaCompression(s Compression) kafka.Compression {
 	switch s {
 	case "gzip":
 		return kafka.Gzip
@@ -216,17 +217,6 @@ func (s *streak) ok(log *slog.Logger, msg string) {
 		log.Info(msg, "failures", s.n, "after", time.Since(s.began).Round(time.Millisecond).String())
 		s.n = 0
 	}
-}
-
-// shutdownDeadline returns when the daemon's shutdown must be done: the
-// shutdown began drain_read_grace before the inputs' drain deadline, and
-// has shutdown_timeout. Before a shutdown began, it is shutdown_timeout
-// from now.
-func (d *Daemon) shutdownDeadline() time.Time {
-	if t := d.drainTill.Load(); t != 0 {
-		return time.Unix(0, t).Add(-d.cfg.DrainReadGrace).Add(d.cfg.ShutdownTimeout)
-	}
-	return time.Now().Add(d.cfg.ShutdownTimeout)
 }
 
 // connRetries is how many times a request that failed on a broken

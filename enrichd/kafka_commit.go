@@ -17,13 +17,15 @@ import (
 // commits to the group (kafkaInput.commit and its loop). See kafka.go for
 // the whole of the delivery guarantee.
 
-// ackEntry is one Kafka input batch on its way to the outputs.
+// ackEntry is one Kafka input batch on its way to the outputs: the
+// batch's acknowledgement (Ack) tells it when every output has delivered
+// the batch.
 type ackEntry struct {
-	t       *commitTracker
-	offs    []partOffset // the last offset of each partition in the batch
-	events  int
-	pending atomic.Int32 // outputs that have not delivered the batch yet
-	done    bool         // under t.mu
+	Ack
+	t      *commitTracker
+	offs   []partOffset // the last offset of each partition in the batch
+	events int
+	done   bool // under t.mu
 }
 
 type topicPart struct {
@@ -57,12 +59,8 @@ func (e *ackEntry) note(m *kafka.Message) {
 	e.offs = append(e.offs, partOffset{topicPart{m.Topic, m.Partition}, m.Offset})
 }
 
-// release marks one output's delivery of the batch.
-func (e *ackEntry) release() {
-	if e.pending.Add(-1) == 0 {
-		e.t.complete(e)
-	}
-}
+// Delivered is called once every output has delivered the batch.
+func (e *ackEntry) Delivered() { e.t.complete(e) }
 
 // commitTracker orders a Kafka input's batches and turns the delivered
 // ones into offsets to commit.
@@ -90,6 +88,7 @@ func newCommitTracker(max int) *commitTracker {
 // open starts the entry of a new batch.
 func (t *commitTracker) open() *ackEntry {
 	e := &ackEntry{t: t}
+	e.Ack.Init(e)
 	t.mu.Lock()
 	t.q = append(t.q, e)
 	t.mu.Unlock()
@@ -272,7 +271,7 @@ func (k *kafkaInput) commit() error {
 	var resp *kafka.OffsetCommitResponse
 	err := retryConn(ctx, func() (err error) {
 		resp, err = k.cl.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
-			GroupID: k.cfg.Kafka.Group, GenerationID: gen.id, MemberID: gen.member, Topics: topics,
+			GroupID: k.kc.Group, GenerationID: gen.id, MemberID: gen.member, Topics: topics,
 		})
 		return err
 	})
@@ -324,7 +323,7 @@ func (k *kafkaInput) commitFailed(offs map[topicPart]delivered, n int, err error
 // backoff.
 func (k *kafkaInput) commitLoop() {
 	defer close(k.commitDone)
-	tick := time.NewTicker(k.cfg.Kafka.CommitInterval)
+	tick := time.NewTicker(k.kc.CommitInterval)
 	defer tick.Stop()
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
@@ -419,7 +418,7 @@ func (k *kafkaInput) commitOutside() error {
 	}
 	var resp *kafka.OffsetCommitResponse
 	err = retryConn(ctx, func() (err error) {
-		resp, err = k.cl.OffsetCommit(ctx, &kafka.OffsetCommitRequest{GroupID: k.cfg.Kafka.Group, GenerationID: -1, Topics: topics})
+		resp, err = k.cl.OffsetCommit(ctx, &kafka.OffsetCommitRequest{GroupID: k.kc.Group, GenerationID: -1, Topics: topics})
 		return err
 	})
 	if err == nil {

@@ -16,7 +16,7 @@ type deadLetter interface {
 	close() error
 }
 
-func newDeadLetter(kc KafkaOutputConfig, tr *kafka.Transport, stop <-chan struct{}) (deadLetter, error) {
+func newDeadLetter(kc *KafkaOutputConfig, tr *kafka.Transport, stop <-chan struct{}) (deadLetter, error) {
 	if topic, ok := strings.CutPrefix(kc.DeadLetter, "kafka:"); ok {
 		return &topicDeadLetter{stop: stop, w: &kafka.Writer{
 			Addr: kafka.TCP(kc.Brokers...), Topic: topic, Balancer: &kafka.RoundRobin{},

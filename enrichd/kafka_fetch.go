@@ -40,7 +40,7 @@ type fetched struct {
 // startFetcher starts fetching tp at offset (or at kafka.FirstOffset or
 // kafka.LastOffset).
 func (k *kafkaInput) startFetcher(tp topicPart, offset int64) {
-	kc := k.cfg.Kafka
+	kc := k.kc
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers:         kc.Brokers,
 		Topic:           tp.topic,

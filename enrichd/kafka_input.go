@@ -3,6 +3,7 @@ package enrichd
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,11 +24,13 @@ import (
 // nothing twice. A partition new to it starts at the group's committed
 // offset, or at start_offset when the group has none.
 type kafkaInput struct {
-	d     *Daemon
-	cfg   InputConfig
+	env   *Env
+	cfg   *InputConfig
+	kc    *KafkaInputConfig
 	stats *inputStats
-	fmt   uint8
 	log   *slog.Logger
+	cur   *ackEntry // the acknowledgement of the batch being filled
+	done  chan struct{}
 
 	cl        *kafka.Client // group requests, commits and offset listings
 	dialer    *kafka.Dialer // the partition readers'
@@ -63,9 +66,23 @@ type kafkaInput struct {
 	lag       lagState
 }
 
-func newKafkaInput(d *Daemon, ic InputConfig, st *inputStats) (*kafkaInput, error) {
-	kc := ic.Kafka
-	log := d.log.With("input", ic.Name)
+func init() {
+	RegisterInput(InputKind{Type: "kafka", Format: FormatSyslog, Settings: func() Settings { return &KafkaInputConfig{} }, New: newKafkaInput})
+}
+
+var (
+	mKafkaLag         = desc("kafka_consumer_lag", "High watermark minus the group's committed offset, as the brokers report them at the scrape, by assigned partition.", "input", "topic", "partition")
+	mKafkaCommitted   = desc("kafka_committed_offset", "The group's committed offset (the next to read), by assigned partition.", "input", "topic", "partition")
+	mKafkaCommits     = desc("kafka_commits_total", "Offset commits by result.", "input", "result")
+	mKafkaUncommitted = desc("kafka_uncommitted_events", "Events fetched and not yet committed (at most max_uncommitted).", "input")
+	mKafkaStale       = desc("kafka_stale_offsets_total", "Delivered offsets not committed because a rebalance came between their fetch and the commit (the partition's owner reads them again).", "input")
+	mKafkaRebalances  = desc("kafka_rebalances_total", "Consumer group rebalances seen by the input.", "input")
+	mKafkaReadErrors  = desc("kafka_fetch_errors_total", "Fetch and group errors reported by the consumer.", "input")
+)
+
+func newKafkaInput(ic *InputConfig, env *Env) (Input, error) {
+	kc := ic.Settings.(*KafkaInputConfig)
+	log := env.Log
 	if err := probeKafka(kc.KafkaConn, log); err != nil {
 		return nil, err
 	}
@@ -78,7 +95,7 @@ func newKafkaInput(d *Daemon, ic InputConfig, st *inputStats) (*kafkaInput, erro
 		return nil, err
 	}
 	k := &kafkaInput{
-		d: d, cfg: ic, stats: st, fmt: formatCode(ic.Format), log: log,
+		env: env, cfg: ic, kc: kc, stats: env.InputStats(), log: log, done: make(chan struct{}),
 		cl:         &kafka.Client{Addr: kafka.TCP(kc.Brokers...), Transport: tr, Timeout: 10 * time.Second},
 		dialer:     dialer,
 		readerLog:  &limitedLogger{l: log, every: 10 * time.Second},
@@ -107,7 +124,7 @@ func newKafkaInput(d *Daemon, ic InputConfig, st *inputStats) (*kafkaInput, erro
 	if max(1, kc.MinBytes) > k.maxBytes {
 		return nil, fmt.Errorf("min_bytes (%d) is more than max_bytes (%d)", kc.MinBytes, k.maxBytes)
 	}
-	k.group = newKafkaGroup(k.cl, kc, log)
+	k.group = newKafkaGroup(k.cl, *kc, log)
 	k.group.assign = k.assign
 	k.group.revoke = k.revoke
 	return k, nil
@@ -131,7 +148,7 @@ func (k *kafkaInput) assign(gen *generation) {
 		}
 		if start < 0 {
 			start = kafka.FirstOffset
-			if k.cfg.Kafka.StartOffset == "latest" {
+			if k.kc.StartOffset == "latest" {
 				start = kafka.LastOffset
 			}
 		}
@@ -180,15 +197,25 @@ func (k *kafkaInput) setCommitted(tp topicPart, off int64) {
 	k.mu.Unlock()
 }
 
+func (k *kafkaInput) Start()                { go k.serve() }
+func (k *kafkaInput) Stop(time.Time)        { k.stop() }
+func (k *kafkaInput) Done() <-chan struct{} { return k.done }
+func (k *kafkaInput) Addr() net.Addr        { return nil }
+func (k *kafkaInput) Stats() *inputStats    { return k.stats }
+
+// Close commits what the outputs delivered and leaves the group.
+func (k *kafkaInput) Close() error {
+	k.finish()
+	return nil
+}
+
 // serve joins the group and batches the fetched messages until stop.
-func (k *kafkaInput) serve(wg *sync.WaitGroup) {
-	defer wg.Done()
+func (k *kafkaInput) serve() {
+	defer close(k.done)
 	k.started.Store(true)
 	go k.group.run()
 	go k.commitLoop()
-	d := k.d
-	bt := &batcher{d: d, in: k.stats, fmt: k.fmt}
-	flushEvery := d.cfg.Pipeline.FlushInterval
+	bt := k.env.Batcher(k.stats, k.cfg.Format, false)
 	maxSize := k.cfg.MaxMessageSize
 	// A pending batch is flushed when due.
 	due := time.NewTimer(time.Hour)
@@ -197,7 +224,7 @@ func (k *kafkaInput) serve(wg *sync.WaitGroup) {
 loop:
 	for {
 		if k.tr.full() {
-			bt.flush()
+			bt.Flush()
 			due.Stop()
 			if !k.tr.wait(k.stopCh) {
 				break
@@ -207,7 +234,7 @@ loop:
 		select {
 		case it = <-k.msgs:
 		case <-due.C:
-			bt.flush()
+			bt.Flush()
 			continue
 		case <-k.stopCh:
 			break loop
@@ -228,19 +255,20 @@ loop:
 		if len(msg) > maxSize {
 			msg, trunc = msg[:maxSize], true
 		}
-		if !bt.pending() {
-			bt.take()
-			due.Reset(time.Until(bt.cur.start.Add(flushEvery)))
+		if !bt.Pending() {
+			bt.Take()
+			due.Reset(time.Until(bt.Due()))
 		}
-		if bt.cur.ack == nil {
-			bt.cur.ack = k.tr.open()
+		if bt.Ack() == nil {
+			k.cur = k.tr.open()
+			bt.SetAck(&k.cur.Ack)
 		}
-		bt.cur.ack.note(m)
-		if bt.put(msg, trunc) {
+		k.cur.note(m)
+		if bt.Put(msg, trunc) {
 			due.Stop()
 		}
 	}
-	bt.flush()
+	bt.Flush()
 }
 
 // stop ends fetching; the pending batch is flushed by serve. The group
@@ -262,7 +290,7 @@ func (k *kafkaInput) finish() {
 		if started {
 			close(k.commitStop)
 			<-k.commitDone
-			k.finalCommit(k.d.shutdownDeadline())
+			k.finalCommit(k.env.ShutdownDeadline())
 		}
 		k.group.leave(started)
 		k.stopFetchers()
@@ -271,8 +299,10 @@ func (k *kafkaInput) finish() {
 	})
 }
 
-// collect exports the input's Kafka metrics.
-func (k *kafkaInput) collect(counter, gauge func(*prometheus.Desc, float64, ...string), ch chan<- prometheus.Metric) {
+// Collect exports the input's Kafka metrics.
+func (k *kafkaInput) Collect(m metricSink) {
+	counter := func(d *prometheus.Desc, v float64, l ...string) { m.counter(d, uint64(v), l...) }
+	gauge := m.gauge
 	name := k.cfg.Name
 	k.collectLag(gauge)
 	counter(mKafkaRebalances, float64(k.group.joins.Load()), name)
@@ -286,5 +316,5 @@ func (k *kafkaInput) collect(counter, gauge func(*prometheus.Desc, float64, ...s
 		age = time.Since(old).Seconds()
 	}
 	gauge(mKafkaDeliveredAge, age, name)
-	k.commitLat.Collect(ch)
+	m.collect(k.commitLat)
 }

@@ -60,7 +60,7 @@ func (k *kafkaInput) refreshLag() error {
 		return err
 	}
 	var fromStart []topicPart
-	if k.cfg.Kafka.StartOffset != "latest" {
+	if k.kc.StartOffset != "latest" {
 		for _, tp := range parts {
 			if committed[tp] < 0 {
 				fromStart = append(fromStart, tp)

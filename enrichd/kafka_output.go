@@ -15,11 +15,21 @@ import (
 	"github.com/segmentio/kafka-go"
 )
 
-// kafkaSink produces each event as one message. Send hands it an output
+func init() {
+	RegisterOutput(OutputKind{Type: "kafka", Settings: func() Settings { return &KafkaOutputConfig{} }, New: newKafkaSink})
+}
+
+var (
+	mKafkaProduced    = desc("kafka_produced_total", "Events the brokers acknowledged.", "output")
+	mKafkaRetries     = desc("kafka_produce_retries_total", "Events produced again after a failed attempt.", "output")
+	mKafkaDeadLetter  = desc("kafka_dead_letter_total", "Events sent to the dead letter after max_attempts.", "output")
+	mKafkaNotProduced = desc("kafka_not_produced_total", "Events neither produced nor dead-lettered (logged, or left uncommitted on shutdown).", "output")
+)
+
+// kafkaSink produces each event as one message. Write hands it an output
 // buffer, which in_flight sender goroutines produce concurrently; the
-// buffer goes back to the pool, and its input acknowledgement is
-// released, once the brokers acknowledged every event (or the dead letter
-// took it).
+// buffer goes back to the pool, and its delivery is reported, once the
+// brokers acknowledged every event (or the dead letter took it).
 //
 // A buffer's events are grouped by partition and each group is one
 // produce request (kafka.Client.Produce, the request kafka-go's Writer
@@ -28,18 +38,17 @@ import (
 // and move to the next partition when a produce fails; keyed events go by
 // the murmur2 hash of their key, as the Java client places them.
 type kafkaSink struct {
-	d      *Daemon
-	cfg    KafkaOutputConfig
+	env    *Env
+	cfg    *KafkaOutputConfig
 	st     *outputStats
 	log    *slog.Logger
 	cl     *kafka.Client
 	acks   kafka.RequiredAcks
 	comp   kafka.Compression
 	dl     deadLetter
-	nf     int // out fields per event
 	keyF   int
 	topicF int
-	jobs   chan *outBuf
+	jobs   chan *Buffer
 	wg     sync.WaitGroup
 	seq    atomic.Uint64
 	// quit ends the retries: closed at the shutdown deadline, or when the
@@ -55,9 +64,9 @@ type kafkaSink struct {
 	creating map[string]time.Time  // topics created (create_topic), when
 }
 
-func newKafkaSink(o OutputConfig, d *Daemon, st *outputStats) (*kafkaSink, error) {
-	kc := o.Kafka
-	if err := probeKafka(kc.KafkaConn, d.log.With("output", o.Name)); err != nil {
+func newKafkaSink(o *OutputConfig, env *Env) (Output, error) {
+	kc := o.Settings.(*KafkaOutputConfig)
+	if err := probeKafka(kc.KafkaConn, env.Log); err != nil {
 		return nil, err
 	}
 	tr, err := kafkaTransport(kc.KafkaConn)
@@ -65,11 +74,11 @@ func newKafkaSink(o OutputConfig, d *Daemon, st *outputStats) (*kafkaSink, error
 		return nil, err
 	}
 	s := &kafkaSink{
-		d: d, cfg: kc, st: st, log: d.log.With("output", o.Name),
+		env: env, cfg: kc, st: env.OutputStats(), log: env.Log,
 		cl:   &kafka.Client{Addr: kafka.TCP(kc.Brokers...), Transport: tr, Timeout: 30 * time.Second},
 		acks: kafka.RequireAll, comp: kafkaCompression(kc.Compression),
-		nf: len(d.pipe.outFields), keyF: d.pipe.outField(kc.KeyField), topicF: d.pipe.outField(kc.TopicField),
-		jobs: make(chan *outBuf, kc.InFlight), topics: map[string]*topicMeta{},
+		keyF: env.EventField(kc.KeyField), topicF: env.EventField(kc.TopicField),
+		jobs: make(chan *Buffer, kc.InFlight), topics: map[string]*topicMeta{},
 		creating: map[string]time.Time{}, quit: make(chan struct{}), closed: make(chan struct{}),
 	}
 	switch kc.RequiredAcks {
@@ -88,7 +97,7 @@ func newKafkaSink(o OutputConfig, d *Daemon, st *outputStats) (*kafkaSink, error
 	}
 	go func() {
 		select {
-		case <-d.hardStop:
+		case <-env.Stop:
 			s.stopRetrying()
 		case <-s.closed:
 		}
@@ -100,18 +109,28 @@ func newKafkaSink(o OutputConfig, d *Daemon, st *outputStats) (*kafkaSink, error
 	return s, nil
 }
 
-// Send queues ob; it blocks while in_flight buffers are being produced.
-func (s *kafkaSink) Send(ob *outBuf) { s.jobs <- ob }
+// Write queues ob; it blocks while in_flight buffers are being produced.
+func (s *kafkaSink) Write(ob *Buffer) error {
+	ob.Retain()
+	s.jobs <- ob
+	return nil
+}
+
+// Flush does nothing: each buffer is delivered as it is produced.
+func (s *kafkaSink) Flush() error { return nil }
+
+// Holds is how many buffers the output keeps at most: in_flight being
+// produced and one waiting.
+func (s *kafkaSink) Holds() int { return s.cfg.InFlight + 1 }
 
 func (s *kafkaSink) sender() {
 	defer s.wg.Done()
 	var sc produceScratch
 	for ob := range s.jobs {
-		a := ob.ack
-		if s.deliver(ob, &sc) && a != nil {
-			a.release()
+		if s.deliver(ob, &sc) {
+			ob.Delivery().Done()
 		}
-		s.d.releaseOut(ob)
+		ob.Release()
 	}
 }
 
@@ -134,13 +153,13 @@ type produceScratch struct {
 // deliver produces ob's events. It returns false only when the daemon
 // gave up on shutdown with events undelivered (their input offsets then
 // stay uncommitted).
-func (s *kafkaSink) deliver(ob *outBuf, sc *produceScratch) bool {
+func (s *kafkaSink) deliver(ob *Buffer, sc *produceScratch) bool {
 	sticky := int(s.seq.Add(1))
 	groups := sc.groups[:0]
 	var unplaced []int32 // events whose topic has no metadata yet
 	var metaErr error
 	var oversize []prodGroup
-	for i := range int32(ob.events) {
+	for i := range int32(ob.Events) {
 		if s.size(ob, int(i)) > s.cfg.BatchBytes {
 			oversize = append(oversize, prodGroup{events: []int32{i}})
 			continue
@@ -199,7 +218,7 @@ func (s *kafkaSink) deliver(ob *outBuf, sc *produceScratch) bool {
 			return false
 		}
 		if nFailed == 0 {
-			s.st.bytes.Add(uint64(len(ob.b)))
+			s.st.bytes.Add(uint64(len(ob.B)))
 			return true
 		}
 		if s.cfg.MaxAttempts > 0 && attempt >= s.cfg.MaxAttempts {
@@ -235,9 +254,9 @@ func (s *kafkaSink) deliver(ob *outBuf, sc *produceScratch) bool {
 
 // partition returns the partition of tm event i goes to: by its key, or
 // else the buffer's sticky choice.
-func (s *kafkaSink) partition(ob *outBuf, i int, tm *topicMeta, sticky int) int {
+func (s *kafkaSink) partition(ob *Buffer, i int, tm *topicMeta, sticky int) int {
 	if s.keyF >= 0 {
-		if k := ob.field(i, s.keyF, s.nf); len(k) > 0 {
+		if k := ob.Field(i, s.keyF); len(k) > 0 {
 			return murmur2Partition(k, len(tm.parts))
 		}
 	}
@@ -246,7 +265,7 @@ func (s *kafkaSink) partition(ob *outBuf, i int, tm *topicMeta, sticky int) int 
 
 // addToGroup adds event i to the group of its partition that has room
 // (batch_size, batch_bytes), or to a new one.
-func (s *kafkaSink) addToGroup(groups []prodGroup, ob *outBuf, tm *topicMeta, p int, i int32) []prodGroup {
+func (s *kafkaSink) addToGroup(groups []prodGroup, ob *Buffer, tm *topicMeta, p int, i int32) []prodGroup {
 	n := s.size(ob, int(i))
 	for j := range groups {
 		g := &groups[j]
@@ -267,10 +286,10 @@ func (s *kafkaSink) addToGroup(groups []prodGroup, ob *outBuf, tm *topicMeta, p 
 }
 
 // size is what event i adds to a produce request, about.
-func (s *kafkaSink) size(ob *outBuf, i int) int {
-	n := len(ob.line(i)) + 32
+func (s *kafkaSink) size(ob *Buffer, i int) int {
+	n := len(ob.Line(i)) + 32
 	if s.keyF >= 0 {
-		n += len(ob.field(i, s.keyF, s.nf))
+		n += len(ob.Field(i, s.keyF))
 	}
 	return n
 }
@@ -284,14 +303,14 @@ func permanent(err error) bool {
 
 // produceAll sends one produce request per group, concurrently, and sets
 // each group's err.
-func (s *kafkaSink) produceAll(ob *outBuf, groups []prodGroup, sc *produceScratch) {
+func (s *kafkaSink) produceAll(ob *Buffer, groups []prodGroup, sc *produceScratch) {
 	one := func(g *prodGroup) {
 		if g.topic == nil {
 			return // no metadata: g.err is set
 		}
 		var res *kafka.ProduceResponse
 		err := retryConn(context.Background(), func() (err error) {
-			recs := &lineRecords{ob: ob, events: g.events, keyF: s.keyF, nf: s.nf}
+			recs := &lineRecords{ob: ob, events: g.events, keyF: s.keyF}
 			res, err = s.cl.Produce(context.Background(), &kafka.ProduceRequest{
 				Topic: g.topic.name, Partition: g.partition, RequiredAcks: s.acks, Records: recs, Compression: s.comp,
 			})
@@ -355,9 +374,9 @@ var partitionIDs = func() []int {
 // and its byte readers are reused: the encoder writes each record before
 // it reads the next.
 type lineRecords struct {
-	ob         *outBuf
+	ob         *Buffer
 	events     []int32
-	keyF, nf   int
+	keyF       int
 	next       int
 	rec        kafka.Record
 	key, value bytesReader
@@ -370,10 +389,10 @@ func (r *lineRecords) ReadRecord() (*kafka.Record, error) {
 	i := int(r.events[r.next])
 	r.next++
 	r.rec = kafka.Record{}
-	r.value.Reset(r.ob.line(i))
+	r.value.Reset(r.ob.Line(i))
 	r.rec.Value = &r.value
 	if r.keyF >= 0 {
-		if k := r.ob.field(i, r.keyF, r.nf); len(k) > 0 {
+		if k := r.ob.Field(i, r.keyF); len(k) > 0 {
 			r.key.Reset(k)
 			r.rec.Key = &r.key
 		}
@@ -389,14 +408,14 @@ func (*bytesReader) Close() error { return nil }
 // giveUp sends events that cannot be produced to the dead letter; without
 // one (only events larger than the brokers take get here then: retries
 // are otherwise endless) to the log at error level.
-func (s *kafkaSink) giveUp(ob *outBuf, groups []prodGroup, cause error) bool {
+func (s *kafkaSink) giveUp(ob *Buffer, groups []prodGroup, cause error) bool {
 	var lines, keys [][]byte
 	for _, g := range groups {
 		for _, i := range g.events {
-			lines = append(lines, ob.line(int(i)))
+			lines = append(lines, ob.Line(int(i)))
 			var k []byte
 			if s.keyF >= 0 {
-				k = ob.field(int(i), s.keyF, s.nf)
+				k = ob.Field(int(i), s.keyF)
 			}
 			keys = append(keys, k)
 		}
@@ -426,7 +445,7 @@ func (s *kafkaSink) stopRetrying() { s.quitOnce.Do(func() { close(s.quit) }) }
 func (s *kafkaSink) Close() error {
 	defer close(s.closed)
 	close(s.jobs)
-	deadline := time.AfterFunc(time.Until(s.d.shutdownDeadline()), s.stopRetrying)
+	deadline := time.AfterFunc(time.Until(s.env.ShutdownDeadline()), s.stopRetrying)
 	defer deadline.Stop()
 	s.wg.Wait()
 	var err error
@@ -439,7 +458,9 @@ func (s *kafkaSink) Close() error {
 
 func (s *kafkaSink) Stats() *outputStats { return s.st }
 
-func (s *kafkaSink) collect(counter func(*prometheus.Desc, float64, ...string)) {
+// Collect exports the output's Kafka metrics.
+func (s *kafkaSink) Collect(m metricSink) {
+	counter := func(d *prometheus.Desc, v float64, l ...string) { m.counter(d, uint64(v), l...) }
 	n := s.st.name
 	counter(mKafkaProduced, float64(s.produced.Load()), n)
 	counter(mKafkaRetries, float64(s.retries.Load()), n)

@@ -140,7 +140,7 @@ func TestKafkaWindow(t *testing.T) {
 	var peak int64
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		k := r.d.kafkaIns[0]
+		k := r.d.inputs[0].(*kafkaInput)
 		peak = max(peak, k.tr.inflight.Load())
 		if metric(t, r.d, `enrichd_kafka_produced_total{output="kafka"}`) >= n {
 			break
@@ -244,10 +244,10 @@ func TestKafkaConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := cfg.Inputs[0].Kafka; k.Group != "enrichd" || k.MaxUncommitted != 100000 || len(k.Brokers) != 3 {
+	if k := cfg.Inputs[0].Settings.(*KafkaInputConfig); k.Group != "enrichd" || k.MaxUncommitted != 100000 || len(k.Brokers) != 3 {
 		t.Errorf("example input: %+v", k)
 	}
-	if k := cfg.Outputs[0].Kafka; k.KeyField != "cust" || k.MaxAttempts != 10 || k.BatchBytes != 1000000 {
+	if k := cfg.Outputs[0].Settings.(*KafkaOutputConfig); k.KeyField != "cust" || k.MaxAttempts != 10 || k.BatchBytes != 1000000 {
 		t.Errorf("example output: %+v", k)
 	}
 }

@@ -22,11 +22,11 @@ type topicMeta struct {
 const metadataTTL = 30 * time.Second
 
 // topicOf returns the topic event i goes to, with its partitions.
-func (s *kafkaSink) topicOf(ob *outBuf, i int) (*topicMeta, error) {
+func (s *kafkaSink) topicOf(ob *Buffer, i int) (*topicMeta, error) {
 	name := s.cfg.Topic
 	var v []byte
 	if s.topicF >= 0 {
-		v = ob.field(i, s.topicF, s.nf)
+		v = ob.Field(i, s.topicF)
 	}
 	s.mu.Lock()
 	var tm *topicMeta

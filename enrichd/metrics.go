@@ -13,11 +13,33 @@ import (
 
 // collector exports the daemon's atomic counters. The hot path only does
 // atomic adds, once per batch; label sets are built here, at scrape time.
+// Every input and output exports its common counters; one with metrics of
+// its own type implements metricsCollector.
 type collector struct{ d *Daemon }
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc("enrichd_"+name, help, labels, nil)
 }
+
+// metricsCollector is implemented by inputs and outputs that export
+// metrics of their own type (connections, Kafka offsets).
+type metricsCollector interface {
+	Collect(m metricSink)
+}
+
+// metricSink is where Collect writes samples.
+type metricSink struct{ ch chan<- prometheus.Metric }
+
+func (m metricSink) counter(d *prometheus.Desc, v uint64, labels ...string) {
+	m.ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+}
+
+func (m metricSink) gauge(d *prometheus.Desc, v float64, labels ...string) {
+	m.ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+// collect passes on the samples of a Prometheus collector (a histogram).
+func (m metricSink) collect(c prometheus.Collector) { c.Collect(m.ch) }
 
 var (
 	mEventsIn     = desc("events_in_total", "Events accepted by an input.", "input", "type")
@@ -26,10 +48,6 @@ var (
 	mParseErrors  = desc("parse_errors_total", "Malformed events (tagged and passed on).", "input", "type")
 	mTruncated    = desc("events_truncated_total", "Oversize events truncated to max_message_size (tagged).", "input", "type")
 	mFrameErrors  = desc("frame_errors_total", "Connections ended inside a frame, bad octet counts, read errors.", "input", "type")
-	mConns        = desc("connections_total", "Connections accepted.", "input")
-	mConnsReject  = desc("connections_rejected_total", "Connections refused over max_connections.", "input")
-	mConnsIdle    = desc("connections_idle_closed_total", "Connections closed by idle_timeout.", "input")
-	mConnsActive  = desc("connections_active", "Open connections.", "input")
 	mEventsOut    = desc("events_out_total", "Events written to the outputs.")
 	mLookups      = desc("lookups_total", "Lookups by rule and result (hit, miss).", "rule", "table", "result")
 	mLookupNoTbl  = desc("lookup_table_missing_total", "Events a rule could not look up because its table is not loaded.", "rule", "table")
@@ -45,7 +63,6 @@ var (
 	mQueueCap     = desc("queue_capacity", "Capacity of a queue.", "queue")
 	mOutBytes     = desc("output_bytes_total", "Bytes written by an output.", "output", "type")
 	mOutErrors    = desc("output_errors_total", "Write, flush and connect errors of an output.", "output", "type")
-	mOutReconn    = desc("output_reconnects_total", "Connections made by a TCP output.", "output")
 	mReady        = desc("ready", "1 when the daemon serves.")
 
 	mMcConns        = desc("memcached_connections_total", "Connections the memcached listener accepted.")
@@ -55,109 +72,78 @@ var (
 	mMcRequests     = desc("memcached_requests_total", "memcached commands read, by protocol (text, meta, binary).", "protocol")
 	mMcWritesRefuse = desc("memcached_writes_refused_total", "memcached writes refused (the listener is read-only), by protocol.", "protocol")
 	mMcLookups      = desc("memcached_lookups_total", "Keys the memcached listener looked up, by result (hit, miss).", "result")
-
-	mKafkaLag         = desc("kafka_consumer_lag", "High watermark minus the group's committed offset, as the brokers report them at the scrape, by assigned partition.", "input", "topic", "partition")
-	mKafkaCommitted   = desc("kafka_committed_offset", "The group's committed offset (the next to read), by assigned partition.", "input", "topic", "partition")
-	mKafkaCommits     = desc("kafka_commits_total", "Offset commits by result.", "input", "result")
-	mKafkaUncommitted = desc("kafka_uncommitted_events", "Events fetched and not yet committed (at most max_uncommitted).", "input")
-	mKafkaStale       = desc("kafka_stale_offsets_total", "Delivered offsets not committed because a rebalance came between their fetch and the commit (the partition's owner reads them again).", "input")
-	mKafkaRebalances  = desc("kafka_rebalances_total", "Consumer group rebalances seen by the input.", "input")
-	mKafkaReadErrors  = desc("kafka_fetch_errors_total", "Fetch and group errors reported by the consumer.", "input")
-	mKafkaProduced    = desc("kafka_produced_total", "Events the brokers acknowledged.", "output")
-	mKafkaRetries     = desc("kafka_produce_retries_total", "Events produced again after a failed attempt.", "output")
-	mKafkaDeadLetter  = desc("kafka_dead_letter_total", "Events sent to the dead letter after max_attempts.", "output")
-	mKafkaNotProduced = desc("kafka_not_produced_total", "Events neither produced nor dead-lettered (logged, or left uncommitted on shutdown).", "output")
 )
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
 	d := c.d
-	counter := func(desc *prometheus.Desc, v uint64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(v), labels...)
-	}
-	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
-	}
-	for _, s := range d.inStats {
-		counter(mEventsIn, s.events.Load(), s.name, s.typ)
-		counter(mBytesIn, s.bytes.Load(), s.name, s.typ)
-		counter(mDropped, s.dropped.Load(), s.name, s.typ)
-		counter(mParseErrors, s.malformed.Load(), s.name, s.typ)
-		counter(mTruncated, s.truncated.Load(), s.name, s.typ)
-		counter(mFrameErrors, s.frameErrors.Load(), s.name, s.typ)
-		if s.typ == "tcp" {
-			counter(mConns, s.connsTotal.Load(), s.name)
-			counter(mConnsReject, s.connsReject.Load(), s.name)
-			counter(mConnsIdle, s.connsIdle.Load(), s.name)
-			gauge(mConnsActive, float64(s.connsActive.Load()), s.name)
+	m := metricSink{ch}
+	for _, in := range d.inputs {
+		s := in.Stats()
+		m.counter(mEventsIn, s.events.Load(), s.name, s.typ)
+		m.counter(mBytesIn, s.bytes.Load(), s.name, s.typ)
+		m.counter(mDropped, s.dropped.Load(), s.name, s.typ)
+		m.counter(mParseErrors, s.malformed.Load(), s.name, s.typ)
+		m.counter(mTruncated, s.truncated.Load(), s.name, s.typ)
+		m.counter(mFrameErrors, s.frameErrors.Load(), s.name, s.typ)
+		if mc, ok := in.(metricsCollector); ok {
+			mc.Collect(m)
 		}
 	}
-	counter(mEventsOut, d.eventsOut.Load())
-	for _, r := range d.pipe.rules {
-		counter(mLookups, r.stats.hits.Load(), r.cfg.Name, r.cfg.Table, "hit")
-		counter(mLookups, r.stats.misses.Load(), r.cfg.Name, r.cfg.Table, "miss")
-		counter(mLookupNoTbl, r.stats.noTable.Load(), r.cfg.Name, r.cfg.Table)
-		if r.mmFields != nil {
-			counter(mLookupBadKey, r.stats.badKey.Load(), r.cfg.Name, r.cfg.Table)
+	m.counter(mEventsOut, d.eventsOut.Load())
+	for _, r := range d.eng.Stats() {
+		m.counter(mLookups, r.Hits, r.Name, r.Table, "hit")
+		m.counter(mLookups, r.Misses, r.Name, r.Table, "miss")
+		m.counter(mLookupNoTbl, r.NoTable, r.Name, r.Table)
+		if r.MMDB {
+			m.counter(mLookupBadKey, r.BadKey, r.Name, r.Table)
 		}
 	}
 	if d.set != nil {
 		st := d.set.Stats()
-		gauge(mGen, float64(st.Generation))
-		counter(mSwaps, st.Swaps)
-		counter(mRejections, st.Rejections)
+		m.gauge(mGen, float64(st.Generation))
+		m.counter(mSwaps, st.Swaps)
+		m.counter(mRejections, st.Rejections)
 		for _, t := range st.Tables {
-			gauge(mTblGen, float64(t.Generation), t.Name, string(t.Kind))
-			gauge(mTblRows, float64(t.Rows), t.Name, string(t.Kind))
-			gauge(mTblLoaded, float64(t.LoadedAt.UnixNano())/1e9, t.Name, string(t.Kind))
+			m.gauge(mTblGen, float64(t.Generation), t.Name, string(t.Kind))
+			m.gauge(mTblRows, float64(t.Rows), t.Name, string(t.Kind))
+			m.gauge(mTblLoaded, float64(t.LoadedAt.UnixNano())/1e9, t.Name, string(t.Kind))
 		}
 		for _, r := range st.Rejected {
-			counter(mTblRejects, r.Rejections, r.Name)
+			m.counter(mTblRejects, r.Rejections, r.Name)
 		}
 	}
-	gauge(mQueue, float64(len(d.work)), "work")
-	gauge(mQueueCap, float64(cap(d.work)), "work")
-	gauge(mQueue, float64(len(d.outCh)), "output")
-	gauge(mQueueCap, float64(cap(d.outCh)), "output")
-	for _, k := range d.kafkaIns {
-		k.collect(func(d *prometheus.Desc, v float64, l ...string) { counter(d, uint64(v), l...) }, gauge, ch)
-	}
-	for _, k := range d.kafkaOut {
-		k.collect(func(d *prometheus.Desc, v float64, l ...string) { counter(d, uint64(v), l...) })
-	}
-	stats := make([]*outputStats, 0, len(d.sinks)+len(d.kafkaOut))
-	for _, s := range d.sinks {
-		stats = append(stats, s.Stats())
-	}
-	for _, k := range d.kafkaOut {
-		stats = append(stats, k.Stats())
-	}
-	for _, st := range stats {
-		counter(mOutBytes, st.bytes.Load(), st.name, st.typ)
-		counter(mOutErrors, st.errors.Load(), st.name, st.typ)
-		if st.typ == "tcp" {
-			counter(mOutReconn, st.reconnects.Load(), st.name)
+	m.gauge(mQueue, float64(len(d.q.work)), "work")
+	m.gauge(mQueueCap, float64(cap(d.q.work)), "work")
+	m.gauge(mQueue, float64(len(d.outCh)), "output")
+	m.gauge(mQueueCap, float64(cap(d.outCh)), "output")
+	for _, o := range d.outputs {
+		st := o.Stats()
+		m.counter(mOutBytes, st.bytes.Load(), st.name, st.typ)
+		m.counter(mOutErrors, st.errors.Load(), st.name, st.typ)
+		if mc, ok := o.(metricsCollector); ok {
+			mc.Collect(m)
 		}
 	}
 	if d.mc != nil {
 		st := d.mc.Stats()
-		counter(mMcConns, st.TotalConnections)
-		counter(mMcConnsReject, st.RejectedConnections)
-		counter(mMcConnsIdle, st.IdleClosed)
-		gauge(mMcConnsActive, float64(st.CurrConnections))
+		m.counter(mMcConns, st.TotalConnections)
+		m.counter(mMcConnsReject, st.RejectedConnections)
+		m.counter(mMcConnsIdle, st.IdleClosed)
+		m.gauge(mMcConnsActive, float64(st.CurrConnections))
 		for p, name := range serve.ProtocolNames {
-			counter(mMcRequests, st.Requests[p], name)
-			counter(mMcWritesRefuse, st.Refused[p], name)
+			m.counter(mMcRequests, st.Requests[p], name)
+			m.counter(mMcWritesRefuse, st.Refused[p], name)
 		}
-		counter(mMcLookups, st.Hits, "hit")
-		counter(mMcLookups, st.Misses, "miss")
+		m.counter(mMcLookups, st.Hits, "hit")
+		m.counter(mMcLookups, st.Misses, "miss")
 	}
 	r := 0.0
 	if d.ready.Load() {
 		r = 1
 	}
-	gauge(mReady, r)
+	m.gauge(mReady, r)
 }
 
 // httpHandler serves /metrics, /healthz and /readyz.

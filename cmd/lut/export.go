@@ -10,6 +10,7 @@ import (
 
 	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/internal/fsutil"
+	"github.com/lutkit/lutkit/internal/rowjson"
 	"github.com/lutkit/lutkit/reader"
 )
 
@@ -46,18 +47,14 @@ func runExport(cmd *cobra.Command, path, formatName, out string) error {
 	defer t.Close()
 	write := func(w io.Writer) (int64, error) {
 		bw := bufio.NewWriterSize(w, 1<<20)
-		rw, err := source.NewWriter(formatName, bw, t.Columns())
+		put, done, err := rowWriter(formatName, bw, t)
 		if err != nil {
 			return 0, err
 		}
-		fields := make([][]byte, len(t.Columns()))
 		var n int64
 		var werr error
 		err = t.Records(func(v reader.View) bool {
-			for i := range fields {
-				fields[i] = v.Col(i)
-			}
-			if werr = rw.Write(fields); werr != nil {
+			if werr = put(v); werr != nil {
 				return false
 			}
 			n++
@@ -67,7 +64,7 @@ func runExport(cmd *cobra.Command, path, formatName, out string) error {
 			err = werr
 		}
 		if err == nil {
-			err = rw.Close()
+			err = done()
 		}
 		if err == nil {
 			err = bw.Flush()
@@ -90,4 +87,32 @@ func runExport(cmd *cobra.Command, path, formatName, out string) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "exported %d rows to %s\n", n, out)
 	}
 	return nil
+}
+
+// rowWriter returns what writes each row of t to w in format, and what
+// ends the output. JSON lines are written as every program of the project
+// writes a row (package rowjson); the other formats by compile/source.
+func rowWriter(format string, w io.Writer, t *reader.Table) (put func(reader.View) error, done func() error, err error) {
+	if format == "jsonl" {
+		enc := rowjson.NewEncoder(t.Columns())
+		var line []byte
+		put = func(v reader.View) error {
+			line = append(enc.Append(line[:0], v), '\n')
+			_, err := w.Write(line)
+			return err
+		}
+		return put, func() error { return nil }, nil
+	}
+	rw, err := source.NewWriter(format, w, t.Columns())
+	if err != nil {
+		return nil, nil, err
+	}
+	fields := make([][]byte, len(t.Columns()))
+	put = func(v reader.View) error {
+		for i := range fields {
+			fields[i] = v.Col(i)
+		}
+		return rw.Write(fields)
+	}
+	return put, rw.Close, nil
 }

@@ -2,13 +2,12 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lutkit/lutkit/internal/rowjson"
 	"github.com/lutkit/lutkit/reader"
 )
 
@@ -18,7 +17,9 @@ func newGetCommand() *cobra.Command {
 		Use:   "get TABLE KEY...",
 		Short: "Look keys up and print each row as a JSON object",
 		Long: `Get prints one JSON object per key found, one per line, with the column
-names as keys and the values as strings, in column order. A key that is
+names as keys and the values as strings, in column order: the same bytes
+as lut export --format jsonl, enrichd's lookup API and memcached listener,
+and enrichd's events write for the row. A key that is
 not found is reported on stderr; the exit status is then 1.
 
 For a table with a composite key (compiled with --key a,b), give each key
@@ -51,6 +52,8 @@ func runGet(cmd *cobra.Command, path string, keys []string, sep string) error {
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	defer out.Flush()
 	var row reader.Row
+	enc := rowjson.NewEncoder(t.Columns())
+	var line []byte
 	missing := 0
 	composite := len(t.KeyColumns()) > 1
 	for _, k := range keys {
@@ -71,31 +74,11 @@ func runGet(cmd *cobra.Command, path string, keys []string, sep string) error {
 			missing++
 			continue
 		}
-		writeRowJSON(out, t.Columns(), row.View())
-		out.WriteByte('\n')
+		line = append(enc.Append(line[:0], row.View()), '\n')
+		out.Write(line)
 	}
 	if missing > 0 {
 		return &exitError{code: 1}
 	}
 	return nil
-}
-
-// writeRowJSON writes a row as a JSON object of strings, in column order.
-func writeRowJSON(w io.Writer, cols []string, v reader.View) {
-	b := []byte{'{'}
-	for i, c := range cols {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, c)
-		b = append(b, ':')
-		b = appendJSONString(b, string(v.Col(i)))
-	}
-	b = append(b, '}')
-	w.Write(b)
-}
-
-func appendJSONString(b []byte, s string) []byte {
-	enc, _ := json.Marshal(s) // strings always marshal
-	return append(b, enc...)
 }

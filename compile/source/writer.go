@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf8"
+
+	"github.com/lutkit/lutkit/internal/jsonstr"
 )
 
 // NewWriter returns a Writer that writes rows with the given columns to w
@@ -20,8 +21,9 @@ import (
 // bytes in every field.
 //
 // JSON lines has one object per row, keys in column order, every value a
-// string. JSON strings hold only UTF-8, so each invalid UTF-8 byte is
-// written as U+FFFD; apart from that the values round-trip.
+// string, escaped by jsonstr (as every JSON of the project). JSON strings
+// hold only UTF-8, so each invalid UTF-8 byte is written as U+FFFD; apart
+// from that the values round-trip.
 //
 // Parquet has one required UTF8 (string) column per column, written in row
 // groups of 65536 rows, so memory stays bounded; the bytes of each value
@@ -134,7 +136,7 @@ func newJSONLWriter(w io.Writer, columns []string) *jsonlWriter {
 		if i == 0 {
 			k[0] = '{'
 		}
-		k = appendJSONString(k, []byte(c))
+		k = jsonstr.AppendStringS(k, c)
 		jw.keys[i] = append(k, ':')
 	}
 	return jw
@@ -147,7 +149,7 @@ func (w *jsonlWriter) Write(fields [][]byte) error {
 	b := w.buf[:0]
 	for i, f := range fields {
 		b = append(b, w.keys[i]...)
-		b = appendJSONString(b, f)
+		b = jsonstr.AppendString(b, f)
 	}
 	b = append(b, '}', '\n')
 	w.buf = b
@@ -156,56 +158,3 @@ func (w *jsonlWriter) Write(fields [][]byte) error {
 }
 
 func (w *jsonlWriter) Close() error { return w.bw.Flush() }
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string. Invalid UTF-8 bytes become
-// U+FFFD; U+2028 and U+2029 are escaped so the line is also valid
-// JavaScript.
-func appendJSONString(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}

@@ -84,16 +84,4 @@ func TestZeroAllocs(t *testing.T) {
 	body := []byte(`{"host":"web-18","cust":"679127","source":{"ip":"102.24.37.211"},"action":"login"}`)
 	path := []byte("source.ip")
 	check("JSONField", func() { JSONField(body, path) })
-
-	out := make([]byte, 0, 1024)
-	in := []byte("cust=679127 src=\"ünï\xffcødé\" \n\t\u2028 action=login")
-	check("AppendString", func() { out = AppendString(out[:0], in) })
-	check("AppendStringS", func() { out = AppendStringS(out[:0], "host") })
-	check("Object", func() {
-		o := Object{Buf: out[:0]}
-		o.Begin()
-		o.String("host", ev.Host)
-		o.Int("sev", int64(ev.Severity))
-		out = o.End()
-	})
 }

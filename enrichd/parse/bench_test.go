@@ -119,24 +119,6 @@ func BenchmarkFramer(b *testing.B) {
 	}
 }
 
-func BenchmarkAppendString(b *testing.B) {
-	for _, tc := range []struct{ name, s string }{
-		{"ascii", "cust=679127 src=102.24.37.211 action=login user=alice path=/api/v1/items?id=42"},
-		{"utf8", "ünïcødé tëxt — with some “quotes” and € signs, 日本語のテキスト"},
-		{"escapes", "line1\nline2\t\"quoted\" \\ back\x01slash\xff"},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			s := []byte(tc.s)
-			dst := make([]byte, 0, 4*len(s)+8)
-			b.SetBytes(int64(len(s)))
-			b.ReportAllocs()
-			for b.Loop() {
-				dst = AppendString(dst[:0], s)
-			}
-		})
-	}
-}
-
 func BenchmarkAppendTimestampRFC3339(b *testing.B) {
 	var ev Event
 	_ = ParseSyslog([]byte(sample5424), &ev)

@@ -1,11 +1,12 @@
-// Package parse turns raw syslog and JSON input into fields and encodes
-// output JSON, without allocating on the enrichd hot path.
+// Package parse turns raw syslog and JSON input into fields, without
+// allocating on the enrichd hot path.
 //
 // It has one job: framing TCP syslog streams (Framer), parsing syslog
-// headers (ParseSyslog), pulling key=value and JSON fields out of message
-// bodies (KV, Extractor, EachKV, JSONField), and appending JSON output
-// (AppendString, AppendKey, Object). It does no I/O of its own apart from
-// reading the io.Reader handed to a Framer, and it never logs.
+// headers (ParseSyslog) and writing their timestamps
+// (AppendTimestampRFC3339), and pulling key=value and JSON fields out of
+// message bodies (KV, Extractor, EachKV, JSONField). Writing JSON is
+// package jsonstr's. It does no I/O of its own apart from reading the
+// io.Reader handed to a Framer, and it never logs.
 //
 // Lifetime rule: every []byte this package returns aliases its input. A
 // message from Framer.Next aliases the Framer's internal buffer and is

@@ -439,7 +439,7 @@ func skipValue(b []byte, i int) int {
 // surrounding quotes. Escapes \" \\ \/ \b \f \n \r \t and \uXXXX (with
 // surrogate pairs) are decoded; a lone surrogate becomes U+FFFD; an
 // invalid escape is copied through verbatim. Other bytes, including
-// invalid UTF-8, are copied as they are (AppendString sanitises on output).
+// invalid UTF-8, are copied as they are (jsonstr.AppendString sanitises on output).
 func AppendUnquote(dst, raw []byte) []byte {
 	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
 		raw = raw[1 : len(raw)-1]

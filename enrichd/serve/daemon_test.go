@@ -42,7 +42,7 @@ memcached: {listen: "127.0.0.1:11211", default_table: customers, value_column: t
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.HTTP.Token != "abc" || cfg.Memcached != (enrichd.MemcachedConfig{Listen: "127.0.0.1:11211", DefaultTable: "customers", ValueColumn: "tier"}) {
+	if mc := cfg.Memcached; cfg.HTTP.Token != "abc" || mc.Listen != "127.0.0.1:11211" || mc.DefaultTable != "customers" || mc.ValueColumn != "tier" {
 		t.Errorf("%+v %+v", cfg.HTTP, cfg.Memcached)
 	}
 	_, err = enrichd.ParseConfig(filepath.Join(dir, "enrichd.yaml"), []byte(`

@@ -3,7 +3,8 @@
 // else that speaks HTTP) and a read-only memcached listener, text, meta and
 // binary protocols (for Logstash's memcached filter and memcached
 // clients). Both read the live table set of a running enrichd, so they
-// always see the current version of every table.
+// always see the current version of every table. A row is written as
+// every program of the project writes it (internal/rowjson).
 package serve
 
 import (
@@ -11,8 +12,8 @@ import (
 	"net/netip"
 	"unsafe"
 
-	"github.com/lutkit/lutkit/enrichd/parse"
 	"github.com/lutkit/lutkit/format"
+	"github.com/lutkit/lutkit/internal/rowjson"
 	"github.com/lutkit/lutkit/reader"
 	"github.com/lutkit/lutkit/reader/mmdb"
 )
@@ -34,18 +35,10 @@ func sbytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
-// appendRow appends the row as a JSON object of column name -> string.
+// appendRow appends the row as a JSON object of column name -> string,
+// as every program of the project writes a row (package rowjson).
 func appendRow(dst []byte, cols []string, v reader.View) []byte {
-	dst = append(dst, '{')
-	for i, c := range cols {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = parse.AppendStringS(dst, c)
-		dst = append(dst, ':')
-		dst = parse.AppendString(dst, v.Col(i))
-	}
-	return append(dst, '}')
+	return rowjson.Append(dst, cols, v)
 }
 
 // tableKey turns a client key into the table's lookup key: for a table

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/lutkit/lutkit/enrichd/parse"
+	"github.com/lutkit/lutkit/internal/jsonstr"
 	"github.com/lutkit/lutkit/tables"
 )
 
@@ -112,7 +112,7 @@ func httpError(w http.ResponseWriter, code int, msg string) {
 	w.WriteHeader(code)
 	b := make([]byte, 0, len(msg)+16)
 	b = append(b, `{"error":`...)
-	b = parse.AppendStringS(b, msg)
+	b = jsonstr.AppendStringS(b, msg)
 	b = append(b, "}\n"...)
 	w.Write(b)
 }
@@ -244,15 +244,15 @@ func (a *API) list(w http.ResponseWriter) {
 			b = append(b, ',')
 		}
 		b = append(b, `{"name":`...)
-		b = parse.AppendStringS(b, st.Name)
+		b = jsonstr.AppendStringS(b, st.Name)
 		b = append(b, `,"kind":`...)
-		b = parse.AppendStringS(b, string(st.Kind))
+		b = jsonstr.AppendStringS(b, string(st.Kind))
 		b = append(b, `,"rows":`...)
 		b = strconv.AppendInt(b, st.Rows, 10)
 		b = append(b, `,"generation":`...)
 		b = strconv.AppendUint(b, st.Generation, 10)
 		b = append(b, `,"digest":`...)
-		b = parse.AppendStringS(b, st.Digest)
+		b = jsonstr.AppendStringS(b, st.Digest)
 		b = append(b, '}')
 	}
 	b = append(b, "]\n"...)

@@ -6,7 +6,8 @@ import (
 	"math/bits"
 	"net/netip"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/lutkit/lutkit/internal/jsonstr"
 )
 
 // maxJSON bounds the JSON of one record, so that a damaged file whose
@@ -15,9 +16,9 @@ import (
 const maxJSON = 1 << 20
 
 // AppendRecordJSON looks ip up and appends its whole record as JSON: maps
-// as objects (keys in stored order), arrays, strings, numbers and booleans;
-// bytes as base64 strings and non-finite floats as null, as encoding/json
-// writes them. For an address that is not found it appends nothing. It
+// as objects (keys in stored order), arrays, strings (escaped by jsonstr,
+// as every JSON of the project), numbers and booleans; bytes as base64
+// strings and non-finite floats as null, as encoding/json writes them. For an address that is not found it appends nothing. It
 // does not allocate beyond growing dst.
 func (r *Reader) AppendRecordJSON(dst []byte, ip netip.Addr) ([]byte, Match, error) {
 	if r.db == nil {
@@ -63,7 +64,7 @@ func (s section) appendJSON(dst []byte, off uint, depth, start int) ([]byte, uin
 			if err != nil {
 				return dst, 0, err
 			}
-			dst = appendJSONString(dst, k)
+			dst = jsonstr.AppendString(dst, k)
 			dst = append(dst, ':')
 			if dst, p, err = s.appendJSON(dst, v, depth+1, start); err != nil {
 				return dst, 0, err
@@ -83,7 +84,7 @@ func (s section) appendJSON(dst []byte, off uint, depth, start int) ([]byte, uin
 		}
 		return append(dst, ']'), p, nil
 	case KindString:
-		return appendJSONString(dst, s[data:data+size]), data + size, nil
+		return jsonstr.AppendString(dst, s[data:data+size]), data + size, nil
 	case KindBytes:
 		dst = append(dst, '"')
 		dst = base64.StdEncoding.AppendEncode(dst, s[data:data+size])
@@ -125,39 +126,4 @@ func appendUint128(dst []byte, hi, lo uint64) []byte {
 		digits[i] = byte('0' + r)
 	}
 	return append(dst, digits[i:]...)
-}
-
-// appendJSONString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, invalid UTF-8 replaced by U+FFFD.
-func appendJSONString(dst, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, n := utf8.DecodeRune(s[i:])
-			if r != utf8.RuneError || n != 1 {
-				i += n
-				continue
-			}
-		}
-		dst = append(dst, s[start:i]...)
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c >= utf8.RuneSelf:
-			dst = append(dst, `\ufffd`...)
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		i++
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -1,4 +1,18 @@
-package parse
+// Package jsonstr writes JSON strings and objects, fast: the one JSON
+// string encoder of the project, used for every JSON a program of it
+// writes (enrichd's events, the rows of lut get, lut export and the lookup
+// APIs, MMDB records).
+//
+// Its rules: '"', '\\' and the control characters are escaped (\n \r \t,
+// the others as \u00XX), as are U+2028 and U+2029 (so that a line is also
+// valid JavaScript); '<', '>' and '&' are written as they are; valid UTF-8
+// is kept as it is; and each byte that is not part of valid UTF-8 becomes
+// \ufffd, as encoding/json writes it. The output is always valid JSON, and
+// decodes to the input with its invalid bytes replaced.
+//
+// Strings with nothing to escape, the common case, are checked and copied
+// 8 bytes at a time. Nothing allocates when the destination has room.
+package jsonstr
 
 import (
 	"encoding/binary"
@@ -20,12 +34,8 @@ var jsonSafe = func() (t [256]bool) {
 
 const hexDigits = "0123456789abcdef"
 
-// AppendString appends s to dst as a JSON string literal, quotes included.
-// '"', '\\' and control characters are escaped (\n \r \t, others as
-// \u00XX), U+2028 and U+2029 are escaped, valid multi-byte UTF-8 is kept
-// as is, and each maximal run of invalid UTF-8 bytes becomes one \ufffd
-// (the semantics of strings.ToValidUTF8), so the output is always valid
-// JSON. It does not allocate when dst has room.
+// AppendString appends s to dst as a JSON string literal, quotes included,
+// escaped as the package says.
 func AppendString(dst, s []byte) []byte {
 	dst = append(dst, '"')
 	dst = AppendEscaped(dst, s)
@@ -124,12 +134,10 @@ func AppendEscaped(dst, s []byte) []byte {
 // appendEscapedSlow is AppendEscaped byte by byte.
 func appendEscapedSlow(dst, s []byte) []byte {
 	start := 0
-	invalid := false // previous byte was part of an invalid run
 	for i := 0; i < len(s); {
 		c := s[i]
 		if jsonSafe[c] {
 			i++
-			invalid = false
 			continue
 		}
 		if c < utf8.RuneSelf {
@@ -148,21 +156,16 @@ func appendEscapedSlow(dst, s []byte) []byte {
 			}
 			i++
 			start = i
-			invalid = false
 			continue
 		}
 		r, size := utf8.DecodeRune(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
-			if !invalid {
-				dst = append(dst, `\ufffd`...)
-			}
-			invalid = true
+			dst = append(dst, `\ufffd`...)
 			i++
 			start = i
 			continue
 		}
-		invalid = false
 		if r == '\u2028' || r == '\u2029' {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
@@ -193,7 +196,7 @@ func AppendKeyS(dst []byte, k string) []byte {
 // Object appends one JSON object to Buf, inserting commas between
 // members. Keys and string values are escaped with AppendString. Use:
 //
-//	o := parse.Object{Buf: out[:0]}
+//	o := jsonstr.Object{Buf: out[:0]}
 //	o.Begin()
 //	o.String("host", ev.Host)
 //	o.Int("sev", int64(ev.Severity))

@@ -1,4 +1,4 @@
-package enrichd
+package engine
 
 import (
 	"net/netip"

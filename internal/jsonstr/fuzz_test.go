@@ -1,10 +1,10 @@
-package parse
+package jsonstr
 
 import "testing"
 
 // FuzzAppendString checks that AppendString writes a JSON string that
-// decodes to s (invalid UTF-8 as U+FFFD), and the same bytes as the byte-by-
-// byte escaper.
+// decodes to s (each invalid UTF-8 byte as U+FFFD), the same bytes as the
+// byte-by-byte escaper, and the same as encoding/json.
 func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "plain", "q\"b\\s", "\n\x00\x1f\x7f", "ünï€😀", "\u2028\u2029", "a\xff\xfeb", "\xed\xa0\x80", "\xc3", "\xef\xbf\xbd"} {
 		f.Add([]byte(s))
@@ -16,5 +16,6 @@ func FuzzAppendString(f *testing.F) {
 			t.Fatalf("AppendStringS differs")
 		}
 		appendStrSame(t, s)
+		likeEncodingJSON(t, s)
 	})
 }

@@ -1,4 +1,4 @@
-package enrichd
+package engine
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 
 // benchSetup builds a pipeline with two rules (customers .lut, city
 // MMDB) and a batch of n RFC 5424 events like gen-events.py's.
-func benchSetup(tb testing.TB, rows, n int) (*Pipeline, *batch, *tables.Set) {
+func benchSetup(tb testing.TB, rows, n int) (*Engine, *Batch, *tables.Set) {
 	return benchSetupWith(tb, rows, n, func(i int) (int, string) {
 		src := fmt.Sprintf("%d.%d.%d.%d", 1+i*7%223, i*13%256, i*29%256, 1+i%250)
 		if i%3 == 0 {
@@ -29,7 +29,7 @@ func benchSetup(tb testing.TB, rows, n int) (*Pipeline, *batch, *tables.Set) {
 // of the addresses in 10/8 and 192.168/16, the rest uniform public IPv4.
 // Few events repeat a network, so caches help only as much as on the peer
 // benchmark's data.
-func benchSetupUniform(tb testing.TB, rows, n int) (*Pipeline, *batch, *tables.Set) {
+func benchSetupUniform(tb testing.TB, rows, n int) (*Engine, *Batch, *tables.Set) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	return benchSetupWith(tb, rows, n, func(int) (int, string) {
 		var src string
@@ -47,24 +47,24 @@ func benchSetupUniform(tb testing.TB, rows, n int) (*Pipeline, *batch, *tables.S
 
 // benchSetupWith is benchSetup with event i's customer and address from
 // gen.
-func benchSetupWith(tb testing.TB, rows, n int, gen func(i int) (cust int, src string)) (*Pipeline, *batch, *tables.Set) {
+func benchSetupWith(tb testing.TB, rows, n int, gen func(i int) (cust int, src string)) (*Engine, *Batch, *tables.Set) {
 	tb.Helper()
 	dir := tb.TempDir()
 	buildCustomers(tb, filepath.Join(dir, "customers.lut"), rows, 1)
-	cfg := testConfig(tb, dir, filepath.Join(dir, "out.json"))
-	cfg.Rules[0].Columns = nil // every column, as the peer benchmark needs
+	linkMMDB(tb, dir)
 	set, err := tables.Open(dir, tables.Options{NoWatch: true, DataVerify: tables.DataVerifyDigest, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p, err := NewPipeline(cfg, set)
+	// Every column, as the peer benchmark needs.
+	p, err := New(testRules(nil), testOptions, set)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b := &batch{format: fmtSyslog}
+	b := &Batch{Format: Syslog}
 	for i := range n {
 		cust, src := gen(i)
-		b.add([]byte(event(i, cust, src)), 0)
+		b.Add([]byte(event(i, cust, src)), 0)
 	}
 	return p, b, set
 }
@@ -72,7 +72,7 @@ func benchSetupWith(tb testing.TB, rows, n int, gen func(i int) (cust int, src s
 func TestPipelineEncodes(t *testing.T) {
 	p, b, set := benchSetup(t, 1000, 10)
 	defer set.Close()
-	w := p.newWorker(512)
+	w := p.NewWorker(512)
 	out := w.process(b, nil, time.Now())
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 	if len(lines) != 10 {
@@ -97,12 +97,12 @@ func TestPipelineEncodes(t *testing.T) {
 func TestPipelineZeroAlloc(t *testing.T) {
 	p, b, set := benchSetup(t, 10000, 512)
 	defer set.Close()
-	w := p.newWorker(512)
-	msgs := b.msgs
+	w := p.NewWorker(512)
+	msgs := b.Msgs
 	out := make([]byte, 0, 1<<20)
 	now := time.Now()
 	allocs := testing.AllocsPerRun(20, func() {
-		b.msgs = msgs
+		b.Msgs = msgs
 		out = w.process(b, out[:0], now)
 	})
 	if allocs != 0 {
@@ -131,19 +131,19 @@ func BenchmarkPipeline(b *testing.B) {
 	})
 }
 
-func benchPipeline(b *testing.B, p *Pipeline, bt *batch) {
-	w := p.newWorker(512)
-	all := bt.msgs
+func benchPipeline(b *testing.B, p *Engine, bt *Batch) {
+	w := p.NewWorker(512)
+	all := bt.Msgs
 	out := make([]byte, 0, 4<<20)
 	now := time.Now()
 	b.ReportAllocs()
-	b.SetBytes(int64(len(bt.buf) / len(all)))
+	b.SetBytes(int64(len(bt.Buf) / len(all)))
 	b.ResetTimer()
 	done := 0
 	for done < b.N {
 		n := min(512, b.N-done)
 		off := done % (len(all) - 512)
-		bt.msgs = all[off : off+n]
+		bt.Msgs = all[off : off+n]
 		out = w.process(bt, out[:0], now)
 		done += n
 	}
@@ -156,7 +156,7 @@ func benchPipeline(b *testing.B, p *Pipeline, bt *batch) {
 func BenchmarkEncode(b *testing.B) {
 	p, bt, set := benchSetup(b, 100_000, 512)
 	defer set.Close()
-	w := p.newWorker(512)
+	w := p.NewWorker(512)
 	out := w.process(bt, make([]byte, 0, 1<<20), time.Now())
 	b.ReportAllocs()
 	b.SetBytes(int64(len(out) / 512))
@@ -173,12 +173,12 @@ func BenchmarkEncode(b *testing.B) {
 func TestPipelineIPCache(t *testing.T) {
 	p, b, set := benchSetup(t, 1000, 2000)
 	defer set.Close()
-	msgs := b.msgs
-	cold := p.newWorker(512).process(b, nil, time.Unix(0, 0))
-	w := p.newWorker(512)
-	b.msgs = msgs
+	msgs := b.Msgs
+	cold := p.NewWorker(512).process(b, nil, time.Unix(0, 0))
+	w := p.NewWorker(512)
+	b.Msgs = msgs
 	w.process(b, nil, time.Unix(0, 0))
-	b.msgs = msgs
+	b.Msgs = msgs
 	warm := w.process(b, nil, time.Unix(0, 0))
 	if string(cold) != string(warm) {
 		t.Fatal("cached mmdb answers differ from lookups")
@@ -219,17 +219,17 @@ func TestIPCacheAdapts(t *testing.T) {
 	// turns off, and the answers stay those of a fresh worker.
 	p, b, set := benchSetupUniform(t, 1000, 2*ipCacheWindow)
 	defer set.Close()
-	msgs := b.msgs
-	w := p.newWorker(512)
+	msgs := b.Msgs
+	w := p.NewWorker(512)
 	got := w.process(b, nil, time.Unix(0, 0))
 	c2 := &w.rw[1].cache
 	if c2.on() {
 		t.Fatalf("cache still on after %d uniform addresses", len(msgs))
 	}
-	b.msgs = msgs[len(msgs)-1024:]
+	b.Msgs = msgs[len(msgs)-1024:]
 	again := w.process(b, nil, time.Unix(0, 0))
-	b.msgs = msgs[len(msgs)-1024:]
-	fresh := p.newWorker(512).process(b, nil, time.Unix(0, 0))
+	b.Msgs = msgs[len(msgs)-1024:]
+	fresh := p.NewWorker(512).process(b, nil, time.Unix(0, 0))
 	if string(again) != string(fresh) || !strings.HasSuffix(string(got), string(fresh)) {
 		t.Fatal("answers with the cache off differ from a fresh worker's")
 	}

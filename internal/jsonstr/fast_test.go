@@ -1,4 +1,4 @@
-package parse
+package jsonstr
 
 import (
 	"math/rand/v2"

@@ -1,10 +1,10 @@
-package enrichd
+package engine
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/lutkit/lutkit/enrichd/parse"
+	"github.com/lutkit/lutkit/internal/jsonstr"
 )
 
 // leafKind says where an output member's value comes from.
@@ -62,11 +62,11 @@ func (n *node) insert(path []string, leaf *node, what string) error {
 		if c == nil {
 			if last {
 				leaf.name = seg
-				leaf.key = parse.AppendKeyS(nil, seg)
+				leaf.key = jsonstr.AppendKeyS(nil, seg)
 				cur.children = append(cur.children, leaf)
 				return nil
 			}
-			c = &node{name: seg, key: parse.AppendKeyS(nil, seg)}
+			c = &node{name: seg, key: jsonstr.AppendKeyS(nil, seg)}
 			cur.children = append(cur.children, c)
 		}
 		if last || c.kind != lfNone {
@@ -78,7 +78,7 @@ func (n *node) insert(path []string, leaf *node, what string) error {
 }
 
 // buildTree lays out the output object of every event.
-func buildTree(cfg *Config) (*node, error) {
+func buildTree(rules []Rule, opts Options) (*node, error) {
 	root := &node{}
 	add := func(path string, leaf *node, what string) error {
 		return root.insert(strings.Split(path, "."), leaf, what)
@@ -100,7 +100,7 @@ func buildTree(cfg *Config) (*node, error) {
 		{"event.original", lfOriginal},
 	}
 	for _, h := range hdr {
-		if h.kind == lfSD && !cfg.Pipeline.StructuredData || h.kind == lfOriginal && !cfg.Pipeline.Original {
+		if h.kind == lfSD && !opts.StructuredData || h.kind == lfOriginal && !opts.Original {
 			continue
 		}
 		if err := add(h.path, &node{kind: h.kind}, "event header"); err != nil {
@@ -109,11 +109,11 @@ func buildTree(cfg *Config) (*node, error) {
 	}
 	// The key=value pairs are members of the top level.
 	root.children = append(root.children, &node{kind: lfKV})
-	for ri, r := range cfg.Rules {
+	for ri, r := range rules {
 		what := fmt.Sprintf("rule %q", r.Name)
 		defs := map[string][]byte{}
 		for _, d := range r.Defaults {
-			defs[d.From] = parse.AppendStringS(nil, d.To)
+			defs[d.From] = jsonstr.AppendStringS(nil, d.To)
 		}
 		used := map[string]bool{}
 		switch {
@@ -129,7 +129,7 @@ func buildTree(cfg *Config) (*node, error) {
 			// make the object written on a miss.
 			var def []byte
 			if len(r.Defaults) > 0 {
-				o := parse.Object{}
+				o := jsonstr.Object{}
 				o.Begin()
 				for _, d := range r.Defaults {
 					o.StringS(d.From, d.To)

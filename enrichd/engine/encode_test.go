@@ -1,4 +1,4 @@
-package enrichd
+package engine
 
 import (
 	"bytes"
@@ -11,25 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lutkit/lutkit/compile"
-	"github.com/lutkit/lutkit/compile/source"
-	"github.com/lutkit/lutkit/internal/testfiles"
 	"github.com/lutkit/lutkit/tables"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/encode.golden")
-
-// compileCSV compiles csv (with a header line) to path, keyed by key.
-func compileCSV(t testing.TB, path, csv string, key ...string) {
-	t.Helper()
-	src, err := source.NewCSVReader(strings.NewReader(csv), "t.csv", source.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := compile.File(src, path, compile.Options{Key: key}); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // goldenTables writes the tables of TestEncodeGolden to dir: people (key
 // id, values that need escaping, a long column name), pairs (composite key host, app) and
@@ -48,49 +33,48 @@ func goldenTables(t testing.TB, dir string) {
 	compileCSV(t, filepath.Join(dir, "pairs.lut"), "host,app,owner,team\n"+
 		"web-1,nginx,alice,edge\n"+
 		"db-2,postgres,bob,data\n", "host", "app")
-	if err := os.Symlink(testfiles.CityMMDB(t), filepath.Join(dir, "geo.mmdb")); err != nil {
-		t.Fatal(err)
-	}
+	linkMMDB(t, dir)
 }
 
-// goldenConfigs are the rule sets and pipeline options TestEncodeGolden
-// encodes every event with.
-var goldenConfigs = []string{
+// goldenConfig is one rule set and its options.
+type goldenConfig struct {
+	rules []Rule
+	opts  Options
+}
+
+// goldenConfigs are the rule sets and options TestEncodeGolden encodes
+// every event with.
+var goldenConfigs = []goldenConfig{
 	// Every column, defaults on a miss, MMDB, key=value pairs used.
-	`
-rules:
-  - {name: people, table: people, field: id, target: person, on_miss: {tag: person_miss, defaults: {status: MISS, name: nobody}}}
-  - {name: geo, table: geo, field: src, target: source.geo, mmdb_fields: {country_code: country_iso_code, city: city_name, latitude: lat, longitude: geo.lon, postcode: zip, nosuch: gone}, on_miss: {defaults: {country_iso_code: "--", region: "n/a"}}}
-`,
+	{opts: Options{KV: KVUsed, StructuredData: true}, rules: []Rule{
+		{Name: "people", Table: "people", Fields: []string{"id"}, Target: "person", MissTag: "person_miss",
+			Defaults: []Rename{{"status", "MISS"}, {"name", "nobody"}}},
+		{Name: "geo", Table: "geo", Fields: []string{"src"}, Target: "source.geo", MMDB: true,
+			MMDBFields: []Rename{{"country_code", "country_iso_code"}, {"city", "city_name"}, {"latitude", "lat"}, {"longitude", "geo.lon"}, {"postcode", "zip"}, {"nosuch", "gone"}},
+			Defaults:   []Rename{{"country_iso_code", "--"}, {"region", "n/a"}}},
+	}},
 	// Renamed columns nesting into header objects, a column the table does
 	// not have, a default for an output no column writes, composite keys,
 	// all key=value pairs, event.original, no structured data.
-	`
-pipeline: {kv_fields: all, original: true, structured_data: false}
-rules:
-  - name: people
-    table: people
-    field: kv.id
-    target: person
-    columns: [name, {note: details.note}, {city: where}, {nosuch: gone}]
-    on_miss: {tag: person_miss, defaults: {name: "n\"o\\body", extra: "\u00e9"}}
-  - {name: owner, table: pairs, fields: [host, appname], target: host, columns: {owner: owner, team: team.name}}
-  - {name: log, table: pairs, fields: [host, appname], target: log.syslog.owner, columns: [owner]}
-  - {name: missing, table: nosuchtable, field: id, target: m, on_miss: {tag: m_miss}}
-`,
+	{opts: Options{KV: KVAll, Original: true, StructuredData: false}, rules: []Rule{
+		{Name: "people", Table: "people", Fields: []string{"kv.id"}, Target: "person",
+			Columns: []Rename{{"name", "name"}, {"note", "details.note"}, {"city", "where"}, {"nosuch", "gone"}},
+			MissTag: "person_miss", Defaults: []Rename{{"name", "n\"o\\body"}, {"extra", "\u00e9"}}},
+		{Name: "owner", Table: "pairs", Fields: []string{"host", "appname"}, Target: "host", Columns: []Rename{{"owner", "owner"}, {"team", "team.name"}}},
+		{Name: "log", Table: "pairs", Fields: []string{"host", "appname"}, Target: "log.syslog.owner", Columns: []Rename{{"owner", "owner"}}},
+		{Name: "missing", Table: "nosuchtable", Fields: []string{"id"}, Target: "m", MissTag: "m_miss"},
+	}},
 	// No key=value pairs, every column without defaults, no miss tag,
 	// structured data; a rule reading a structured data parameter.
-	`
-pipeline: {kv_fields: none, structured_data: true}
-rules:
-  - {name: people, table: people, field: "sd.meta@1.id", target: a.b.c}
-  - {name: people2, table: people, field: json.user.id, target: j, columns: [name]}
-`,
+	{opts: Options{KV: KVNone, StructuredData: true}, rules: []Rule{
+		{Name: "people", Table: "people", Fields: []string{"sd.meta@1.id"}, Target: "a.b.c"},
+		{Name: "people2", Table: "people", Fields: []string{"json.user.id"}, Target: "j", Columns: []Rename{{"name", "name"}}},
+	}},
 }
 
 // goldenEvents are the messages of TestEncodeGolden, by input format.
-var goldenEvents = map[uint8][]string{
-	fmtSyslog: {
+var goldenEvents = map[Format][]string{
+	Syslog: {
 		`<134>1 2024-05-01T10:00:00.000Z web-1 nginx 1234 req - id=1 src=8.8.8.8 action=login`,
 		`<134>1 2024-05-01T10:00:00.123456+02:00 db-2 postgres - - [meta@1 id="2" k="a\"b\\c\]d"][other x="y"] id=2 src=81.2.69.160 user="x y"`,
 		`<13>1 - - - - - - id=3`,
@@ -105,7 +89,7 @@ var goldenEvents = map[uint8][]string{
 		`<14>1 2024-05-01T10:00:00Z h a p m [meta@1 id="7"] id=9 src=2.2.2.2 noval= =nokey "id"=3`,
 		"<14>1 2024-05-01T10:00:00Z h a p m - \u2028\u2029 id=8 name=\u65e5\u672c",
 	},
-	fmtJSON: {
+	JSON: {
 		`{"id":"1","src":"8.8.8.8","user":{"id":"3"}}`,
 		`  { "id" : 2 , "user" : { "id" : "4\u0022" } }  `,
 		`{}`,
@@ -114,7 +98,7 @@ var goldenEvents = map[uint8][]string{
 		`[1,2]`,
 		"{\"id\":\"bad\xff\"}",
 	},
-	fmtRaw: {
+	Raw: {
 		`id=1 src=8.8.8.8`,
 		"id=5 raw \"quoted\" \\ \x7f\x00 line",
 		``,
@@ -134,26 +118,22 @@ func TestEncodeGolden(t *testing.T) {
 	defer set.Close()
 	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	var got bytes.Buffer
-	for ci, yml := range goldenConfigs {
-		cfg, err := ParseConfig(filepath.Join(dir, "enrichd.yaml"), []byte(fmt.Sprintf("tables: {path: %q}\nhttp: {listen: \"127.0.0.1:0\"}\n%s", dir, yml)))
-		if err != nil {
-			t.Fatalf("config %d: %v", ci, err)
-		}
-		p, err := NewPipeline(cfg, set)
+	for ci, gc := range goldenConfigs {
+		p, err := New(gc.rules, gc.opts, set)
 		if err != nil {
 			t.Fatalf("config %d: %v", ci, err)
 		}
 		// A small worker, so that batches span several chunks.
-		w := p.newWorker(4)
-		for _, f := range []uint8{fmtSyslog, fmtJSON, fmtRaw} {
+		w := p.NewWorker(4)
+		for _, f := range []Format{Syslog, JSON, Raw} {
 			fmt.Fprintf(&got, "# config %d, format %d\n", ci, f)
-			b := &batch{format: f}
+			b := &Batch{Format: f}
 			for i, ev := range goldenEvents[f] {
 				var flags uint8
 				if i%5 == 4 {
-					flags = flagTruncated
+					flags = FlagTruncated
 				}
-				b.add([]byte(ev), flags)
+				b.Add([]byte(ev), flags)
 			}
 			got.Write(w.process(b, nil, now))
 		}

@@ -1,4 +1,4 @@
-package enrichd
+package engine
 
 import (
 	"bytes"
@@ -93,21 +93,20 @@ func TestAppendRowDamaged(t *testing.T) {
 // output lines.
 func encodeCustomers(t *testing.T, dir string, n int) []string {
 	t.Helper()
-	cfg := testConfig(t, dir, filepath.Join(dir, "out.json"))
-	cfg.Rules[0].Columns = nil
+	linkMMDB(t, dir)
 	set, err := tables.Open(dir, tables.Options{NoWatch: true, DataVerify: tables.DataVerifyNone, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer set.Close()
-	p, err := NewPipeline(cfg, set)
+	p, err := New(testRules(nil), testOptions, set)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &batch{format: fmtSyslog}
+	b := &Batch{Format: Syslog}
 	for i := 1; i <= n; i++ {
-		b.add([]byte(event(i, i, "10.0.0.1")), 0)
+		b.Add([]byte(event(i, i, "10.0.0.1")), 0)
 	}
-	out := p.newWorker(512).process(b, nil, time.Unix(0, 0))
+	out := p.NewWorker(512).process(b, nil, time.Unix(0, 0))
 	return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 }

@@ -1,0 +1,345 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/lutkit/lutkit/enrichd/parse"
+	"github.com/lutkit/lutkit/internal/jsonstr"
+	"github.com/lutkit/lutkit/internal/rowjson"
+	"github.com/lutkit/lutkit/reader/mmdb"
+)
+
+// frame is an object the encoder has opened: where its member starts in
+// the output, and whether a member preceded it.
+type frame struct {
+	mark  int
+	comma bool
+}
+
+// encode appends event e as one JSON line: it runs the engine's encoding
+// program, writing each member that has a value and dropping objects that
+// end up empty.
+func (w *Worker) encode(i int, e *evState, out []byte) []byte {
+	buf := out
+	comma := false
+	if e.kind == JSON {
+		t := bytes.TrimSpace(e.line)
+		inner := bytes.TrimSpace(t[1 : len(t)-1])
+		buf = append(buf, t[:len(t)-1]...)
+		comma = len(inner) > 0
+	} else {
+		buf = append(buf, '{')
+	}
+	syslog := e.kind == Syslog && e.ev.Format != parse.FormatUnknown
+	frames, prog := w.frames, w.p.prog
+	for k := range prog {
+		o := &prog[k]
+		// A leaf whose value is known to be absent is skipped; one that
+		// turns out to be absent after its key is written sets ok false.
+		mark, ok := len(buf), true
+		switch o.kind {
+		case lfNone:
+			frames[o.depth] = frame{len(buf), comma}
+			buf = o.key.append(buf, comma)
+			comma = false
+			continue
+		case lfClose:
+			if comma {
+				buf = append(buf, o.end...)
+			} else {
+				f := frames[o.depth]
+				buf, comma = buf[:f.mark], f.comma
+			}
+			continue
+		case lfKV:
+			buf, comma = w.writeKV(buf, i, e, comma)
+			continue
+		case lfTimestamp:
+			if e.kind == JSON {
+				continue
+			}
+			buf = append(o.key.append(buf, comma), '"')
+			buf = parse.AppendTimestampRFC3339(buf, &e.ev, w.now)
+			buf = append(buf, '"')
+		case lfHostName:
+			if !syslog || e.ev.Host == nil {
+				continue
+			}
+			buf = jsonstr.AppendString(o.key.append(buf, comma), e.ev.Host)
+		case lfFacility:
+			if !syslog {
+				continue
+			}
+			buf = strconv.AppendInt(o.key.append(buf, comma), int64(e.ev.Facility), 10)
+		case lfSeverity:
+			if !syslog {
+				continue
+			}
+			buf = strconv.AppendInt(o.key.append(buf, comma), int64(e.ev.Severity), 10)
+		case lfAppName:
+			if !syslog || e.ev.App == nil {
+				continue
+			}
+			buf = jsonstr.AppendString(o.key.append(buf, comma), e.ev.App)
+		case lfMsgID:
+			if !syslog || e.ev.MsgID == nil {
+				continue
+			}
+			buf = jsonstr.AppendString(o.key.append(buf, comma), e.ev.MsgID)
+		case lfProcIDStr:
+			if !syslog || e.ev.ProcID == nil || isDigits(e.ev.ProcID) {
+				continue
+			}
+			buf = jsonstr.AppendString(o.key.append(buf, comma), e.ev.ProcID)
+		case lfPID:
+			if !syslog || !isDigits(e.ev.ProcID) {
+				continue
+			}
+			buf = append(o.key.append(buf, comma), e.ev.ProcID...)
+		case lfSD:
+			if !syslog || len(e.ev.StructuredData) == 0 {
+				continue
+			}
+			buf, ok = w.writeSD(o.key.append(buf, comma), e.ev.StructuredData)
+		case lfMessage:
+			switch {
+			case e.kind == JSON, e.kind == Syslog && e.ev.Message == nil && e.ev.Format != parse.FormatUnknown:
+				continue
+			case e.kind == Syslog:
+				buf = jsonstr.AppendString(o.key.append(buf, comma), e.ev.Message)
+			default:
+				buf = jsonstr.AppendString(o.key.append(buf, comma), e.line)
+			}
+		case lfOriginal:
+			if e.kind == JSON {
+				continue
+			}
+			buf = jsonstr.AppendString(o.key.append(buf, comma), e.line)
+		case lfLUTCol, lfLUTAll, lfMMDB, lfDefault:
+			if e.misses&(1<<uint(o.rule)) != 0 {
+				// A miss writes the default, if any.
+				if o.def == nil {
+					continue
+				}
+				buf = append(o.key.append(buf, comma), o.def...)
+				break
+			}
+			rw := &w.rw[o.rule]
+			switch o.kind {
+			case lfLUTCol:
+				ci := rw.colIdx[o.col]
+				if ci < 0 {
+					continue
+				}
+				buf = jsonstr.AppendString(o.key.append(buf, comma), rw.views[i].Col(ci))
+			case lfLUTAll:
+				buf = rw.row.Append(o.key.append(buf, comma), rw.views[i])
+			case lfMMDB:
+				buf, ok = mmValue(o.key.append(buf, comma), rw.mmVals[i*rw.nf+o.col])
+			default:
+				continue
+			}
+		default:
+			continue
+		}
+		if !ok {
+			buf = buf[:mark]
+			continue
+		}
+		if len(o.end) > 0 {
+			buf = append(buf, o.end...)
+		}
+		comma = true
+	}
+	if e.tags != 0 || e.misses != 0 {
+		buf = w.writeTags(buf, e, comma)
+	}
+	return append(buf, '}', '\n')
+}
+
+// memberKeyPad is the size of memberKey.pad.
+const memberKeyPad = 40
+
+// memberKey is a member's pre-encoded `,"name":`. pad holds it too, so
+// that a key of up to 33 bytes is written with one fixed-size move.
+type memberKey struct {
+	b   []byte
+	pad [memberKeyPad]byte
+}
+
+func newMemberKey(b []byte) memberKey {
+	k := memberKey{b: b}
+	copy(k.pad[:], b)
+	return k
+}
+
+// append appends the key, without its comma when no member precedes it.
+func (k *memberKey) append(buf []byte, comma bool) []byte {
+	off := 1
+	if comma {
+		off = 0
+	}
+	n, l := len(k.b)-off, len(buf)
+	if n <= 32 && cap(buf)-l >= 32 {
+		rowjson.Copy32(buf[l:cap(buf)], k.pad[off:])
+		return buf[:l+n]
+	}
+	return append(buf, k.b[off:]...)
+}
+
+func (w *Worker) writeTags(buf []byte, e *evState, comma bool) []byte {
+	mark := len(buf)
+	if comma {
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"tags":[`...)
+	first := true
+	for j, t := range w.p.tagJSON {
+		if e.tags&(1<<j) != 0 {
+			if !first {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, t...)
+			first = false
+		}
+	}
+	for ri, r := range w.p.rules {
+		if e.misses&(1<<uint(ri)) != 0 && r.missTag != nil {
+			if !first {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, r.missTag...)
+			first = false
+		}
+	}
+	if first {
+		return buf[:mark]
+	}
+	return append(buf, ']')
+}
+
+func isDigits(b []byte) bool {
+	if len(b) == 0 || len(b) > 18 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// validJSONObject reports whether line is one JSON object in valid UTF-8.
+func validJSONObject(line []byte) bool {
+	t := bytes.TrimSpace(line)
+	return len(t) >= 2 && t[0] == '{' && t[len(t)-1] == '}' && utf8.Valid(t) && json.Valid(t)
+}
+
+func mmValue(buf []byte, v mmdb.Value) ([]byte, bool) {
+	switch v.Kind() {
+	case mmdb.KindString, mmdb.KindBytes:
+		buf = jsonstr.AppendString(buf, v.Bytes())
+	case mmdb.KindUint16, mmdb.KindUint32, mmdb.KindUint64:
+		buf = strconv.AppendUint(buf, v.Uint(), 10)
+	case mmdb.KindUint128:
+		hi, lo := v.Uint128()
+		if hi != 0 {
+			return buf, false
+		}
+		buf = strconv.AppendUint(buf, lo, 10)
+	case mmdb.KindInt32:
+		buf = strconv.AppendInt(buf, v.Int(), 10)
+	case mmdb.KindDouble, mmdb.KindFloat:
+		f := v.Float()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return buf, false
+		}
+		bits := 64
+		if v.Kind() == mmdb.KindFloat {
+			bits = 32
+		}
+		buf = strconv.AppendFloat(buf, f, 'g', -1, bits)
+	case mmdb.KindBool:
+		buf = strconv.AppendBool(buf, v.Bool())
+	default:
+		return buf, false
+	}
+	return buf, true
+}
+
+// writeSD writes structured data as {"SD-ID":{"name":"value",...},...}.
+func (w *Worker) writeSD(buf, sd []byte) ([]byte, bool) {
+	if len(sd) == 0 {
+		return buf, false
+	}
+	start := len(buf)
+	buf = append(buf, '{')
+	var cur []byte
+	open, params := false, 0
+	parse.EachSDParam(sd, func(id, name, value []byte) bool {
+		if !open || !bytes.Equal(id, cur) {
+			if open {
+				buf = append(buf, '}', ',')
+			}
+			buf = jsonstr.AppendKey(buf, id)
+			buf = append(buf, '{')
+			cur, open, params = id, true, 0
+		}
+		if name == nil {
+			return true
+		}
+		if params > 0 {
+			buf = append(buf, ',')
+		}
+		params++
+		buf = jsonstr.AppendKey(buf, name)
+		if bytes.IndexByte(value, '\\') >= 0 {
+			w.tmp = parse.AppendSDUnescape(w.tmp[:0], value)
+			value = w.tmp
+		}
+		buf = jsonstr.AppendString(buf, value)
+		return true
+	})
+	if !open {
+		return buf[:start], false
+	}
+	return append(buf, '}', '}'), true
+}
+
+// writeKV writes the key=value pairs of the message as top-level members.
+func (w *Worker) writeKV(buf []byte, i int, e *evState, comma bool) ([]byte, bool) {
+	p := w.p
+	if e.kind == JSON || p.kvMode == 0 {
+		return buf, comma
+	}
+	if p.kvMode == 1 {
+		nkv := len(p.kvKeys)
+		for j, v := range w.kvVals[i*nkv : (i+1)*nkv] {
+			if v == nil || p.kvSkip[j] {
+				continue
+			}
+			buf = p.kvKeyJSON[j].append(buf, comma)
+			buf = jsonstr.AppendString(buf, v)
+			comma = true
+		}
+		return buf, comma
+	}
+	parse.EachKV(e.body, func(k, v []byte) bool {
+		if len(k) == 0 || p.topNames[string(k)] {
+			return true
+		}
+		if comma {
+			buf = append(buf, ',')
+		}
+		buf = jsonstr.AppendKey(buf, k)
+		buf = jsonstr.AppendString(buf, v)
+		comma = true
+		return true
+	})
+	return buf, comma
+}

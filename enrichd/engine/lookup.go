@@ -1,0 +1,179 @@
+package engine
+
+import (
+	"net/netip"
+
+	"github.com/lutkit/lutkit/format"
+	"github.com/lutkit/lutkit/internal/rowjson"
+	"github.com/lutkit/lutkit/reader"
+	"github.com/lutkit/lutkit/reader/mmdb"
+	"github.com/lutkit/lutkit/tables"
+)
+
+// ruleWork is a worker's per-rule scratch.
+type ruleWork struct {
+	keys   [][]byte
+	views  []reader.View
+	hit    []bool
+	mmVals []mmdb.Value
+	lut    *reader.Table
+	mm     *mmdb.Reader
+	colIdx []int
+	colFor *reader.Table // table colIdx and row were resolved for
+	colGen uint64
+	row    rowjson.Encoder // writes a whole row
+	nf     int             // mmdb: fields per event in mmVals
+	cache  ipCache
+	// mmdb batch lookups: the addresses the cache did not answer, their
+	// events, and the batch's values and matches.
+	addrs     []netip.Addr
+	idx       []int32
+	batchVals []mmdb.Value
+	matches   []mmdb.Match
+}
+
+func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) {
+	rw := &w.rw[ri]
+	n := len(evs)
+	keys := rw.keys[:n]
+	for i := range evs {
+		e := &evs[i]
+		if len(r.fields) == 1 {
+			keys[i] = w.fieldValue(i, e, &r.fields[0])
+			continue
+		}
+		s := len(w.scratch)
+		ok := true
+		for j := range r.fields {
+			v := w.fieldValue(i, e, &r.fields[j])
+			if v == nil {
+				ok = false
+				break
+			}
+			if j > 0 {
+				w.scratch = append(w.scratch, format.KeySeparator)
+			}
+			w.scratch = append(w.scratch, v...)
+		}
+		if !ok {
+			w.scratch = w.scratch[:s]
+			keys[i] = nil
+			continue
+		}
+		keys[i] = w.scratch[s:len(w.scratch):len(w.scratch)]
+	}
+	hit := rw.hit[:n]
+	clear(hit)
+	var hits, badKey uint64
+	if snap != nil {
+		if r.mmFields != nil {
+			rw.mm = r.handle.MMDB(snap)
+		} else {
+			rw.lut = r.handle.LUT(snap)
+		}
+	}
+	switch {
+	case rw.lut != nil:
+		t := rw.lut
+		if rw.colFor != t || rw.colGen != w.snapGen {
+			// Resolved once per table version (a new version may have
+			// other columns).
+			for j, c := range r.cfg.Columns {
+				rw.colIdx[j] = t.ColumnIndex(c.From)
+			}
+			rw.row.Reset(t.Columns())
+			rw.colFor, rw.colGen = t, w.snapGen
+		}
+		views := rw.views[:n]
+		t.LookupBatch(keys, views)
+		for i := range views {
+			if keys[i] != nil && views[i].Len() > 0 {
+				hit[i] = true
+				hits++
+			}
+		}
+	case rw.mm != nil:
+		nf := r.mmFields.Len()
+		c := &rw.cache
+		if c.gen != w.snapGen || c.slots == nil {
+			c.reset(nf, w.snapGen)
+		}
+		// Answer what the cache holds; look the rest up in one batch.
+		useCache := c.on()
+		addrs, idx := rw.addrs[:0], rw.idx[:0]
+		cached := 0
+		for i, k := range keys {
+			if k == nil {
+				continue
+			}
+			ip, ok := parseIP(k)
+			if !ok {
+				badKey++
+				continue
+			}
+			if useCache {
+				// Every address of a matched network gets the same record,
+				// so a cached network that contains ip answers without a
+				// lookup.
+				if e := c.slot(ip); e.valid && e.prefix.Contains(ip) {
+					copy(rw.mmVals[i*nf:(i+1)*nf], c.vals[e.idx*nf:(e.idx+1)*nf])
+					cached++
+					if e.found {
+						hit[i] = true
+						hits++
+					}
+					continue
+				}
+			}
+			addrs = append(addrs, ip)
+			idx = append(idx, int32(i))
+		}
+		c.account(len(addrs)+cached, cached)
+		if len(addrs) > 0 {
+			ms := rw.matches[:len(addrs)]
+			if len(addrs) == n {
+				// Every event is looked up: the values go straight to
+				// their events.
+				_ = rw.mm.LookupFieldsBatch(addrs, r.mmFields, rw.mmVals[:n*nf], ms)
+			} else {
+				bv := rw.batchVals[:len(addrs)*nf]
+				_ = rw.mm.LookupFieldsBatch(addrs, r.mmFields, bv, ms)
+				for j, i := range idx {
+					copy(rw.mmVals[int(i)*nf:(int(i)+1)*nf], bv[j*nf:(j+1)*nf])
+				}
+			}
+			for j, i := range idx {
+				m := &ms[j]
+				if m.Found() {
+					hit[i] = true
+					hits++
+				}
+				if !useCache {
+					continue
+				}
+				if p := m.Prefix(); p.IsValid() {
+					e := c.slot(addrs[j])
+					e.valid, e.prefix, e.found = true, p, m.Found()
+					copy(c.vals[e.idx*nf:(e.idx+1)*nf], rw.mmVals[int(i)*nf:(int(i)+1)*nf])
+				}
+			}
+		}
+		rw.addrs, rw.idx = addrs, idx
+	default:
+		r.stats.noTable.Add(uint64(n))
+		for i := range evs {
+			evs[i].tags |= tagNoTable
+		}
+	}
+	bit := uint64(1) << uint(ri)
+	for i := range evs {
+		if !hit[i] {
+			evs[i].misses |= bit
+		}
+	}
+	r.stats.hits.Add(hits)
+	r.stats.misses.Add(uint64(n) - hits)
+	if badKey > 0 {
+		r.stats.badKey.Add(badKey)
+	}
+}

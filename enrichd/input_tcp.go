@@ -1,0 +1,250 @@
+package enrichd
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/lutkit/lutkit/enrichd/engine"
+	"github.com/lutkit/lutkit/enrichd/parse"
+	"github.com/lutkit/lutkit/internal/config"
+)
+
+func init() {
+	RegisterInput(InputKind{Type: "tcp", Endpoint: EndpointListen, Format: FormatSyslog,
+		Settings: func() Settings { return &TCPInputConfig{} }, New: newTCPInput})
+}
+
+// TCPInputConfig are the settings of a tcp input.
+type TCPInputConfig struct {
+	MaxConnections int           // connections open at once; more are closed at once
+	IdleTimeout    time.Duration // close a connection silent this long (0: never)
+}
+
+// Keys are the tcp input's keys.
+func (c *TCPInputConfig) Keys(d *config.Decoder, field string) config.Keys {
+	return config.Keys{
+		"max_connections": func(v *yaml.Node) { c.MaxConnections, _ = d.Size(v, config.Field(field, "max_connections")) },
+		"idle_timeout":    func(v *yaml.Node) { c.IdleTimeout, _ = d.Duration(v, config.Field(field, "idle_timeout")) },
+	}
+}
+
+// SetDefaults fills the unset settings.
+func (c *TCPInputConfig) SetDefaults() {
+	if c.MaxConnections == 0 {
+		c.MaxConnections = DefaultMaxConnections
+	}
+}
+
+// Validate checks the settings.
+func (c *TCPInputConfig) Validate(s config.Scope) {
+	if c.MaxConnections < 0 {
+		s.Errorf("max_connections", "must be a positive integer, not %d", c.MaxConnections)
+	}
+}
+
+var (
+	mConns       = desc("connections_total", "Connections accepted.", "input")
+	mConnsReject = desc("connections_rejected_total", "Connections refused over max_connections.", "input")
+	mConnsIdle   = desc("connections_idle_closed_total", "Connections closed by idle_timeout.", "input")
+	mConnsActive = desc("connections_active", "Open connections.", "input")
+)
+
+// tcpInput accepts connections and reads each in its own goroutine:
+// syslog with the framing each connection chooses (octet counting or
+// newlines), JSON and raw lines newline-framed.
+type tcpInput struct {
+	cfg    *InputConfig
+	set    *TCPInputConfig
+	env    *Env
+	ln     net.Listener
+	stats  *inputStats
+	fmt    engine.Format
+	framer sync.Pool
+	stopState
+
+	wg   sync.WaitGroup // the accept loop and the connections
+	done chan struct{}
+
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+
+	connsTotal  atomic.Uint64
+	connsReject atomic.Uint64 // over max_connections
+	connsIdle   atomic.Uint64 // closed by idle_timeout
+	connsActive atomic.Int64
+}
+
+func newTCPInput(ic *InputConfig, env *Env) (Input, error) {
+	ln, err := net.Listen("tcp", ic.Listen)
+	if err != nil {
+		return nil, err
+	}
+	return &tcpInput{cfg: ic, set: ic.Settings.(*TCPInputConfig), env: env, ln: ln, stats: env.InputStats(),
+		fmt: ic.Format.code(), done: make(chan struct{}), conns: map[net.Conn]struct{}{}}, nil
+}
+
+func (t *tcpInput) Start() {
+	t.wg.Add(1)
+	go t.serve()
+	go func() { t.wg.Wait(); close(t.done) }()
+}
+
+func (t *tcpInput) Done() <-chan struct{} { return t.done }
+func (t *tcpInput) Addr() net.Addr        { return t.ln.Addr() }
+func (t *tcpInput) Stats() *inputStats    { return t.stats }
+func (t *tcpInput) Close() error          { return t.ln.Close() }
+
+func (t *tcpInput) Collect(m metricSink) {
+	n := t.stats.name
+	m.counter(mConns, t.connsTotal.Load(), n)
+	m.counter(mConnsReject, t.connsReject.Load(), n)
+	m.counter(mConnsIdle, t.connsIdle.Load(), n)
+	m.gauge(mConnsActive, float64(t.connsActive.Load()), n)
+}
+
+func (t *tcpInput) serve() {
+	defer t.wg.Done()
+	for {
+		c, err := t.ln.Accept()
+		if err != nil {
+			if t.isStopping() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			t.env.Log.Warn("accept failed", "err", err)
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		t.connsTotal.Add(1)
+		if t.connsActive.Load() >= int64(t.set.MaxConnections) {
+			t.connsReject.Add(1)
+			c.Close()
+			continue
+		}
+		t.mu.Lock()
+		if t.isStopping() {
+			t.mu.Unlock()
+			c.Close()
+			continue
+		}
+		t.conns[c] = struct{}{}
+		t.connsActive.Add(1)
+		t.wg.Add(1)
+		t.mu.Unlock()
+		go t.serveConn(c)
+	}
+}
+
+// Stop closes the listener and gives every connection until deadline to
+// deliver what it has sent.
+func (t *tcpInput) Stop(deadline time.Time) {
+	t.mu.Lock()
+	t.stop(deadline)
+	t.mu.Unlock()
+	t.ln.Close()
+	t.mu.Lock()
+	for c := range t.conns {
+		c.SetReadDeadline(deadline)
+	}
+	t.mu.Unlock()
+}
+
+// connReader reads a connection for a Framer, flushing the pending batch
+// when the connection goes quiet for the flush interval.
+type connReader struct {
+	t   *tcpInput
+	c   net.Conn
+	bt  *Batcher
+	pre []byte // bytes read before the Framer was attached
+}
+
+func (r *connReader) Read(p []byte) (int, error) {
+	if len(r.pre) > 0 {
+		n := copy(p, r.pre)
+		r.pre = r.pre[n:]
+		return n, nil
+	}
+	t := r.t
+	for {
+		if t.isStopping() {
+			r.c.SetReadDeadline(t.drainDeadline())
+		} else if r.bt.Pending() {
+			due := r.bt.Due()
+			if !time.Now().Before(due) {
+				r.bt.Flush()
+				continue
+			}
+			r.c.SetReadDeadline(time.Now().Add(r.bt.FlushInterval()))
+		} else if t.set.IdleTimeout > 0 {
+			r.c.SetReadDeadline(time.Now().Add(t.set.IdleTimeout))
+		} else {
+			r.c.SetReadDeadline(time.Time{})
+		}
+		n, err := r.c.Read(p)
+		if n > 0 || err == nil {
+			return n, err
+		}
+		if isTimeout(err) && !t.isStopping() {
+			if r.bt.Pending() {
+				r.bt.Flush()
+				continue
+			}
+			t.connsIdle.Add(1)
+		}
+		return 0, err
+	}
+}
+
+func (t *tcpInput) serveConn(c net.Conn) {
+	defer t.wg.Done()
+	defer func() {
+		t.mu.Lock()
+		delete(t.conns, c)
+		t.mu.Unlock()
+		t.connsActive.Add(-1)
+		c.Close()
+	}()
+	bt := t.env.Batcher(t.stats, t.cfg.Format, false)
+	cr := &connReader{t: t, c: c, bt: bt}
+	// Wait for the first bytes before taking a framing buffer, so idle
+	// connections cost no buffer.
+	var first [256]byte
+	n, err := cr.Read(first[:])
+	if n == 0 {
+		if err != nil && err != io.EOF && !isTimeout(err) {
+			t.stats.frameErrors.Add(1)
+		}
+		return
+	}
+	cr.pre = first[:n]
+	var src messageSource
+	if t.fmt == engine.Syslog {
+		fr, _ := t.framer.Get().(*parse.Framer)
+		if fr == nil {
+			fr = parse.NewFramer(cr, t.cfg.MaxMessageSize)
+		} else {
+			fr.Reset(cr)
+		}
+		defer t.framer.Put(fr)
+		src = fr
+	} else {
+		src = newLineSource(cr, t.cfg.MaxMessageSize)
+	}
+	for {
+		msg, trunc, err := src.Next()
+		if err != nil {
+			if err != io.EOF && !isTimeout(err) && !errors.Is(err, net.ErrClosed) {
+				t.stats.frameErrors.Add(1)
+				t.env.Log.Debug("connection ended with an error", "remote", c.RemoteAddr().String(), "err", err)
+			}
+			break
+		}
+		bt.Add(msg, trunc)
+	}
+	bt.Flush()
+}

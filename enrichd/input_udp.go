@@ -1,0 +1,118 @@
+package enrichd
+
+import (
+	"errors"
+	"net"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/lutkit/lutkit/internal/config"
+)
+
+func init() {
+	RegisterInput(InputKind{Type: "udp", Endpoint: EndpointListen, Format: FormatSyslog,
+		Settings: func() Settings { return &UDPInputConfig{} }, New: newUDPInput})
+}
+
+// UDPInputConfig are the settings of a udp input.
+type UDPInputConfig struct {
+	ReadBuffer int // SO_RCVBUF
+}
+
+// Keys are the udp input's keys.
+func (c *UDPInputConfig) Keys(d *config.Decoder, field string) config.Keys {
+	return config.Keys{
+		"read_buffer": func(v *yaml.Node) { c.ReadBuffer, _ = d.Size(v, config.Field(field, "read_buffer")) },
+	}
+}
+
+// SetDefaults fills the unset settings.
+func (c *UDPInputConfig) SetDefaults() {
+	if c.ReadBuffer == 0 {
+		c.ReadBuffer = DefaultUDPReadBuffer
+	}
+}
+
+// Validate checks the settings.
+func (c *UDPInputConfig) Validate(s config.Scope) {
+	if c.ReadBuffer < 0 {
+		s.Errorf("read_buffer", "must be a positive integer, not %d", c.ReadBuffer)
+	}
+}
+
+// udpInput reads one message per datagram. It never waits for the
+// workers: when no batch is free or the queue is full, it drops and
+// counts.
+type udpInput struct {
+	cfg   *InputConfig
+	env   *Env
+	conn  *net.UDPConn
+	stats *inputStats
+	stopState
+	done chan struct{}
+}
+
+func newUDPInput(ic *InputConfig, env *Env) (Input, error) {
+	ua, err := net.ResolveUDPAddr("udp", ic.Listen)
+	if err != nil {
+		return nil, err
+	}
+	c, err := net.ListenUDP("udp", ua)
+	if err != nil {
+		return nil, err
+	}
+	c.SetReadBuffer(ic.Settings.(*UDPInputConfig).ReadBuffer)
+	return &udpInput{cfg: ic, env: env, conn: c, stats: env.InputStats(), done: make(chan struct{})}, nil
+}
+
+func (u *udpInput) Start()                  { go u.serve() }
+func (u *udpInput) Done() <-chan struct{}   { return u.done }
+func (u *udpInput) Addr() net.Addr          { return u.conn.LocalAddr() }
+func (u *udpInput) Stats() *inputStats      { return u.stats }
+func (u *udpInput) Close() error            { return u.conn.Close() }
+func (u *udpInput) Stop(deadline time.Time) { u.stop(deadline); u.conn.SetReadDeadline(deadline) }
+
+func (u *udpInput) serve() {
+	defer close(u.done)
+	bt := u.env.Batcher(u.stats, u.cfg.Format, true)
+	buf := make([]byte, u.cfg.MaxMessageSize+1)
+	for {
+		switch {
+		case u.isStopping():
+			u.conn.SetReadDeadline(u.drainDeadline())
+		case bt.Pending():
+			if !time.Now().Before(bt.Due()) {
+				bt.Flush()
+			}
+			u.conn.SetReadDeadline(time.Now().Add(bt.FlushInterval()))
+		default:
+			u.conn.SetReadDeadline(time.Time{})
+		}
+		n, _, err := u.conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if isTimeout(err) && !u.isStopping() {
+				bt.Flush()
+				continue
+			}
+			if u.isStopping() || errors.Is(err, net.ErrClosed) {
+				break
+			}
+			u.stats.frameErrors.Add(1)
+			continue
+		}
+		msg := buf[:n]
+		trunc := false
+		if n > u.cfg.MaxMessageSize {
+			msg, trunc = msg[:u.cfg.MaxMessageSize], true
+		}
+		for len(msg) > 0 && (msg[len(msg)-1] == '\n' || msg[len(msg)-1] == '\r' || msg[len(msg)-1] == 0) {
+			msg = msg[:len(msg)-1]
+		}
+		if len(msg) == 0 {
+			continue
+		}
+		bt.Add(msg, trunc)
+	}
+	bt.Flush()
+}

@@ -1,0 +1,207 @@
+package enrichd
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"gopkg.in/yaml.v3"
+
+	"github.com/lutkit/lutkit/internal/config"
+)
+
+// genInput is an input type made in a test as a new one would be: its
+// settings, its Input, one registration. It sends count events, and
+// attaches to each batch an acknowledgement that counts the deliveries.
+type genInput struct {
+	cfg   *InputConfig
+	set   *genSettings
+	env   *Env
+	stats *inputStats
+	done  chan struct{}
+	acks  *genAcks
+}
+
+type genSettings struct{ Count int }
+
+func (g *genSettings) Keys(d *config.Decoder, field string) config.Keys {
+	return config.Keys{"count": func(v *yaml.Node) { g.Count, _ = d.Size(v, config.Field(field, "count")) }}
+}
+func (g *genSettings) SetDefaults() {}
+func (g *genSettings) Validate(s config.Scope) {
+	s.Require("count", g.Count > 0, "how many events")
+}
+
+// genAcks counts the batches sent and those every output delivered.
+type genAcks struct{ sent, delivered atomic.Int64 }
+
+type genAck struct {
+	Ack
+	a *genAcks
+}
+
+func (g *genAck) Delivered() { g.a.delivered.Add(1) }
+
+var lastGen *genInput
+
+func (g *genInput) Start() {
+	go func() {
+		defer close(g.done)
+		bt := g.env.Batcher(g.stats, g.cfg.Format, false)
+		for i := range g.set.Count {
+			bt.Take()
+			if bt.Ack() == nil {
+				a := &genAck{a: g.acks}
+				a.Init(a)
+				bt.SetAck(&a.Ack)
+				g.acks.sent.Add(1)
+			}
+			bt.Put(fmt.Appendf(nil, "seq=%d", i), false)
+		}
+		bt.Flush()
+	}()
+}
+func (g *genInput) Stop(time.Time)        {}
+func (g *genInput) Done() <-chan struct{} { return g.done }
+func (g *genInput) Close() error          { return nil }
+func (g *genInput) Addr() net.Addr        { return nil }
+func (g *genInput) Stats() *inputStats    { return g.stats }
+
+// memOutput keeps every line and delivers the buffers it was given from a
+// goroutine of its own, after Write has returned, as an output that sends
+// them somewhere would.
+type memOutput struct {
+	st    *outputStats
+	mu    sync.Mutex
+	lines bytes.Buffer
+	q     chan *Buffer
+	wg    sync.WaitGroup
+}
+
+func newMemOutput(oc *OutputConfig, env *Env) (Output, error) {
+	o := &memOutput{st: env.OutputStats(), q: make(chan *Buffer, 4)}
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		for b := range o.q {
+			o.mu.Lock()
+			o.lines.Write(b.B)
+			o.mu.Unlock()
+			b.Delivery().Done()
+			b.Release()
+		}
+	}()
+	return o, nil
+}
+
+var lastMem *memOutput
+
+func (o *memOutput) Write(b *Buffer) error { b.Retain(); o.q <- b; return nil }
+func (o *memOutput) Flush() error          { return nil }
+func (o *memOutput) Holds() int            { return 5 }
+func (o *memOutput) Stats() *outputStats   { return o.st }
+func (o *memOutput) Close() error          { close(o.q); o.wg.Wait(); return nil }
+
+// registerTestKinds registers the test's input and output types until the
+// test ends.
+func registerTestKinds(t *testing.T) {
+	RegisterInput(InputKind{Type: "test-gen", Format: FormatRaw, Finite: true, Settings: func() Settings { return &genSettings{} },
+		New: func(ic *InputConfig, env *Env) (Input, error) {
+			lastGen = &genInput{cfg: ic, set: ic.Settings.(*genSettings), env: env, stats: env.InputStats(), done: make(chan struct{}), acks: &genAcks{}}
+			return lastGen, nil
+		}})
+	RegisterOutput(OutputKind{Type: "test-mem", New: func(oc *OutputConfig, env *Env) (Output, error) {
+		o, err := newMemOutput(oc, env)
+		lastMem, _ = o.(*memOutput)
+		return o, err
+	}})
+	t.Cleanup(func() {
+		delete(inputKinds, "test-gen")
+		delete(outputKinds, "test-mem")
+	})
+}
+
+// TestNewTypes: an input and an output type added by a registration alone
+// are configured, run and exported like the built-in ones; a batch's
+// acknowledgement is done once every output has delivered it, and never
+// when one output failed to.
+func TestNewTypes(t *testing.T) {
+	registerTestKinds(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	// Their keys are checked as the built-in ones are.
+	_, err := ParseConfig("e.yaml", []byte("inputs: [{type: test-gen, listen: \"x:1\"}]\noutputs: [{type: test-mem, path: x}]\n"))
+	if err == nil || !strings.Contains(err.Error(), "e.yaml:1:10: inputs[0].count: required: how many events") ||
+		!strings.Contains(err.Error(), "inputs[0].listen: only for tcp and udp inputs") ||
+		!strings.Contains(err.Error(), "outputs[0].path: only for a file output") {
+		t.Fatalf("error %v", err)
+	}
+	const n = 5000
+	for _, tc := range []struct {
+		file      string
+		delivered bool
+	}{{out, true}, {"/dev/full", false}} {
+		if _, err := os.Stat(tc.file); tc.file == "/dev/full" && err != nil {
+			continue
+		}
+		cfg, err := ParseConfig("e.yaml", []byte(fmt.Sprintf(`
+inputs: [{name: gen, type: test-gen, count: %d}]
+outputs: [{name: mem, type: test-mem}, {name: file, type: file, path: %q}]
+pipeline: {batch_size: 100}
+http: {listen: "127.0.0.1:0"}
+`, n, tc.file)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := New(cfg, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(collector{d})
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		exported := false
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				if mf.GetName() == "enrichd_events_in_total" && len(m.GetLabel()) == 2 && m.GetLabel()[0].GetValue() == "gen" && m.GetLabel()[1].GetValue() == "test-gen" {
+					exported = m.GetCounter().GetValue() == n
+				}
+			}
+		}
+		if !exported {
+			t.Errorf("enrichd_events_in_total{input=\"gen\",type=\"test-gen\"} is not %d", n)
+		}
+		a := lastGen.acks
+		if got := strings.Count(lastMem.lines.String(), "\n"); got != n {
+			t.Fatalf("%s: the new output got %d lines, want %d", tc.file, got, n)
+		}
+		switch {
+		case a.sent.Load() < n/100:
+			t.Fatalf("%d batches acknowledged, want at least %d", a.sent.Load(), n/100)
+		case tc.delivered && a.delivered.Load() != a.sent.Load():
+			t.Errorf("%s: %d of %d batches delivered", tc.file, a.delivered.Load(), a.sent.Load())
+		case !tc.delivered && a.delivered.Load() != 0:
+			t.Errorf("%s: %d batches reported delivered although the file output failed", tc.file, a.delivered.Load())
+		}
+		if tc.delivered {
+			if lines := readLines(t, out); len(lines) != n {
+				t.Errorf("file output: %d lines", len(lines))
+			}
+		}
+	}
+}

@@ -1,0 +1,172 @@
+// Package rowjson writes a row of a .lut table as a JSON object: its
+// column names as keys, in column order, and its values as strings,
+// escaped by jsonstr. It is the one row encoder of the project: lut get,
+// lut export --format jsonl, enrichd's lookup API and memcached listener
+// and the enrichment engine all write a row with it, so a row has the same
+// bytes everywhere.
+//
+// An Encoder, made once for a table's columns, is the fast way: a row none
+// of whose values needs escaping (one check over all of them) is copied
+// key by key and value by value with fixed-size moves. Append encodes a
+// row without one, for callers that look rows up in any table and must
+// not allocate.
+package rowjson
+
+import (
+	"encoding/binary"
+	"slices"
+
+	"github.com/lutkit/lutkit/internal/jsonstr"
+	"github.com/lutkit/lutkit/reader"
+)
+
+// Append appends v, a row of a table with columns, as a JSON object. It
+// writes what Encoder.Append does, escaping each key as it goes; it does
+// not allocate when dst has room.
+func Append(dst []byte, columns []string, v reader.View) []byte {
+	dst = append(dst, '{')
+	for i, c := range columns {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonstr.AppendKeyS(dst, c)
+		dst = jsonstr.AppendString(dst, v.Col(i))
+	}
+	return append(dst, '}')
+}
+
+// keyPad is the size of key.pad.
+const keyPad = 32
+
+// valPad is how many bytes Append moves for a short value at once.
+const valPad = 32
+
+// key is what precedes a column's value in a row's object: `{"col":"` for
+// the first column, then `","col":"`. pad holds it too when it fits, so
+// that it can be copied with a fixed-size move.
+type key struct {
+	b   []byte
+	pad [keyPad]byte
+}
+
+// Encoder writes the rows of one table. It keeps scratch memory: use one
+// per goroutine.
+type Encoder struct {
+	keys []key
+	// keysRoom is the room the keys of a row take in Append: each at
+	// least keyPad bytes.
+	keysRoom int
+	ends     []int32  // scratch for a row's value ends
+	vals     [][]byte // scratch for a row's values
+}
+
+// NewEncoder returns an encoder for rows with columns.
+func NewEncoder(columns []string) *Encoder {
+	e := &Encoder{}
+	e.Reset(columns)
+	return e
+}
+
+// Reset makes e an encoder for rows with columns, reusing its memory.
+func (e *Encoder) Reset(columns []string) {
+	e.keys, e.keysRoom = e.keys[:0], 0
+	for j, c := range columns {
+		k := []byte(`",`)
+		if j == 0 {
+			k = []byte{'{'}
+		}
+		k = append(jsonstr.AppendKeyS(k, c), '"')
+		e.keys = append(e.keys, key{b: k})
+		copy(e.keys[j].pad[:], k)
+		e.keysRoom += max(len(k), keyPad)
+	}
+	e.vals = slices.Grow(e.vals[:0], len(e.keys))
+}
+
+// Append appends the row v as a JSON object of every column.
+//
+// The common case, a row none of whose values needs escaping (one check
+// over all of them), copies each key and each value with fixed-size moves:
+// a key as its padded array, a value as the valPad bytes from its start
+// (the mapping goes on after the row, so they can be read; what is copied
+// too much, the next key or value overwrites). A row with a byte to escape
+// is encoded value by value.
+func (e *Encoder) Append(buf []byte, v reader.View) []byte {
+	values := v.Values()
+	// The end offsets: read straight from the record when they are 16-bit
+	// (checked below as they are used), else checked and widened first.
+	e16, narrow := v.Ends16()
+	ends, cols := e.ends[:0], len(e16)/2
+	if !narrow {
+		var ok bool
+		if ends, ok = v.Ends(ends); !ok {
+			return e.appendEsc(buf, v) // a damaged row's bad values are empty
+		}
+		e.ends, cols = ends, len(ends)
+	}
+	keys := e.keys[:min(len(e.keys), cols)]
+	if len(keys) == 0 {
+		return append(buf, '{', '}')
+	}
+	if jsonstr.NeedsEscape(values) {
+		return e.appendEsc(buf, v)
+	}
+	mark := len(buf)
+	buf = slices.Grow(buf, len(values)+e.keysRoom+valPad)
+	b := buf[:cap(buf)]
+	l := len(buf)
+	room := values[:cap(values)]
+	start := 0
+	for j := range keys {
+		k := &keys[j]
+		if len(k.b) <= keyPad {
+			*(*[keyPad]byte)(b[l:]) = k.pad
+		} else {
+			copy(b[l:], k.b)
+		}
+		l += len(k.b)
+		var end int
+		if narrow {
+			end = int(binary.LittleEndian.Uint16(e16[2*j:]))
+		} else {
+			end = int(ends[j])
+		}
+		if end < start || end > len(values) {
+			return e.appendEsc(buf[:mark], v) // damaged
+		}
+		if end-start <= valPad && start+valPad <= len(room) {
+			Copy32(b[l:], room[start:])
+		} else {
+			copy(b[l:], values[start:end])
+		}
+		l += end - start
+		start = end
+	}
+	return append(buf[:l], '"', '}')
+}
+
+// appendEsc is Append for a row with values to escape, or a damaged one.
+func (e *Encoder) appendEsc(buf []byte, v reader.View) []byte {
+	e.vals = v.Cols(e.vals[:0])
+	n := min(len(e.keys), len(e.vals))
+	if n == 0 {
+		return append(buf, '{', '}')
+	}
+	for j, val := range e.vals[:n] {
+		buf = append(buf, e.keys[j].b...)
+		buf = jsonstr.AppendEscaped(buf, val)
+	}
+	return append(buf, '"', '}')
+}
+
+// Copy32 copies the first 32 bytes of src to dst, as four words: an array
+// copy would call memmove, as src and dst might overlap.
+func Copy32(dst, src []byte) {
+	src, dst = src[:32], dst[:32]
+	le := binary.LittleEndian
+	a0, a1, a2, a3 := le.Uint64(src), le.Uint64(src[8:]), le.Uint64(src[16:]), le.Uint64(src[24:])
+	le.PutUint64(dst, a0)
+	le.PutUint64(dst[8:], a1)
+	le.PutUint64(dst[16:], a2)
+	le.PutUint64(dst[24:], a3)
+}
