@@ -254,7 +254,7 @@ func (r *remote) check(ctx context.Context) (installed bool, err error) {
 	m, err := ParseManifest(r.st.location(), raw)
 	if err != nil {
 		r.fail(ReasonManifest)
-		return false, err
+		return false, &fetchError{reason: ReasonManifest, permanent: true, err: err}
 	}
 	if digest == r.state.Current {
 		// The same version (a new validator, or a cache from before
@@ -269,7 +269,7 @@ func (r *remote) check(ctx context.Context) (installed bool, err error) {
 		t := &m.Tables[i]
 		if t.Size > r.o.maxArtifact() {
 			r.fail(ReasonSizeLimit)
-			return false, fmt.Errorf("%s: version %.16s rejected: table %s: artifact %s is %d bytes, over the limit of %d",
+			return false, ferr(ReasonSizeLimit, true, "%s: version %.16s rejected: table %s: artifact %s is %d bytes, over the limit of %d",
 				r.st.location(), digest, t.Name, t.File, t.Size, r.o.maxArtifact())
 		}
 	}
