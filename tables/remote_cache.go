@@ -47,7 +47,9 @@ type remoteState struct {
 }
 
 type cachedVersion struct {
-	Digest      string    `json:"digest"`
+	Digest string `json:"digest"`
+	// Local is the SHA256 of the cache's MANIFEST.json for the version.
+	Local       string    `json:"local"`
 	Generated   time.Time `json:"generated"`
 	InstalledAt time.Time `json:"installed_at"`
 }
@@ -107,12 +109,16 @@ func (r *remote) install(m *Manifest, raw []byte, digest string, v validator, no
 	for i := range local.Tables {
 		local.Tables[i].File = cacheFile(&local.Tables[i])
 	}
-	if err := writeJSON(filepath.Join(dir, ManifestName), &local); err != nil {
+	lb, err := json.MarshalIndent(&local, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeBytes(filepath.Join(dir, ManifestName), lb); err != nil {
 		return err
 	}
 	st := r.state
 	st.Source, st.Current, st.Validator, st.CheckedAt = r.st.location(), digest, v, now
-	vers := []cachedVersion{{Digest: digest, Generated: m.Generated, InstalledAt: now}}
+	vers := []cachedVersion{{Digest: digest, Local: fsutil.BytesSHA256(lb), Generated: m.Generated, InstalledAt: now}}
 	for _, old := range st.Versions {
 		if old.Digest != digest {
 			vers = append(vers, old)
@@ -125,9 +131,24 @@ func (r *remote) install(m *Manifest, raw []byte, digest string, v validator, no
 	if err := writeJSON(filepath.Join(dir, cacheState), &st); err != nil {
 		return err
 	}
+	r.mu.Lock()
 	r.state = st
+	r.mu.Unlock()
 	r.prune()
 	return nil
+}
+
+// published maps the digest of a cached MANIFEST.json to the digest of
+// the manifest as published ("" when unknown).
+func (r *remote) published(local string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, v := range r.state.Versions {
+		if v.Local == local {
+			return v.Digest
+		}
+	}
+	return ""
 }
 
 // prune removes the manifests of versions no longer kept and every cached

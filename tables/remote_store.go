@@ -43,6 +43,10 @@ const (
 	ReasonCache        = "cache"         // the local cache could not be written
 )
 
+// FailureReasons lists every failure reason, for metrics.
+var FailureReasons = []string{ReasonUnreachable, ReasonTimeout, ReasonUnauthorized, ReasonForbidden, ReasonNotFound,
+	ReasonHTTPStatus, ReasonManifest, ReasonSizeLimit, ReasonSize, ReasonTruncated, ReasonDigest, ReasonStructure, ReasonCache}
+
 // fetchError is a failed remote operation with its reason.
 type fetchError struct {
 	reason string

@@ -243,6 +243,16 @@ func (s *Set) Acquire() *Snapshot {
 	}
 }
 
+// Version returns the version of a snapshot of the set: the SHA256 of
+// its manifest as published ("" without a manifest), and where that
+// manifest came from (its path, or its URL for a remote set).
+func (s *Set) Version(sn *Snapshot) (digest, source string) {
+	if s.remote != nil {
+		return s.remote.published(sn.manifestDigest), s.remote.st.location()
+	}
+	return sn.manifestDigest, sn.source
+}
+
 // Generation returns the generation of the current snapshot: 1 for the
 // first load, incremented by every publish.
 func (s *Set) Generation() uint64 { return s.cur.Load().gen }
@@ -284,6 +294,9 @@ type Snapshot struct {
 	gen      uint64
 	loadedAt time.Time
 	source   string // manifest path, or the directory
+	// manifestDigest is the SHA256 of the manifest's bytes ("" without
+	// a manifest).
+	manifestDigest string
 	byID     []*entry
 	byName   map[string]*entry
 	list     []*entry // sorted by name
@@ -503,6 +516,11 @@ type Stats struct {
 	// Notify reports whether file system notifications are active
 	// (otherwise changes are found by polling).
 	Notify bool
+	// Version is the SHA256 of the manifest the current snapshot was
+	// loaded from, as published ("" for a directory without a manifest);
+	// VersionSource is where it came from: the manifest's path or URL.
+	Version       string
+	VersionSource string
 	// Remote describes the store of a remote set (nil for a local one).
 	Remote *RemoteStats
 	Tables []TableStats
@@ -562,6 +580,7 @@ func (s *Set) Stats() Stats {
 		Swaps: s.swaps.Load(), Rejections: s.rejections.Load(), Checks: s.checks.Load(),
 		Notify: s.notifyOn.Load(),
 	}
+	st.Version, st.VersionSource = s.Version(sn)
 	if s.remote != nil {
 		rs := s.remote.Stats()
 		st.Remote = &rs
