@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -188,9 +189,19 @@ func (d *dirTarget) putManifest(ctx context.Context, b []byte, prev string) erro
 	if now != prev {
 		return ErrManifestChanged
 	}
+	// Web servers derive ETag and Last-Modified from the modification
+	// time in seconds (and the size): a manifest replaced within the
+	// same second by one of the same size would look unchanged to the
+	// nodes' conditional requests. The new one is dated after the old.
+	mtime := time.Now()
+	if fi, err := os.Stat(d.manifestName()); err == nil && !mtime.After(fi.ModTime().Truncate(time.Second).Add(time.Second)) {
+		mtime = fi.ModTime().Truncate(time.Second).Add(time.Second)
+	}
 	return fsutil.WriteFile(d.manifestName(), func(f *os.File) error {
-		_, err := f.Write(b)
-		return err
+		if _, err := f.Write(b); err != nil {
+			return err
+		}
+		return os.Chtimes(f.Name(), mtime, mtime)
 	})
 }
 
