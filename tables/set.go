@@ -297,9 +297,9 @@ type Snapshot struct {
 	// manifestDigest is the SHA256 of the manifest's bytes ("" without
 	// a manifest).
 	manifestDigest string
-	byID     []*entry
-	byName   map[string]*entry
-	list     []*entry // sorted by name
+	byID           []*entry
+	byName         map[string]*entry
+	list           []*entry // sorted by name
 }
 
 // Release drops the reference taken by Acquire. It costs an atomic add.

@@ -433,5 +433,3 @@ func TestFleetS3(t *testing.T) {
 		}
 	}
 }
-
-
