@@ -125,14 +125,14 @@ func (h *httpStore) artifact(ctx context.Context, name string, offset int64) (io
 	case http.StatusPartialContent:
 		total, ok := contentRangeTotal(resp.Header.Get("Content-Range"), offset)
 		if !ok {
-			return fail(ferr(ReasonHTTPStatus, false, "artifact %s: bad Content-Range %q", name, resp.Header.Get("Content-Range")))
+			return fail(ferr(ReasonHTTPStatus, false, "bad Content-Range %q", resp.Header.Get("Content-Range")))
 		}
 		return watchStall(ctx, resp.Body, h.o.timeout(), cancel), total, true, nil
 	case http.StatusRequestedRangeNotSatisfiable:
 		// The object is shorter than what we hold: start over.
-		return fail(ferr(ReasonSize, false, "artifact %s: the store's copy is shorter than %d bytes", name, offset))
+		return fail(ferr(ReasonSize, false, "the store's copy is shorter than %d bytes", offset))
 	}
-	return fail(statusError(resp.StatusCode, "artifact "+name))
+	return fail(statusError(resp.StatusCode, "the download"))
 }
 
 // contentRangeTotal reads "bytes START-END/TOTAL" and checks START.
@@ -149,12 +149,15 @@ func contentRangeTotal(cr string, offset int64) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	if s, err := strconv.ParseInt(start, 10, 64); err != nil || s != offset {
+	if s, err := strconv.ParseUint(start, 10, 63); err != nil || int64(s) != offset {
 		return 0, false
 	}
 	if tot == "*" {
 		return -1, true
 	}
-	t, err := strconv.ParseInt(tot, 10, 64)
-	return t, err == nil
+	t, err := strconv.ParseUint(tot, 10, 63)
+	if err != nil || int64(t) <= offset {
+		return 0, false
+	}
+	return int64(t), true
 }

@@ -175,9 +175,9 @@ func (s *s3Store) artifact(ctx context.Context, name string, offset int64) (io.R
 	if err != nil {
 		cancel(nil)
 		if minio.ToErrorResponse(err).StatusCode == http.StatusRequestedRangeNotSatisfiable {
-			return nil, 0, false, ferr(ReasonSize, false, "artifact %s: the store's copy is shorter than %d bytes", name, offset)
+			return nil, 0, false, ferr(ReasonSize, false, "the store's copy is shorter than %d bytes", offset)
 		}
-		return nil, 0, false, s3Error(err, "artifact "+name)
+		return nil, 0, false, s3Error(err, "the download")
 	}
 	total, resumed := info.Size, false
 	if cr := hdr.Get("Content-Range"); cr != "" {
@@ -185,7 +185,7 @@ func (s *s3Store) artifact(ctx context.Context, name string, offset int64) (io.R
 		if !ok {
 			body.Close()
 			cancel(nil)
-			return nil, 0, false, ferr(ReasonHTTPStatus, false, "artifact %s: bad Content-Range %q", name, cr)
+			return nil, 0, false, ferr(ReasonHTTPStatus, false, "bad Content-Range %q", cr)
 		}
 		total, resumed = t, true
 	}

@@ -100,6 +100,8 @@ type nginx struct {
 	pki    pki
 	cmd    *exec.Cmd
 	access string
+	bin    string
+	conf   string
 }
 
 func nginxBinary(t *testing.T) string {
@@ -161,15 +163,22 @@ http {
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	n.cmd = exec.Command(bin, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
+	n.bin, n.conf = bin, confPath
+	t.Cleanup(n.stop)
+	n.start()
+	return n
+}
+
+// start starts nginx (again, after stop) and waits until it answers.
+func (n *nginx) start() {
+	n.t.Helper()
+	n.cmd = exec.Command(n.bin, "-p", n.dir, "-c", n.conf, "-e", filepath.Join(n.dir, "error.log"))
 	stderr, _ := n.cmd.StderrPipe()
 	if err := n.cmd.Start(); err != nil {
-		t.Fatal(err)
+		n.t.Fatal(err)
 	}
 	go io.Copy(io.Discard, bufio.NewReader(stderr))
-	t.Cleanup(n.stop)
 	n.waitUp()
-	return n
 }
 
 // client is an HTTPS client that trusts the test CA and presents the

@@ -97,7 +97,7 @@ func Publish(ctx context.Context, dir, dest string, opts PublishOptions) (*Publi
 		return nil, err
 	}
 	for _, a := range m.Tables {
-		ok, err := t.has(ctx, a.File, a.Size)
+		ok, err := t.has(ctx, a.File, a.Size, a.SHA256)
 		if err != nil {
 			return res, err
 		}
@@ -121,7 +121,9 @@ func Publish(ctx context.Context, dir, dest string, opts PublishOptions) (*Publi
 
 // target is a destination of Publish.
 type target interface {
-	has(ctx context.Context, name string, size int64) (bool, error)
+	// has reports whether the artifact is there, with that size (and,
+	// where it is cheap to read, that digest).
+	has(ctx context.Context, name string, size int64, sha256hex string) (bool, error)
 	put(ctx context.Context, name, path string, size int64) error
 	// manifestVersion identifies the current manifest ("" if none).
 	manifestVersion(ctx context.Context) (string, error)
@@ -146,15 +148,24 @@ func newDirTarget(dir string) (*dirTarget, error) {
 
 func (d *dirTarget) manifestName() string { return filepath.Join(d.dir, tables.ManifestName) }
 
-func (d *dirTarget) has(_ context.Context, name string, size int64) (bool, error) {
-	fi, err := os.Stat(filepath.Join(d.dir, name))
+func (d *dirTarget) has(_ context.Context, name string, size int64, sha256hex string) (bool, error) {
+	p := filepath.Join(d.dir, name)
+	fi, err := os.Stat(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	return fi.Mode().IsRegular() && fi.Size() == size, nil
+	if !fi.Mode().IsRegular() || fi.Size() != size {
+		return false, nil
+	}
+	// A local copy is cheap to check whole: a damaged one is replaced.
+	sum, _, err := fsutil.FileSHA256(p)
+	if err != nil {
+		return false, err
+	}
+	return sum == sha256hex, nil
 }
 
 func (d *dirTarget) put(_ context.Context, name, path string, _ int64) error {
@@ -229,7 +240,7 @@ func newS3Target(dest string, opts PublishOptions) (*s3Target, error) {
 
 func (s *s3Target) manifestName() string { return "s3://" + s.bucket + "/" + s.k }
 
-func (s *s3Target) has(ctx context.Context, name string, size int64) (bool, error) {
+func (s *s3Target) has(ctx context.Context, name string, size int64, _ string) (bool, error) {
 	info, err := s.c.StatObject(ctx, s.bucket, s.prefix+name, minio.StatObjectOptions{})
 	if err != nil {
 		if minio.ToErrorResponse(err).StatusCode == http.StatusNotFound {
