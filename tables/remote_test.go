@@ -322,6 +322,18 @@ func TestRemoteCacheKeepsVersions(t *testing.T) {
 			t.Fatalf("version %d, want %d", got, v)
 		}
 	}
+	// Rolling back to a kept version downloads nothing.
+	downloads := set.Stats().Remote.Downloads
+	srv.putManifest(ms[2])
+	if err := set.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if got := setVersion(t, set); got != 3 {
+		t.Fatalf("rollback: version %d, want 3", got)
+	}
+	if d := set.Stats().Remote.Downloads; d != downloads {
+		t.Fatalf("rollback to a cached version downloaded %d artifacts", d-downloads)
+	}
 	for i, m := range ms {
 		kept := i >= 2 // versions 3 and 4
 		for _, tb := range m.Tables {
