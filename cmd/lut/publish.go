@@ -51,9 +51,9 @@ AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), the shared credentials file
 			res, err := tablebuild.Publish(cmd.Context(), args[0], args[1], opts)
 			if err != nil {
 				if errors.Is(err, tablebuild.ErrManifestChanged) {
-					return fmt.Errorf("%s: %w", args[1], err)
+					err = fmt.Errorf("%s: %w", args[1], err)
 				}
-				return err
+				return &exitError{code: 1, msg: "publish: " + err.Error()}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: published (%d artifacts uploaded, %d already there)\n",
 				res.Manifest, len(res.Uploaded), len(res.Skipped))
