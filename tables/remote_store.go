@@ -101,8 +101,6 @@ type validator struct {
 	LastModified string `json:"last_modified,omitempty"`
 }
 
-func (v validator) empty() bool { return v.ETag == "" && v.LastModified == "" }
-
 // errNotModified answers a conditional request whose validator matched.
 var errNotModified = errors.New("not modified")
 

@@ -64,7 +64,7 @@ func (s *storeServer) start(addr string) {
 	}
 	s.ln, s.addr = ln, ln.Addr().String()
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go s.srv.Serve(ln)
+	go func() { _ = s.srv.Serve(ln) }()
 }
 
 func (s *storeServer) stop() { s.srv.Close() }
@@ -138,7 +138,7 @@ func (s *storeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				http.NotFound(w, r)
 				return
 			}
-			w.Write(b[:int64(len(b))-truncate])
+			_, _ = w.Write(b[:int64(len(b))-truncate])
 			return
 		}
 		s.mu.Lock()
@@ -149,7 +149,7 @@ func (s *storeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			b, _ := os.ReadFile(path)
 			w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 			w.WriteHeader(http.StatusOK)
-			w.Write(b[:len(b)/2])
+			_, _ = w.Write(b[:len(b)/2])
 			w.(http.Flusher).Flush()
 			conn, _, err := w.(http.Hijacker).Hijack()
 			if err == nil {
@@ -432,7 +432,7 @@ func TestRemoteFaults(t *testing.T) {
 			p := filepath.Join(srv.dir, m.Tables[0].File)
 			b, _ := os.ReadFile(p)
 			b[len(b)/2] ^= 0xff
-			os.WriteFile(p, b, 0o644)
+			writeFile(srv.t, p, b)
 		}},
 		{name: "missing artifact", reason: ReasonNotFound, calls: 3, setup: func(srv *storeServer, m *Manifest) {
 			os.Remove(filepath.Join(srv.dir, m.Tables[1].File))

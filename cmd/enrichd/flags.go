@@ -7,8 +7,8 @@ import (
 // flags are the command-line flags; apply sets them on a configuration.
 type flags struct {
 	config, tables, cacheDir, out, tcp, udp, file, format, http, verify string
-	check, workersSet                                         bool
-	workers                                                   int
+	check, workersSet                                                   bool
+	workers                                                             int
 }
 
 // loadConfig reads the configuration file (if any), sets the flags'

@@ -25,7 +25,9 @@ func TestPublishCommand(t *testing.T) {
 	mustRun(t, "verify", dest)
 
 	bad := t.TempDir()
-	os.WriteFile(filepath.Join(bad, "MANIFEST.json"), []byte("not json"), 0o644)
+	if err := os.WriteFile(filepath.Join(bad, "MANIFEST.json"), []byte("not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, errs, code := run(t, "publish", bad, filepath.Join(t.TempDir(), "x"))
 	if code != 1 || !strings.Contains(errs, "does not verify, nothing published") {
 		t.Fatalf("publishing a bad directory: exit %d: %s", code, errs)

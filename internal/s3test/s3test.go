@@ -60,7 +60,7 @@ func Start(t *testing.T, bucket string) *Server {
 			s.counter(r.URL.Path).Add(1)
 		}
 	})}
-	go s.srv.Serve(ln)
+	go func() { _ = s.srv.Serve(ln) }()
 	t.Cleanup(func() { s.srv.Close() })
 	t.Setenv("AWS_ACCESS_KEY_ID", "lutkit-test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "lutkit-test-secret")

@@ -22,7 +22,7 @@ func TestFleetFaultsNginx(t *testing.T) {
 	ng := startNginx(t, "fault-secret-token")
 	www := filepath.Join(ng.root, "tables")
 	tokenFile := filepath.Join(t.TempDir(), "token")
-	setToken := func(s string) { os.WriteFile(tokenFile, []byte(s), 0o600) }
+	setToken := func(s string) { writeFile(t, tokenFile, []byte(s)) }
 	setToken("fault-secret-token\n")
 	dist1, v1 := buildVersion(t, 1)
 	dist2, v2 := buildVersion(t, 2)
@@ -57,8 +57,10 @@ func TestFleetFaultsNginx(t *testing.T) {
 		}
 		mtime := fi.ModTime().Add(time.Second)
 		tmp := p + ".tmp"
-		os.WriteFile(tmp, b, 0o644)
-		os.Chtimes(tmp, mtime, mtime)
+		writeFile(t, tmp, b)
+		if err := os.Chtimes(tmp, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.Rename(tmp, p); err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +70,7 @@ func TestFleetFaultsNginx(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(filepath.Join(www, m2.Tables[i].File), change(b), 0o644)
+		writeFile(t, filepath.Join(www, m2.Tables[i].File), change(b))
 	}
 	keep := func(b []byte) []byte { return b }
 	removeV2 := func() {

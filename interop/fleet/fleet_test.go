@@ -42,15 +42,15 @@ func buildVersion(t *testing.T, version int) (string, string) {
 		fmt.Fprintf(&c, "%d,C%d-%d\n", i, i, version)
 		fmt.Fprintf(&a, "%d,O%d-%d\n", i, i, version)
 	}
-	os.WriteFile(filepath.Join(src, "customers.csv"), []byte(c.String()), 0o644)
-	os.WriteFile(filepath.Join(src, "accounts.csv"), []byte(a.String()), 0o644)
+	writeFile(t, filepath.Join(src, "customers.csv"), []byte(c.String()))
+	writeFile(t, filepath.Join(src, "accounts.csv"), []byte(a.String()))
 	yml := `version: 1
 tables:
   - {name: customers, kind: lut, sources: [customers.csv], key: Index}
   - {name: accounts, kind: lut, sources: [accounts.csv], key: Index}
 `
 	cfgPath := filepath.Join(src, "tables.yaml")
-	os.WriteFile(cfgPath, []byte(yml), 0o644)
+	writeFile(t, cfgPath, []byte(yml))
 	cfg, err := tablebuild.LoadConfig(cfgPath)
 	if err != nil {
 		t.Fatal(err)
@@ -366,6 +366,13 @@ func rollout(t *testing.T, dest string, popts tablebuild.PublishOptions, poll ti
 	return nodes, dist1, dist2
 }
 
+func writeFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func grepLines(s, substr string) string {
 	var out []string
 	for _, l := range strings.Split(s, "\n") {
@@ -381,7 +388,7 @@ func grepLines(s, substr string) string {
 func TestFleetNginx(t *testing.T) {
 	ng := startNginx(t, "fleet-secret-token")
 	tokenFile := filepath.Join(t.TempDir(), "token")
-	os.WriteFile(tokenFile, []byte("fleet-secret-token\n"), 0o600)
+	writeFile(t, tokenFile, []byte("fleet-secret-token\n"))
 	const poll = 2 * time.Second
 	caches := t.TempDir()
 	nodes, dist1, dist2 := rollout(t, ng.dest(), tablebuild.PublishOptions{}, poll, func(i int) string {

@@ -177,7 +177,7 @@ func (n *nginx) start() {
 	if err := n.cmd.Start(); err != nil {
 		n.t.Fatal(err)
 	}
-	go io.Copy(io.Discard, bufio.NewReader(stderr))
+	go func() { _, _ = io.Copy(io.Discard, bufio.NewReader(stderr)) }()
 	n.waitUp()
 }
 
@@ -214,8 +214,8 @@ func (n *nginx) waitUp() {
 
 func (n *nginx) stop() {
 	if n.cmd != nil && n.cmd.Process != nil {
-		n.cmd.Process.Kill()
-		n.cmd.Wait()
+		_ = n.cmd.Process.Kill()
+		_ = n.cmd.Wait() // killed: the status says so
 		n.cmd = nil
 	}
 }

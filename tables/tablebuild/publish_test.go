@@ -56,7 +56,9 @@ func TestPublishDir(t *testing.T) {
 	}
 	// A directory that does not verify publishes nothing.
 	bad := t.TempDir()
-	os.WriteFile(filepath.Join(bad, tables.ManifestName), []byte("{}"), 0o644)
+	if err := os.WriteFile(filepath.Join(bad, tables.ManifestName), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Publish(context.Background(), bad, dest, PublishOptions{}); err == nil {
 		t.Fatal("a directory that does not verify was published")
 	}
