@@ -304,7 +304,7 @@ func (t *TablesConfig) Validate(s config.Scope, given bool) {
 	}
 	s.Check("verify", t.Verify.Validate())
 	if tables.IsRemote(t.Path) {
-		s.Require("cache_dir", t.CacheDir != "", "a remote manifest is fetched into a local cache directory")
+		s.Require("cache_dir", t.CacheDir != "", "a remote manifest is fetched into a local cache directory (enrichd --tables-cache DIR)")
 		if t.Token != "" && t.TokenFile != "" {
 			s.Errorf("token_file", "give token or token_file, not both")
 		}

@@ -37,6 +37,15 @@ func s3Publish(t *testing.T, c *minio.Client, dir string, m *Manifest) {
 	}
 }
 
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // TestRemoteS3: a set on s3://BUCKET/PREFIX/ of an S3-compatible store
 // (gofakes3 on 127.0.0.1) follows versions, downloads each artifact once,
 // polls with If-None-Match, and serves its cache while the store is down.
@@ -87,6 +96,34 @@ func TestRemoteS3(t *testing.T) {
 	st := set.Stats()
 	if st.Version != st.Remote.Version || st.Version == "" || st.VersionSource != "s3://tables/prod/MANIFEST.json" {
 		t.Fatalf("version %q from %q; remote %q", st.Version, st.VersionSource, st.Remote.Version)
+	}
+
+	// A manifest naming an artifact the bucket lacks: rejected whole.
+	m3 := writeVersion(t, src, 3)
+	b, _ := json.Marshal(m3)
+	if _, err := c.PutObject(context.Background(), "tables", "prod/"+m3.Tables[0].File, bytes.NewReader([]byte("x")), 1, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(context.Background(), "tables", "prod/"+ManifestName, bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = set.Reload()
+	if reason, _ := reasonOf(err); reason != ReasonSize {
+		t.Fatalf("an artifact of the wrong size: %v", err)
+	}
+	if _, err := c.PutObject(context.Background(), "tables", "prod/"+m3.Tables[0].File, bytes.NewReader(mustRead(t, filepath.Join(src, m3.Tables[0].File))), m3.Tables[0].Size, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = set.Reload()
+	if reason, _ := reasonOf(err); reason != ReasonNotFound {
+		t.Fatalf("a missing artifact: %v", err)
+	}
+	if v := setVersion(t, set); v != 2 {
+		t.Fatalf("version %d after rejected versions", v)
+	}
+	s3Publish(t, c, src, m2)
+	if err := set.Reload(); err != nil {
+		t.Fatal(err)
 	}
 
 	// The store down: the check fails (503, retried), the set stays.

@@ -215,9 +215,10 @@ func (s *Set) Close() error {
 // Dir returns the directory the set is loaded from.
 func (s *Set) Dir() string { return s.dir }
 
-// Reload checks the directory now and publishes any change, as the watcher
-// does. It returns the reason a new manifest or file was rejected (the old
-// version then stays live), or nil.
+// Reload checks the directory (or, for a remote set, the store) now and
+// publishes any change, as the watcher does. It returns the reason a new
+// manifest or file was rejected, or the store could not be checked (the
+// old version then stays live), or nil.
 func (s *Set) Reload() error {
 	if s.closed.Load() {
 		return errors.New("tables: set is closed")
