@@ -19,13 +19,14 @@ import (
 // advertised 10 GB artifact need a server that misbehaves on purpose:
 // tables.TestRemoteFaults covers them.)
 func TestFleetFaultsNginx(t *testing.T) {
-	ng := startNginx(t, "fault-secret-token")
+	dist1, v1 := buildVersion(t, 1)
+	dist2, v2 := buildVersion(t, 2)
+	dist3, v3 := buildVersion(t, 3)
+	ng := startNginx(t, "fault-secret-token", artifacts(t, dist3)...)
 	www := filepath.Join(ng.root, "tables")
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	setToken := func(s string) { writeFile(t, tokenFile, []byte(s)) }
 	setToken("fault-secret-token\n")
-	dist1, v1 := buildVersion(t, 1)
-	dist2, v2 := buildVersion(t, 2)
 	publish(t, dist1, ng.dest(), tablebuild.PublishOptions{})
 	const poll = 300 * time.Millisecond
 	cache := t.TempDir()
@@ -180,11 +181,47 @@ func TestFleetFaultsNginx(t *testing.T) {
 	ng.start()
 	publish(t, dist2, ng.dest(), tablebuild.PublishOptions{})
 	waitAll(t, []*node{n2}, 60*time.Second, "serves v2", func(n *node) bool { return n.version() == v2 })
+
+	// The store down in the middle of a download (nginx sends v3's
+	// artifacts at 30 KB/s): the node keeps v2, and resumes the download
+	// with a range request once the store is back.
+	logBefore := ng.accessCounts()
+	publish(t, dist3, ng.dest(), tablebuild.PublishOptions{})
+	partial := filepath.Join(cache, ".partial")
+	for start := time.Now(); ; {
+		if ents, _ := os.ReadDir(partial); len(ents) > 0 {
+			if fi, err := ents[0].Info(); err == nil && fi.Size() > 0 {
+				break
+			}
+		}
+		if time.Since(start) > 60*time.Second {
+			t.Fatal("no partial download appeared")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	ng.stop()
+	down := n2.remote().Failures[tables.ReasonUnreachable]
+	waitAll(t, []*node{n2}, 60*time.Second, "counts the store down", func(n *node) bool {
+		return n.remote().Failures[tables.ReasonUnreachable] > down+1
+	})
+	if n2.version() != v2 {
+		t.Fatalf("store down mid-download: the node serves %s", n2.version())
+	}
+	ng.start()
+	waitAll(t, []*node{n2}, 60*time.Second, "serves v3", func(n *node) bool { return n.version() == v3 })
+	counts := ng.accessCounts()
+	resumed := 0
+	for _, f := range artifacts(t, dist3) {
+		resumed += counts["faulty GET /tables/"+f+" 206"] - logBefore["faulty GET /tables/"+f+" 206"]
+	}
+	if resumed == 0 {
+		t.Errorf("no download resumed with a range request (206)")
+	}
 	time.Sleep(poll)
 	n2.stopSending(t)
 	after := n2.checkOutput(t)
 	t.Logf("events by version: before the restart %v, after %v", before, after)
-	if after["2"] == 0 || n2.remote().Stale {
+	if after["2"] == 0 || after["3"] == 0 || n2.remote().Stale {
 		t.Errorf("after the store came back: %v, %+v", after, n2.remote())
 	}
 }

@@ -116,7 +116,9 @@ func nginxBinary(t *testing.T) string {
 	return ""
 }
 
-func startNginx(t *testing.T, token string) *nginx {
+// startNginx starts nginx; slow names files of /tables/ sent at 30 KB/s
+// (to stop the store in the middle of their download).
+func startNginx(t *testing.T, token string, slow ...string) *nginx {
 	t.Helper()
 	bin := nginxBinary(t)
 	dir := t.TempDir()
@@ -145,6 +147,9 @@ http {
     uwsgi_temp_path %[1]s/uwsgi;
     scgi_temp_path %[1]s/scgi;
     default_type application/octet-stream;
+    map $uri $rate {
+        default 0;
+%[8]s    }
     server {
         listen 127.0.0.1:%[2]d ssl;
         ssl_certificate %[3]s;
@@ -153,12 +158,13 @@ http {
         ssl_verify_client on;
         root %[6]s;
         location /tables/ {
+            limit_rate $rate;
             if ($http_authorization = "") { return 401; }
             if ($http_authorization != "Bearer %[7]s") { return 403; }
         }
     }
 }
-`, dir, n.port, n.pki.serverCert, n.pki.serverKey, n.pki.ca, n.root, token)
+`, dir, n.port, n.pki.serverCert, n.pki.serverKey, n.pki.ca, n.root, token, slowMap(slow))
 	confPath := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
@@ -179,6 +185,14 @@ func (n *nginx) start() {
 	}
 	go func() { _, _ = io.Copy(io.Discard, bufio.NewReader(stderr)) }()
 	n.waitUp()
+}
+
+func slowMap(files []string) string {
+	var b strings.Builder
+	for _, f := range files {
+		fmt.Fprintf(&b, "        /tables/%s 30k;\n", f)
+	}
+	return b.String()
 }
 
 // client is an HTTPS client that trusts the test CA and presents the
