@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"time"
 )
@@ -37,7 +38,9 @@ func openRemote(path string, opts Options) (*Set, error) {
 }
 
 // startRemote starts the goroutine that checks the store every poll
-// interval.
+// interval, give or take a tenth drawn at random each time: nodes started
+// together (after a fleet restart) spread their checks out instead of
+// asking the store all at once.
 func (s *Set) startRemote() {
 	poll := s.opts.PollInterval
 	if poll == 0 {
@@ -49,7 +52,7 @@ func (s *Set) startRemote() {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		t := time.NewTicker(poll)
+		t := time.NewTimer(jitter(poll))
 		defer t.Stop()
 		for {
 			select {
@@ -57,10 +60,21 @@ func (s *Set) startRemote() {
 				return
 			case <-t.C:
 			case <-s.trigger:
+				t.Stop()
 			}
 			_ = s.checkRemote() // failures are logged and counted
+			t.Reset(jitter(poll))
 		}
 	}()
+}
+
+// jitter returns d plus or minus up to a tenth.
+func jitter(d time.Duration) time.Duration {
+	spread := d / 5
+	if spread <= 0 {
+		return d
+	}
+	return d - spread/2 + rand.N(spread)
 }
 
 // checkRemote checks the store and publishes a version it installed.
