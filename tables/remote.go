@@ -180,11 +180,10 @@ func newRemote(path string, o *RemoteOptions, log *slog.Logger) (*remote, error)
 			r.stats.Generated = s.Versions[0].Generated
 		}
 	} else if err == nil {
-		// A cache filled from another source: its versions may still
-		// serve at start, but the next check fetches in full.
-		s.Validator = validator{}
-		r.state = s
-		r.stats.Version = s.Current
+		// A cache filled from another source: its artifacts may serve
+		// this one (they are content-addressed), but its version is not
+		// this source's and is never served.
+		r.state = remoteState{Versions: s.Versions}
 	}
 	return r, nil
 }

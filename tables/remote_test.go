@@ -375,6 +375,10 @@ func TestRemoteStoreDownAtStart(t *testing.T) {
 	if _, err := Open(srv.url(), remoteOpts(t.TempDir())); err == nil {
 		t.Fatal("open with the store down and no cache succeeded")
 	}
+	// A cache filled from another source does not serve this one.
+	if _, err := Open("http://"+addr+"/other/"+ManifestName, remoteOpts(cache)); err == nil {
+		t.Fatal("a cache of another source served")
+	}
 
 	srv.start(addr)
 	if err := set.Reload(); err != nil {
