@@ -31,7 +31,13 @@ func newHTTPStore(u *url.URL, o *RemoteOptions, tlsConf *tls.Config) (*httpStore
 	return &httpStore{manifestURL: &m, o: o, client: &http.Client{Transport: o.transport(tlsConf)}}, nil
 }
 
-func (h *httpStore) location() string { return h.manifestURL.Redacted() }
+// location is the manifest's URL without its credentials: the same
+// source whatever the password.
+func (h *httpStore) location() string {
+	u := *h.manifestURL
+	u.User = nil
+	return u.String()
+}
 
 // request builds a GET with the authentication and the extra headers.
 func (h *httpStore) request(ctx context.Context, u *url.URL) (*http.Request, error) {

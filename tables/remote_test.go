@@ -527,6 +527,21 @@ func TestRemoteWrongToken(t *testing.T) {
 	if strings.Contains(buf.String(), "token-value") {
 		t.Fatalf("a token reached the log:\n%s", buf.String())
 	}
+	// A password in the URL is not in errors or logs either.
+	srv.stop()
+	withPass := strings.Replace(srv.url(), "http://", "http://fleet:hunter2@", 1)
+	set1, err := Open(withPass, opts) // the same source: the cache serves
+	if err != nil || strings.Contains(set1.Stats().Remote.StaleReason, "hunter2") || set1.Stats().Remote.Source != srv.url() {
+		t.Fatalf("open with the store down: %v", err)
+	}
+	set1.Close()
+	set2, err := Open(withPass, remoteOpts(t.TempDir()))
+	if err == nil {
+		set2.Close()
+	}
+	if strings.Contains(buf.String(), "hunter2") || err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("a password reached the log or an error: %v\n%s", err, buf.String())
+	}
 }
 
 func TestIsRemote(t *testing.T) {
