@@ -210,7 +210,7 @@ func (r *remote) addBytes(n int64) {
 
 // check fetches the manifest (conditionally) and, when it changed, every
 // artifact the cache lacks, verifies them all and installs the version.
-// It reports whether a new version was installed. done aborts waits.
+// It reports whether a new version was installed; ctx aborts it.
 func (r *remote) check(ctx context.Context) (installed bool, err error) {
 	now := time.Now()
 	r.mu.Lock()
