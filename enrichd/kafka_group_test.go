@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lutkit/lutkit/internal/kafkatest"
 	"github.com/segmentio/kafka-go"
+
+	"github.com/lutkit/lutkit/internal/kafkatest"
 )
 
 // TestKafkaGroupHeartbeat checks the heartbeat against a real coordinator

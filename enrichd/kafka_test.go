@@ -15,12 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lutkit/lutkit/internal/kafkatest"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/lutkit/lutkit/internal/kafkatest"
 )
 
 // kafkaConfig is a Kafka-to-Kafka configuration over a customers table

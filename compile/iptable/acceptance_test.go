@@ -15,9 +15,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lutkit/lutkit/internal/testfiles"
 	"github.com/oschwald/maxminddb-golang/v2"
 	"go4.org/netipx"
+
+	"github.com/lutkit/lutkit/internal/testfiles"
 )
 
 var asnColumns = []string{"ip_range_start", "ip_range_end", "autonomous_system_number", "autonomous_system_organization"}

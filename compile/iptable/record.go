@@ -7,8 +7,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/lutkit/lutkit/reader/mmdb"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
+
+	"github.com/lutkit/lutkit/reader/mmdb"
 )
 
 // Type is a record field type.

@@ -3,9 +3,10 @@ package source_test
 import (
 	"bytes"
 	"errors"
-	"github.com/lutkit/lutkit/compile/source"
 	"io"
 	"testing"
+
+	"github.com/lutkit/lutkit/compile/source"
 )
 
 // FuzzCSV checks that no input makes the CSV reader panic or loop, and

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/lutkit/lutkit/compile/source"
-	"github.com/lutkit/lutkit/compile/source/sourcetest"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -16,6 +14,9 @@ import (
 	"testing/iotest"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/lutkit/lutkit/compile/source"
+	"github.com/lutkit/lutkit/compile/source/sourcetest"
 )
 
 type csvCase struct {

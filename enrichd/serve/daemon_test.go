@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
+
 	"github.com/lutkit/lutkit/compile"
 	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/enrichd"

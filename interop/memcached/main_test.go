@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
+
 	"github.com/lutkit/lutkit/internal/testfiles"
 )
 
