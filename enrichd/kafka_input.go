@@ -174,7 +174,9 @@ func (k *kafkaInput) revoke(gen *generation, commit bool) {
 	}
 	k.mu.Unlock()
 	if commit {
-		k.commit() // on failure the offsets wait for the next generation
+		// commit counts and logs a failure; the offsets wait for the
+		// next generation.
+		_ = k.commit()
 	}
 }
 
