@@ -41,7 +41,7 @@ func FuzzCSV(f *testing.F) {
 				t.Fatalf("reader does not end")
 			}
 			fields, err := r.Next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			var re *source.RowError
@@ -107,7 +107,7 @@ func FuzzCSV(f *testing.F) {
 				}
 			}
 		}
-		if _, err := r2.Next(); err != io.EOF {
+		if _, err := r2.Next(); !errors.Is(err, io.EOF) {
 			t.Fatalf("after %d rows: %v (encoded %q)", len(rows), err, encoded)
 		}
 	})
