@@ -19,8 +19,10 @@ func frameAll(r io.Reader, max int) ([]string, error) {
 		msg, trunc, err := fr.Next()
 		if err != nil {
 			// The error is sticky.
-			if _, _, err2 := fr.Next(); !errors.Is(err2, err) {
-				return out, fmt.Errorf("error not sticky: %w then %w", err, err2)
+			if _, _, err2 := fr.Next(); err2 == nil {
+				return out, fmt.Errorf("error not sticky: %w, then none", err)
+			} else if !errors.Is(err2, err) {
+				return out, fmt.Errorf("error not sticky: %w, then %w", err, err2)
 			}
 			return out, err
 		}
