@@ -467,6 +467,11 @@ func TestKafkaNewPartitions(t *testing.T) {
 	if miss := ty.Missing(n); len(miss) > 0 {
 		t.Fatalf("%d of %d events missing (those of the new partitions not read?)", len(miss), n)
 	}
+	// The new partitions are read in a second generation: the first join
+	// and the one after the rebalance.
+	if joins := metric(t, r.d, `enrichd_kafka_rebalances_total{input="kafka"}`); joins < 2 {
+		t.Errorf("enrichd_kafka_rebalances_total = %v after a rebalance, want at least 2", joins)
+	}
 	resp, err := http.Get("http://" + r.d.HTTPAddr().String() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
