@@ -5,10 +5,11 @@ import (
 	"net/http"
 	"net/http/pprof"
 
-	"github.com/lutkit/lutkit/enrichd/serve"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lutkit/lutkit/enrichd/serve"
 )
 
 // collector exports the daemon's atomic counters. The hot path only does
