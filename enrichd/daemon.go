@@ -251,10 +251,18 @@ func (d *Daemon) Run(ctx context.Context) error {
 			h = api.Handler(h)
 		}
 		d.httpSrv = &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-		go d.httpSrv.Serve(d.httpLn)
+		go func() {
+			if err := d.httpSrv.Serve(d.httpLn); !errors.Is(err, http.ErrServerClosed) {
+				d.log.Error("http: the endpoint stopped serving", "err", err)
+			}
+		}()
 	}
 	if d.mc != nil {
-		go d.mc.Serve(d.mcLn)
+		go func() {
+			if err := d.mc.Serve(d.mcLn); err != nil && !errors.Is(err, net.ErrClosed) {
+				d.log.Error("memcached: the listener stopped serving", "err", err)
+			}
+		}()
 	}
 	for _, in := range d.inputs {
 		in.Start()
@@ -312,7 +320,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if d.httpSrv != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		d.httpSrv.Shutdown(sctx)
+		if err := d.httpSrv.Shutdown(sctx); err != nil {
+			d.log.Warn("http: requests still open at shutdown", "err", err)
+		}
 		cancel()
 	}
 	if !ok {
@@ -409,7 +419,10 @@ func (d *Daemon) outputLoop(wg *sync.WaitGroup) {
 			}
 			ob.refs.Store(1)
 			for _, o := range d.outputs {
-				o.Write(ob)
+				// An output counts a failed write in its errors and never
+				// reports the buffer delivered (see Output): there is
+				// nothing more to do with the error here.
+				_ = o.Write(ob)
 			}
 			d.eventsOut.Add(uint64(ob.Events))
 			ob.Release()

@@ -77,7 +77,7 @@ func (l *lineSource) Next() ([]byte, bool, error) {
 		line, err := l.r.ReadSlice('\n')
 		if l.skip {
 			// Discarding the tail of an oversize line.
-			if err == bufio.ErrBufferFull {
+			if errors.Is(err, bufio.ErrBufferFull) {
 				continue
 			}
 			l.skip = false
@@ -88,7 +88,7 @@ func (l *lineSource) Next() ([]byte, bool, error) {
 		}
 		trunc := false
 		switch {
-		case err == bufio.ErrBufferFull:
+		case errors.Is(err, bufio.ErrBufferFull):
 			l.skip = true
 			trunc = true
 		case err != nil && len(line) == 0:

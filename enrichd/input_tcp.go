@@ -149,7 +149,9 @@ func (t *tcpInput) Stop(deadline time.Time) {
 	t.ln.Close()
 	t.mu.Lock()
 	for c := range t.conns {
-		c.SetReadDeadline(deadline)
+		// A connection that refuses the deadline is closed: its reader
+		// ends on its own.
+		_ = c.SetReadDeadline(deadline)
 	}
 	t.mu.Unlock()
 }
@@ -171,19 +173,21 @@ func (r *connReader) Read(p []byte) (int, error) {
 	}
 	t := r.t
 	for {
-		if t.isStopping() {
-			r.c.SetReadDeadline(t.drainDeadline())
-		} else if r.bt.Pending() {
-			due := r.bt.Due()
-			if !time.Now().Before(due) {
+		var deadline time.Time // none: wait for the next bytes
+		switch {
+		case t.isStopping():
+			deadline = t.drainDeadline()
+		case r.bt.Pending():
+			if !time.Now().Before(r.bt.Due()) {
 				r.bt.Flush()
 				continue
 			}
-			r.c.SetReadDeadline(time.Now().Add(r.bt.FlushInterval()))
-		} else if t.set.IdleTimeout > 0 {
-			r.c.SetReadDeadline(time.Now().Add(t.set.IdleTimeout))
-		} else {
-			r.c.SetReadDeadline(time.Time{})
+			deadline = time.Now().Add(r.bt.FlushInterval())
+		case t.set.IdleTimeout > 0:
+			deadline = time.Now().Add(t.set.IdleTimeout)
+		}
+		if err := r.c.SetReadDeadline(deadline); err != nil {
+			return 0, err
 		}
 		n, err := r.c.Read(p)
 		if n > 0 || err == nil {
@@ -216,7 +220,7 @@ func (t *tcpInput) serveConn(c net.Conn) {
 	var first [256]byte
 	n, err := cr.Read(first[:])
 	if n == 0 {
-		if err != nil && err != io.EOF && !isTimeout(err) {
+		if err != nil && !errors.Is(err, io.EOF) && !isTimeout(err) {
 			t.stats.frameErrors.Add(1)
 		}
 		return
@@ -238,7 +242,7 @@ func (t *tcpInput) serveConn(c net.Conn) {
 	for {
 		msg, trunc, err := src.Next()
 		if err != nil {
-			if err != io.EOF && !isTimeout(err) && !errors.Is(err, net.ErrClosed) {
+			if !errors.Is(err, io.EOF) && !isTimeout(err) && !errors.Is(err, net.ErrClosed) {
 				t.stats.frameErrors.Add(1)
 				t.env.Log.Debug("connection ended with an error", "remote", c.RemoteAddr().String(), "err", err)
 			}

@@ -111,9 +111,9 @@ func (w *Worker) processChunk(b *Batch, msgs []Msg, out []byte, now time.Time) [
 		}
 		switch b.Format {
 		case Syslog:
-			parse.ParseSyslog(e.line, &e.ev)
+			err := parse.ParseSyslog(e.line, &e.ev)
 			e.body = e.ev.Message
-			if e.ev.Malformed {
+			if err != nil || e.ev.Malformed {
 				e.tags |= tagMalformed
 				malformed++
 			}

@@ -116,7 +116,13 @@ func httpError(w http.ResponseWriter, code int, msg string) {
 	b = append(b, `{"error":`...)
 	b = jsonstr.AppendStringS(b, msg)
 	b = append(b, "}\n"...)
-	w.Write(b)
+	answer(w, b)
+}
+
+// answer writes an answer's body. A failed write means the client has gone:
+// net/http closes the connection, and no one is left to tell.
+func answer(w http.ResponseWriter, b []byte) {
+	_, _ = w.Write(b)
 }
 
 func (a *API) authorized(r *http.Request) bool {
@@ -210,7 +216,7 @@ func (a *API) get(w http.ResponseWriter, name, key, sep string) {
 		}
 		hb.out = append(appendRow(hb.out[:0], t.Columns(), v), '\n')
 		w.Header()["Content-Type"] = ctJSON
-		w.Write(hb.out)
+		answer(w, hb.out)
 		return
 	}
 	if m := snap.MMDB(name); m != nil {
@@ -226,7 +232,7 @@ func (a *API) get(w http.ResponseWriter, name, key, sep string) {
 		}
 		hb.out = append(hb.out, '\n')
 		w.Header()["Content-Type"] = ctJSON
-		w.Write(hb.out)
+		answer(w, hb.out)
 		return
 	}
 	httpError(w, http.StatusNotFound, "no such table")
@@ -266,7 +272,7 @@ func (a *API) list(w http.ResponseWriter) {
 	}
 	b = append(b, "]\n"...)
 	w.Header()["Content-Type"] = ctJSON
-	w.Write(b)
+	answer(w, b)
 }
 
 var errTooLarge = errors.New("request body too large")
@@ -277,7 +283,7 @@ func (a *API) batch(w http.ResponseWriter, r *http.Request, name, sep string) {
 	body, err := readBody(hb.body[:0], r.Body, a.maxBatch)
 	hb.body = body
 	if err != nil {
-		if err == errTooLarge {
+		if errors.Is(err, errTooLarge) {
 			httpError(w, http.StatusRequestEntityTooLarge, err.Error())
 		} else {
 			httpError(w, http.StatusBadRequest, err.Error())
@@ -325,7 +331,7 @@ func (a *API) batch(w http.ResponseWriter, r *http.Request, name, sep string) {
 	out = append(out, "]\n"...)
 	hb.out = out
 	w.Header()["Content-Type"] = ctJSON
-	w.Write(out)
+	answer(w, out)
 }
 
 func readBody(dst []byte, r io.Reader, limit int) ([]byte, error) {
