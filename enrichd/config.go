@@ -81,6 +81,9 @@ type PipelineConfig struct {
 	KVFields       KVMode // used, all or none
 	Original       bool   // write event.original
 	StructuredData bool   // write log.syslog.structured_data
+	// TLSClient writes tls.client.subject, the verified client
+	// certificate of the connection (tcp inputs with tls.client_ca_file).
+	TLSClient bool
 }
 
 // HTTPConfig is the metrics and health endpoint, and the table lookup
@@ -260,6 +263,7 @@ func (p *PipelineConfig) decode(d *config.Decoder, n *yaml.Node) {
 		"kv_fields":       func(v *yaml.Node) { s, _ := d.String(v, "pipeline.kv_fields"); p.KVFields = KVMode(s) },
 		"original":        func(v *yaml.Node) { p.Original, _ = d.Bool(v, "pipeline.original") },
 		"structured_data": func(v *yaml.Node) { p.StructuredData, _ = d.Bool(v, "pipeline.structured_data") },
+		"tls_client":      func(v *yaml.Node) { p.TLSClient, _ = d.Bool(v, "pipeline.tls_client") },
 	})
 }
 

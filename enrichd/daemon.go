@@ -203,8 +203,14 @@ func (d *Daemon) MemcachedAddr() net.Addr {
 // Set returns the live table set (nil without tables).
 func (d *Daemon) Set() *tables.Set { return d.set }
 
-// Reopen asks the file outputs to reopen their files (log rotation).
+// Reopen asks the file outputs to reopen their files (log rotation), and
+// the listeners to read their TLS certificate files again.
 func (d *Daemon) Reopen() {
+	for _, in := range d.inputs {
+		if r, ok := in.(interface{ Reload() }); ok {
+			r.Reload()
+		}
+	}
 	select {
 	case d.reopen <- struct{}{}:
 	default:

@@ -2,6 +2,7 @@ package listen
 
 import (
 	"crypto/tls"
+	"log/slog"
 	"path/filepath"
 	"time"
 
@@ -158,4 +159,62 @@ func (l *Limits) Validate(s config.Scope) {
 	if l.HandshakeTimeout < 0 {
 		s.Errorf("handshake_timeout", "must not be negative")
 	}
+}
+
+// Config is a listener's settings: its tls: and limits: blocks.
+type Config struct {
+	TLS    TLS
+	Limits Limits
+	// flat records max_connections and idle_timeout given in the
+	// listener's own mapping, beside the blocks (the older form).
+	flat config.At
+}
+
+// Keys are the handlers of the listener's keys in its mapping (field is
+// its path): tls and limits, and, with flat, max_connections and
+// idle_timeout as they were written before the limits: block.
+func (c *Config) Keys(d *config.Decoder, field string, flat bool) config.Keys {
+	keys := config.Keys{
+		"tls":    func(v *yaml.Node) { c.TLS.Decode(d, v, config.Field(field, "tls")) },
+		"limits": func(v *yaml.Node) { c.Limits.Decode(d, v, config.Field(field, "limits")) },
+	}
+	if flat {
+		lk := c.Limits.Keys(d, field)
+		for _, k := range []string{"max_connections", "idle_timeout"} {
+			h := lk[k]
+			keys[k] = func(v *yaml.Node) {
+				c.flat.Set(k, v)
+				h(v)
+			}
+		}
+	}
+	return keys
+}
+
+// SetDefaults fills what is not set; maxConns is the listener's default
+// cap.
+func (c *Config) SetDefaults(maxConns int) {
+	c.TLS.SetDefaults()
+	c.Limits.SetDefaults(maxConns)
+}
+
+// Validate checks the blocks; s is the listener's scope.
+func (c *Config) Validate(s config.Scope) {
+	for _, k := range []string{"max_connections", "idle_timeout"} {
+		if c.flat.Given(k) && c.Limits.At.Given(k) {
+			s.Errorf(k, "given here and in limits: give it once (in limits)")
+		}
+	}
+	c.TLS.Validate(s.In(&c.TLS.At, "tls"))
+	c.Limits.Validate(s.In(&c.Limits.At, "limits"))
+}
+
+// Options returns the options of a Listener named name.
+func (c *Config) Options(name string, log *slog.Logger) Options {
+	o := Options{Name: name, Limits: c.Limits, Log: log}
+	if c.TLS.Enabled() {
+		t := c.TLS
+		o.TLS = &t
+	}
+	return o
 }

@@ -373,3 +373,13 @@ func (r *refusalLog) allow(now time.Time) (skipped uint64, ok bool) {
 	r.last, skipped, r.skipped = now, r.skipped, 0
 	return skipped, true
 }
+
+// RefusedFor returns the count of refusals for reason.
+func (s Stats) RefusedFor(reason string) uint64 {
+	for i, r := range Reasons {
+		if r == reason {
+			return s.Refused[i]
+		}
+	}
+	return 0
+}

@@ -1,0 +1,181 @@
+package enrichd
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lutkit/lutkit/internal/testfiles"
+	"github.com/lutkit/lutkit/internal/testpki"
+)
+
+// tlsTestConfig is a daemon with a TLS tcp input (tlsYAML is its tls:
+// block), the customers rule and tls.client.subject in the output.
+func tlsTestConfig(t *testing.T, dir, tlsYAML string) *Config {
+	t.Helper()
+	buildCustomers(t, filepath.Join(dir, "customers.lut"), 1000, 1)
+	yml := fmt.Sprintf(`
+inputs:
+  - {name: tls, type: tcp, listen: "127.0.0.1:0", tls: %s, limits: {handshake_timeout: 5s}}
+tables: {path: %q}
+rules:
+  - {name: customer, table: customers, field: cust, target: customer, columns: ["Customer Id"]}
+pipeline: {tls_client: true}
+outputs:
+  - {type: file, path: %q}
+http: {listen: "127.0.0.1:0"}
+drain_read_grace: 300ms
+`, tlsYAML, dir, filepath.Join(dir, "out.json"))
+	cfg, err := ParseConfig(filepath.Join(dir, "enrichd.yaml"), []byte(yml))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, yml)
+	}
+	return cfg
+}
+
+// opensslSend sends data with `openssl s_client` and returns its output;
+// it ends when the input is sent and the server has closed or answered.
+func opensslSend(t *testing.T, addr string, data []byte, args ...string) (string, error) {
+	t.Helper()
+	bin, err := exec.LookPath("openssl")
+	if err != nil {
+		testfiles.Missing(t, "openssl (Debian package openssl)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"s_client", "-connect", addr, "-quiet", "-no_ign_eof"}, args...)...)
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// seqMessages returns n messages "seq=I cust=C" from first, octet-counted
+// or newline framed.
+func seqMessages(first, n int, octets bool) []byte {
+	var b bytes.Buffer
+	for i := first; i < first+n; i++ {
+		msg := fmt.Sprintf("<13>1 2026-01-01T00:00:00Z host app - - - seq=%d cust=%d", i, i%1000+1)
+		if octets {
+			fmt.Fprintf(&b, "%d %s", len(msg), msg)
+		} else {
+			b.WriteString(msg + "\n")
+		}
+	}
+	return b.Bytes()
+}
+
+// TestTLSInputOpenSSL sends syslog over TLS with openssl s_client, in
+// both framings, with the right client certificate; sends with none, with
+// one of another CA, with one not allowed, with TLS 1.1 and in plaintext,
+// which are refused and counted; and checks that every event arrives once
+// carrying its sender's identity.
+func TestTLSInputOpenSSL(t *testing.T) {
+	dir := t.TempDir()
+	ca := testpki.NewCA(t, "ca")
+	srv := ca.Server(t, "enrichd")
+	good, other := ca.Client(t, "sender-a"), ca.Client(t, "sender-b")
+	stranger := testpki.NewCA(t, "stranger").Client(t, "sender-a")
+	cfg := tlsTestConfig(t, dir, fmt.Sprintf("{cert_file: %q, key_file: %q, client_ca_file: %q, allowed_clients: [sender-a]}",
+		srv.CertFile, srv.KeyFile, ca.CertFile))
+	r := startDaemon(t, cfg)
+	addr := r.d.Addr("tls").String()
+	const n = 2000
+	certArgs := func(p *testpki.Pair) []string {
+		return []string{"-CAfile", ca.CertFile, "-verify_return_error", "-cert", p.CertFile, "-key", p.KeyFile}
+	}
+	for i, octets := range []bool{true, false} {
+		if out, err := opensslSend(t, addr, seqMessages(i*n, n, octets), certArgs(good)...); err != nil {
+			t.Fatalf("openssl s_client (octet counting %v): %v\n%s", octets, err, out)
+		}
+	}
+	lines := waitLines(t, r.out, 2*n, 60*time.Second)
+	refusals := []struct {
+		name   string
+		args   []string
+		reason string
+	}{
+		{"no certificate", []string{"-CAfile", ca.CertFile}, "no_client_cert"},
+		{"another CA's certificate", certArgs(stranger), "bad_client_cert"},
+		{"a certificate not allowed", certArgs(other), "client_not_allowed"},
+		{"TLS 1.1", append(certArgs(good), "-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"), "handshake_failed"},
+	}
+	sample := func(reason string) string {
+		return fmt.Sprintf(`enrichd_listener_connections_refused_total{listener="input:tls",reason=%q}`, reason)
+	}
+	for _, rf := range refusals {
+		out, _ := opensslSend(t, addr, seqMessages(9*n, 10, false), rf.args...)
+		needMetric(t, r.d, sample(rf.reason), 1, rf.name+"\n"+out)
+	}
+	// Plaintext to the TLS port.
+	c := dialTCP(t, r.d, "tls")
+	c.Write(seqMessages(9*n, 10, false))
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Error("plaintext connection answered")
+	}
+	c.Close()
+	needMetric(t, r.d, sample("not_tls"), 1, "plaintext")
+
+	time.Sleep(300 * time.Millisecond)
+	lines = readLines(t, r.out)
+	checkExactlyOnce(t, lines, 2*n, 1000)
+	for _, l := range lines {
+		if got := get(decode(t, l), "tls.client.subject"); got != "CN=sender-a,O=lutkit test" {
+			t.Fatalf("tls.client.subject %v: %s", got, l)
+		}
+	}
+	if v := metric(t, r.d, `enrichd_listener_connections_total{listener="input:tls",tls="true"}`); v < 7 {
+		t.Errorf("listener_connections_total %v, want 7 or more", v)
+	}
+}
+
+// needMetric waits until a sample of /metrics reaches want, or fails.
+func needMetric(t *testing.T, d *Daemon, sample string, want float64, what string) {
+	t.Helper()
+	if v := waitMetric(t, d, sample, want); v < want {
+		t.Fatalf("%s: %s is %v, want %v", what, sample, v, want)
+	}
+}
+
+// TestTLSConfigErrors: a TLS block that cannot work is refused at load,
+// naming the file, line and field.
+func TestTLSConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	ca := testpki.NewCA(t, "ca")
+	srv := ca.Server(t, "enrichd")
+	notPEM := filepath.Join(dir, "ca.txt")
+	os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600)
+	yml := fmt.Sprintf(`inputs:
+  - {type: tcp, listen: "127.0.0.1:0", tls: {key_file: %q}}
+  - {type: tcp, listen: "127.0.0.1:0", tls: {cert_file: %q, key_file: %q, client_ca_file: %q, min_version: "1.1"}}
+  - {type: tcp, listen: "127.0.0.1:0", tls: {cert_file: %q, key_file: %q, allowed_clients: [a]}, max_connections: 5, limits: {max_connections: 6}}
+  - {type: tcp, listen: "127.0.0.1:0", tls: {cert_file: %q, key_file: %q}, limits: {max_connections_per_source: -1, handshake: 1s}}
+  - {type: udp, listen: "127.0.0.1:0", tls: {}}
+outputs: [{type: stdout}]
+`, srv.KeyFile, srv.CertFile, srv.KeyFile, notPEM, srv.CertFile, srv.KeyFile, srv.KeyFile, srv.CertFile)
+	_, err := ParseConfig(filepath.Join(dir, "e.yaml"), []byte(yml))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{
+		"e.yaml:2:", "inputs[0].tls.cert_file: required",
+		"inputs[1].tls.client_ca_file: " + notPEM + " holds no PEM certificate",
+		`inputs[1].tls.min_version: must be "1.2" or "1.3", not "1.1"`,
+		"inputs[2].tls.allowed_clients: needs client_ca_file",
+		"inputs[2].max_connections: given here and in limits",
+		"inputs[3].tls.cert_file:",
+		"inputs[3].limits.handshake: unknown field",
+		"inputs[3].limits.max_connections_per_source: must be",
+		"inputs[4].tls: only for a tcp input",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in\n%v", want, err)
+		}
+	}
+}
