@@ -4,12 +4,14 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/netip"
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -24,12 +26,13 @@ const (
 	ReasonNoClientCert     = "no_client_cert"             // mTLS: no certificate sent
 	ReasonBadClientCert    = "bad_client_cert"            // mTLS: not signed by client_ca_file
 	ReasonClientNotAllowed = "client_not_allowed"         // mTLS: not in allowed_clients
-	numReasons             = 8
+	ReasonClosed           = "closed_in_handshake"        // the client closed before the handshake ended (a port probe)
+	numReasons             = 9
 )
 
 // Reasons lists every refusal reason, in the order of Stats.Refused.
 var Reasons = [numReasons]string{ReasonMaxConnections, ReasonMaxPerSource, ReasonHandshakeTimeout, ReasonNotTLS,
-	ReasonHandshake, ReasonNoClientCert, ReasonBadClientCert, ReasonClientNotAllowed}
+	ReasonHandshake, ReasonNoClientCert, ReasonBadClientCert, ReasonClientNotAllowed, ReasonClosed}
 
 // Options make a Listener.
 type Options struct {
@@ -282,6 +285,8 @@ func classify(err error) string {
 		return ReasonClientNotAllowed
 	case errors.As(err, &rh):
 		return ReasonNotTLS
+	case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
+		return ReasonClosed
 	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, os.ErrDeadlineExceeded):
 		return ReasonHandshakeTimeout
 	}
