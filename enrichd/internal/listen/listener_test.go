@@ -143,7 +143,7 @@ func TestTLSIdentityAndRefusals(t *testing.T) {
 		AllowedClients: []string{"sender-a"}}, Limits: Limits{HandshakeTimeout: 2 * time.Second}})
 	addr := l.Addr().String()
 	dial := func(cert *testpki.Pair, maxVer uint16) (string, error) {
-		cfg := &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1", MaxVersion: maxVer}
+		cfg := &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1", MinVersion: tls.VersionTLS10, MaxVersion: maxVer}
 		if cert != nil {
 			// Sent even when its CA is not one the server names.
 			kp := cert.TLS(t)
