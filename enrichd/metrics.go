@@ -115,6 +115,12 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			mc.Collect(m)
 		}
 	}
+	if d.httpLn != nil {
+		m.listener("http", d.httpLn)
+	}
+	if d.mcLn != nil {
+		m.listener("memcached", d.mcLn)
+	}
 	m.counter(mEventsOut, d.eventsOut.Load())
 	for _, r := range d.eng.Stats() {
 		m.counter(mLookups, r.Hits, r.Name, r.Table, "hit")
@@ -175,7 +181,8 @@ func (d *Daemon) httpHandler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector{d}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	metricsAuth := serve.Auth{Token: d.cfg.HTTP.MetricsToken, Clients: d.cfg.HTTP.MetricsClients}
+	mux.Handle("/metrics", metricsAuth.Guard(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})

@@ -165,6 +165,9 @@ func (c *certs) counts() (loads, failures uint64) {
 // the allow-list.
 func (c *certs) verifyClient(pool *x509.CertPool, cs tls.ConnectionState) error {
 	if len(cs.PeerCertificates) == 0 {
+		if c.opts.ClientAuth == ClientAuthOptional {
+			return nil
+		}
 		return errNoClientCert
 	}
 	leaf := cs.PeerCertificates[0]
@@ -175,14 +178,16 @@ func (c *certs) verifyClient(pool *x509.CertPool, cs tls.ConnectionState) error 
 	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
 		return fmt.Errorf("%w: %v", errBadClientCert, err)
 	}
-	if len(c.opts.AllowedClients) > 0 && !allowed(leaf, c.opts.AllowedClients) {
+	if len(c.opts.AllowedClients) > 0 && !Allowed(leaf, c.opts.AllowedClients) {
 		return fmt.Errorf("%w: %s", errNotAllowed, leaf.Subject.String())
 	}
 	return nil
 }
 
-// allowed reports whether a name of the certificate is in the list.
-func allowed(cert *x509.Certificate, list []string) bool {
+// Allowed reports whether a name of the certificate is in the list: its
+// subject ("CN=sender,O=Example"), its common name, or one of its DNS,
+// email, URI or IP subject alternative names.
+func Allowed(cert *x509.Certificate, list []string) bool {
 	names := []string{cert.Subject.String(), cert.Subject.CommonName}
 	names = append(names, cert.DNSNames...)
 	names = append(names, cert.EmailAddresses...)

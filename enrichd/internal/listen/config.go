@@ -32,10 +32,21 @@ type TLS struct {
 	// (as "CN=sender,O=Example"), the common name, and the DNS, email,
 	// URI and IP subject alternative names.
 	AllowedClients []string
+	// ClientAuth, with ClientCAFile, is "required" (default: a client
+	// without a certificate is refused) or "optional" (a client may come
+	// without one, as to an HTTP API that also takes a bearer token; one it
+	// sends must still be valid).
+	ClientAuth string
 	// MinVersion is the lowest TLS version accepted: "1.2" (default) or
 	// "1.3".
 	MinVersion string
 }
+
+// Client authentication modes.
+const (
+	ClientAuthRequired = "required"
+	ClientAuthOptional = "optional"
+)
 
 // Enabled reports whether the listener speaks TLS.
 func (t *TLS) Enabled() bool { return t != nil && t.CertFile != "" }
@@ -60,6 +71,7 @@ func (t *TLS) Decode(d *config.Decoder, n *yaml.Node, field string) {
 		"client_ca_file":  path(&t.ClientCAFile, "client_ca_file"),
 		"allowed_clients": func(v *yaml.Node) { t.AllowedClients, _ = d.Strings(v, f("allowed_clients")) },
 		"min_version":     func(v *yaml.Node) { t.MinVersion, _ = d.String(v, f("min_version")) },
+		"client_auth":     func(v *yaml.Node) { t.ClientAuth, _ = d.String(v, f("client_auth")) },
 	})
 }
 
@@ -68,12 +80,15 @@ func (t *TLS) SetDefaults() {
 	if t.MinVersion == "" {
 		t.MinVersion = "1.2"
 	}
+	if t.ClientAuth == "" {
+		t.ClientAuth = ClientAuthRequired
+	}
 }
 
 // Validate checks the block (s is its scope): the files are read and the
 // pair checked, so that a daemon that starts is one that can handshake.
 func (t *TLS) Validate(s config.Scope) {
-	if t.CertFile == "" && t.KeyFile == "" && t.ClientCAFile == "" && len(t.AllowedClients) == 0 && !s.Given("min_version") {
+	if t.CertFile == "" && t.KeyFile == "" && t.ClientCAFile == "" && len(t.AllowedClients) == 0 && !s.Given("min_version") && !s.Given("client_auth") {
 		return
 	}
 	s.Require("cert_file", t.CertFile != "", "the server's PEM certificate (chain)")
@@ -95,6 +110,10 @@ func (t *TLS) Validate(s config.Scope) {
 		if a == "" {
 			s.Errorf("allowed_clients", "an empty name matches nothing")
 		}
+	}
+	s.Check("client_auth", config.OneOf(t.ClientAuth, ClientAuthRequired, ClientAuthOptional))
+	if s.Given("client_auth") && t.ClientCAFile == "" {
+		s.Errorf("client_auth", "needs client_ca_file")
 	}
 	if _, err := tlsVersion(t.MinVersion); err != nil {
 		s.Errorf("min_version", "%v", err)
