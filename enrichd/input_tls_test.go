@@ -3,6 +3,7 @@ package enrichd
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os"
 	"os/exec"
@@ -178,4 +179,92 @@ outputs: [{type: stdout}]
 			t.Errorf("missing %q in\n%v", want, err)
 		}
 	}
+}
+
+// TestTLSCertificateRotation replaces the server certificate files while
+// senders stream: a connection open across the replacement keeps going,
+// connections made after it get the new certificate (read when the files
+// change, and again on Reopen, the daemon's SIGHUP), and every event
+// arrives once.
+func TestTLSCertificateRotation(t *testing.T) {
+	dir := t.TempDir()
+	ca := testpki.NewCA(t, "ca")
+	first, second, third := ca.Server(t, "first"), ca.Server(t, "second"), ca.Server(t, "third")
+	certFile, keyFile := filepath.Join(dir, "server.pem"), filepath.Join(dir, "server-key.pem")
+	install := func(p *testpki.Pair) {
+		// As a certificate manager does: each file written aside, then
+		// renamed over the old one.
+		for f, b := range map[string][]byte{keyFile: p.KeyPEM, certFile: p.CertPEM} {
+			if err := os.WriteFile(f+".new", b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(f+".new", f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	install(first)
+	r := startDaemon(t, tlsTestConfig(t, dir, fmt.Sprintf("{cert_file: %q, key_file: %q}", certFile, keyFile)))
+	addr := r.d.Addr("tls").String()
+	cfg := &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"}
+
+	// A long connection, open across both replacements.
+	long, err := tls.Dial("tcp", addr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := 0
+	send := func(c *tls.Conn, n int) {
+		t.Helper()
+		if _, err := c.Write(seqMessages(seq, n, true)); err != nil {
+			t.Fatal(err)
+		}
+		seq += n
+	}
+	// connect sends 100 events on a new connection and returns the
+	// common name of the certificate it was served.
+	connect := func() string {
+		t.Helper()
+		c, err := tls.Dial("tcp", addr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		send(c, 100)
+		return c.ConnectionState().PeerCertificates[0].Subject.CommonName
+	}
+	send(long, 500)
+	if cn := connect(); cn != "first" {
+		t.Fatalf("served %q before the replacement", cn)
+	}
+	install(second)
+	var served []string
+	for end := time.Now().Add(30 * time.Second); ; {
+		send(long, 100)
+		cn := connect()
+		served = append(served, cn)
+		if cn == "second" {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the replaced certificate is not served after 30 s: %v", served)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Reopen (SIGHUP) reads them at once.
+	install(third)
+	r.d.Reopen()
+	if cn := connect(); cn != "third" {
+		t.Errorf("served %q after Reopen, want third", cn)
+	}
+	send(long, 500)
+	if cn := long.ConnectionState().PeerCertificates[0].Subject.CommonName; cn != "first" {
+		t.Errorf("the long connection's certificate changed to %q", cn)
+	}
+	long.Close()
+	waitLines(t, r.out, seq, 60*time.Second)
+	time.Sleep(300 * time.Millisecond)
+	lines := readLines(t, r.out)
+	checkExactlyOnce(t, lines, seq, 1000)
+	t.Logf("%d events over %d connections; served before the new certificate: %v", seq, len(served)+3, served)
 }

@@ -140,14 +140,11 @@ func (c *certs) config() *tls.Config {
 // stays.
 func (c *certs) reload(why string) {
 	if err := c.load(); err != nil {
+		// The files are tried again at the next check (a second later, on
+		// a new connection), until a load succeeds: a pair read while
+		// half written is not kept for good.
 		c.mu.Lock()
 		c.failures++
-		// Look again at the next check, not at every connection.
-		for i, f := range c.files() {
-			if f != "" {
-				c.stamps[i] = stamp(f)
-			}
-		}
 		c.mu.Unlock()
 		c.log.Error("TLS certificate reload failed; the previous certificate stays", "reason", why, "cert_file", c.opts.CertFile, "err", err)
 		return
