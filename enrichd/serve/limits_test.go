@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lutkit/lutkit/enrichd"
+	"github.com/lutkit/lutkit/internal/testpki"
 )
 
 // sample reads one sample of the daemon's /metrics.
@@ -204,4 +206,33 @@ memcached: {listen: "127.0.0.1:0", default_table: customers, limits: {idle_timeo
 		}
 	}
 	waitSample(t, d, `enrichd_listener_connections_refused_total{listener="memcached",reason="max_connections_per_source"}`, 1)
+}
+
+// TestMemcachedTLS: the memcached listener over TLS with client
+// certificates answers openssl s_client with the right certificate and
+// refuses one without, counted.
+func TestMemcachedTLS(t *testing.T) {
+	dir := t.TempDir()
+	ca := testpki.NewCA(t, "ca")
+	srv, client := ca.Server(t, "enrichd"), ca.Client(t, "lookup-client")
+	d := runDaemon(t, dir, fmt.Sprintf(`
+tables: {path: .}
+http: {listen: "127.0.0.1:0"}
+memcached: {listen: "127.0.0.1:0", default_table: customers, tls: {cert_file: %q, key_file: %q, client_ca_file: %q}}
+`, srv.CertFile, srv.KeyFile, ca.CertFile))
+	ossl := tool(t, "openssl")
+	addr := d.MemcachedAddr().String()
+	run := func(args ...string) string {
+		cmd := exec.Command(ossl, append([]string{"s_client", "-connect", addr, "-quiet", "-CAfile", ca.CertFile}, args...)...)
+		cmd.Stdin = strings.NewReader("get 1\r\nquit\r\n")
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	if out := run("-cert", client.CertFile, "-key", client.KeyFile); !strings.Contains(out, `VALUE 1 0 40`+"\r\n"+`{"cust":"1","name":"Acme","tier":"gold"}`) {
+		t.Errorf("with a certificate: %s", out)
+	}
+	if out := run(); strings.Contains(out, "VALUE") {
+		t.Errorf("without a certificate: %s", out)
+	}
+	waitSample(t, d, `enrichd_listener_connections_refused_total{listener="memcached",reason="no_client_cert"}`, 1)
 }
