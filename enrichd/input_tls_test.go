@@ -268,3 +268,38 @@ func TestTLSCertificateRotation(t *testing.T) {
 	checkExactlyOnce(t, lines, seq, 1000)
 	t.Logf("%d events over %d connections; served before the new certificate: %v", seq, len(served)+3, served)
 }
+
+// TestSecurityExampleConfig: the hardened example of docs/enrichd.md is a
+// valid configuration (its certificate files made by the test).
+func TestSecurityExampleConfig(t *testing.T) {
+	doc, err := os.ReadFile("../docs/enrichd.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "### Hardened example\n\n```yaml\n")
+	yml, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("no hardened example in docs/enrichd.md")
+	}
+	dir := t.TempDir()
+	ca := testpki.NewCA(t, "ca")
+	srv := ca.Server(t, "enrichd")
+	files := map[string][]byte{"server.pem": srv.CertPEM, "server-key.pem": srv.KeyPEM, "senders-ca.pem": ca.CertPEM,
+		"clients-ca.pem": ca.CertPEM, "api-token": []byte("t0k\n")}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yml = strings.ReplaceAll(yml, "/etc/enrichd/tls/", dir+"/")
+	yml = strings.ReplaceAll(yml, "/etc/enrichd/", dir+"/")
+	cfg, err := ParseConfig(filepath.Join(dir, "enrichd.yaml"), []byte(yml))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, yml)
+	}
+	in := cfg.Inputs[0].Settings.(*TCPInputConfig)
+	if in.TLS.MinVersion != "1.3" || in.Limits.MaxConnectionsPerSource != 20 || !cfg.Pipeline.TLSClient ||
+		cfg.HTTP.Token != "t0k" || cfg.HTTP.Conn.TLS.ClientAuth != "optional" || cfg.Memcached.Conn.Limits.IdleTimeout != 5*time.Minute {
+		t.Errorf("example read as %+v %+v %+v", in, cfg.HTTP, cfg.Memcached)
+	}
+}

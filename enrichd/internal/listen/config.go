@@ -147,7 +147,7 @@ func (l *Limits) Keys(d *config.Decoder, field string) config.Keys {
 	f := func(k string) string { return config.Field(field, k) }
 	return config.Keys{
 		"max_connections":            func(v *yaml.Node) { l.MaxConnections, _ = d.Size(v, f("max_connections")) },
-		"max_connections_per_source": func(v *yaml.Node) { l.MaxConnectionsPerSource, _ = d.Size(v, f("max_connections_per_source")) },
+		"max_connections_per_source": func(v *yaml.Node) { l.MaxConnectionsPerSource, _ = d.Int(v, f("max_connections_per_source")) },
 		"idle_timeout":               func(v *yaml.Node) { l.IdleTimeout, _ = d.Duration(v, f("idle_timeout")) },
 		"handshake_timeout":          func(v *yaml.Node) { l.HandshakeTimeout, _ = d.Duration(v, f("handshake_timeout")) },
 	}
