@@ -166,7 +166,7 @@ func (r *connReader) Read(p []byte) (int, error) {
 			}
 			r.c.SetReadDeadline(time.Now().Add(r.bt.FlushInterval()))
 		} else if idle := t.set.Limits.IdleTimeout; idle > 0 {
-			r.c.SetReadDeadline(time.Now().Add(idle))
+			_ = r.c.SetReadDeadline(time.Now().Add(idle))
 		} else {
 			r.c.SetReadDeadline(time.Time{})
 		}

@@ -72,10 +72,10 @@ drain_read_grace: 50ms
 			}
 			rest = rest[k:]
 		}
-		c.CloseWrite()
+		_ = c.CloseWrite()
 		// The input closes the connection once it has framed everything.
-		c.SetReadDeadline(time.Now().Add(30 * time.Second))
-		io.Copy(io.Discard, c)
+		_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		_, _ = io.Copy(io.Discard, c)
 		c.Close()
 		for end := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
 			n, b := st.events.Load()-n0, st.bytes.Load()-b0

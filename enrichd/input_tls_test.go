@@ -95,7 +95,7 @@ func TestTLSInputOpenSSL(t *testing.T) {
 			t.Fatalf("openssl s_client (octet counting %v): %v\n%s", octets, err, out)
 		}
 	}
-	lines := waitLines(t, r.out, 2*n, 60*time.Second)
+	waitLines(t, r.out, 2*n, 60*time.Second)
 	refusals := []struct {
 		name   string
 		args   []string
@@ -115,8 +115,8 @@ func TestTLSInputOpenSSL(t *testing.T) {
 	}
 	// Plaintext to the TLS port.
 	c := dialTCP(t, r.d, "tls")
-	c.Write(seqMessages(9*n, 10, false))
-	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_, _ = c.Write(seqMessages(9*n, 10, false))
+	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	if _, err := c.Read(make([]byte, 1)); err == nil {
 		t.Error("plaintext connection answered")
 	}
@@ -124,7 +124,7 @@ func TestTLSInputOpenSSL(t *testing.T) {
 	needMetric(t, r.d, sample("not_tls"), 1, "plaintext")
 
 	time.Sleep(300 * time.Millisecond)
-	lines = readLines(t, r.out)
+	lines := readLines(t, r.out)
 	checkExactlyOnce(t, lines, 2*n, 1000)
 	for _, l := range lines {
 		if got := get(decode(t, l), "tls.client.subject"); got != "CN=sender-a,O=lutkit test" {
@@ -151,7 +151,7 @@ func TestTLSConfigErrors(t *testing.T) {
 	ca := testpki.NewCA(t, "ca")
 	srv := ca.Server(t, "enrichd")
 	notPEM := filepath.Join(dir, "ca.txt")
-	os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600)
+	_ = os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600)
 	yml := fmt.Sprintf(`inputs:
   - {type: tcp, listen: "127.0.0.1:0", tls: {key_file: %q}}
   - {type: tcp, listen: "127.0.0.1:0", tls: {cert_file: %q, key_file: %q, client_ca_file: %q, min_version: "1.1"}}

@@ -6,11 +6,12 @@ import (
 	"net/http/pprof"
 	"strconv"
 
-	"github.com/lutkit/lutkit/enrichd/internal/listen"
-	"github.com/lutkit/lutkit/enrichd/serve"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lutkit/lutkit/enrichd/internal/listen"
+	"github.com/lutkit/lutkit/enrichd/serve"
 )
 
 // collector exports the daemon's atomic counters. The hot path only does

@@ -68,7 +68,7 @@ func curl(t *testing.T, args ...string) (int, string) {
 	cmd := exec.CommandContext(ctx, tool(t, "curl"), append([]string{"-sS", "-w", "\n%{http_code}"}, args...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.Run()
+	_ = cmd.Run()
 	s := strings.TrimRight(out.String(), "\n")
 	i := strings.LastIndexByte(s, '\n')
 	code, _ := strconv.Atoi(s[i+1:])
@@ -117,7 +117,9 @@ http:
 `, srv.CertFile, srv.KeyFile, ca.CertFile))
 	base := "https://localhost:" + portOf(d.HTTPAddr())
 	row := base + "/v1/tables/customers/2"
-	cert := func(p *testpki.Pair) []string { return []string{"--cacert", ca.CertFile, "--cert", p.CertFile, "--key", p.KeyFile} }
+	cert := func(p *testpki.Pair) []string {
+		return []string{"--cacert", ca.CertFile, "--cert", p.CertFile, "--key", p.KeyFile}
+	}
 	want := `{"cust":"2","name":"Globex","tier":"silver"}` + "\n"
 	cases := []struct {
 		name string
@@ -194,10 +196,10 @@ http: {listen: "127.0.0.1:0", read_header_timeout: 1s, max_header_bytes: 4096, m
 	}
 	defer c.Close()
 	start := time.Now()
-	io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n")
+	_, _ = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n")
 	closed := make(chan time.Duration, 1)
 	go func() {
-		io.Copy(io.Discard, c)
+		_, _ = io.Copy(io.Discard, c)
 		closed <- time.Since(start)
 	}()
 	tick := time.NewTicker(200 * time.Millisecond)
@@ -221,7 +223,7 @@ loop:
 	t.Logf("slowloris client closed after %v (read_header_timeout 1s)", took)
 
 	big := strings.Repeat("a", 8192)
-	req, _ := http.NewRequest("GET", "http://"+addr+"/v1/tables", nil)
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/v1/tables", nil)
 	req.Header.Set("X-Big", big)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -90,7 +90,7 @@ drain_read_grace: 50ms
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != 200 || !strings.Contains(string(body), "Acme") {
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Acme") {
 				lookupErr = fmt.Errorf("lookup: %d %s", resp.StatusCode, body)
 				return
 			}
@@ -173,7 +173,7 @@ memcached: {listen: "127.0.0.1:0", default_table: customers, limits: {idle_timeo
 	}
 	defer c.Close()
 	start := time.Now()
-	c.SetReadDeadline(time.Now().Add(60 * time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(60 * time.Second))
 	if _, err := c.Read(make([]byte, 1)); err == nil {
 		t.Fatal("idle client got an answer")
 	}
@@ -195,7 +195,7 @@ memcached: {listen: "127.0.0.1:0", default_table: customers, limits: {idle_timeo
 		}
 		held = append(held, c)
 		fmt.Fprintf(c, "get 1\r\n")
-		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
 		b := make([]byte, 512)
 		n, err := c.Read(b)
 		switch {

@@ -173,7 +173,7 @@ func (c *certs) verifyClient(pool *x509.CertPool, cs tls.ConnectionState) error 
 		inter.AddCert(ic)
 	}
 	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-		return fmt.Errorf("%w: %v", errBadClientCert, err)
+		return fmt.Errorf("%w: %w", errBadClientCert, err)
 	}
 	if len(c.opts.AllowedClients) > 0 && !Allowed(leaf, c.opts.AllowedClients) {
 		return fmt.Errorf("%w: %s", errNotAllowed, leaf.Subject.String())

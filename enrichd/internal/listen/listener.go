@@ -223,14 +223,14 @@ func (l *Listener) admit(c *conn) {
 	var out net.Conn = c
 	if l.certs != nil {
 		tc := tls.Server(c, l.certs.config())
-		c.SetDeadline(time.Now().Add(l.opts.Limits.HandshakeTimeout))
+		_ = c.SetDeadline(time.Now().Add(l.opts.Limits.HandshakeTimeout))
 		err := tc.Handshake()
 		if err != nil {
 			l.unpend(c)
 			l.refuse(tc, classify(err), c.src, err)
 			return
 		}
-		c.SetDeadline(time.Time{})
+		_ = c.SetDeadline(time.Time{})
 		out = tc
 	}
 	select {
@@ -256,7 +256,7 @@ func (l *Listener) refuse(c net.Conn, reason string, src netip.Addr, err error) 
 		}
 	}
 	if l.opts.OnRefuse != nil && l.certs == nil && err == nil {
-		c.SetWriteDeadline(time.Now().Add(time.Second))
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
 		l.opts.OnRefuse(c, reason)
 	}
 	c.Close()

@@ -25,8 +25,8 @@ func serveEcho(t *testing.T, l *Listener) {
 			go func() {
 				defer c.Close()
 				id, _ := Identity(c)
-				io.WriteString(c, "id="+id+"\n")
-				io.Copy(c, c)
+				_, _ = io.WriteString(c, "id="+id+"\n")
+				_, _ = io.Copy(c, c)
 			}()
 		}
 	}()
@@ -65,7 +65,7 @@ func refused(l *Listener, reason string) uint64 {
 
 // readLine reads the greeting line of a connection.
 func readLine(c net.Conn) (string, error) {
-	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
 	var b []byte
 	one := make([]byte, 1)
 	for {
@@ -185,7 +185,7 @@ func TestTLSIdentityAndRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	io.WriteString(c, "<13>1 2026-01-01T00:00:00Z h a - - - plaintext\n")
+	_, _ = io.WriteString(c, "<13>1 2026-01-01T00:00:00Z h a - - - plaintext\n")
 	if _, err := readLine(c); err == nil {
 		t.Error("plaintext served")
 	}
@@ -198,7 +198,7 @@ func TestTLSIdentityAndRefusals(t *testing.T) {
 	}
 	defer c.Close()
 	start := time.Now()
-	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	if _, err := c.Read(make([]byte, 1)); err == nil || time.Since(start) < time.Second {
 		t.Errorf("silent client: %v after %v", err, time.Since(start))
 	}
