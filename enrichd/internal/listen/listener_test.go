@@ -1,10 +1,14 @@
 package listen
 
 import (
+	"bytes"
 	"crypto/tls"
 	"io"
+	"log/slog"
 	"net"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -256,5 +260,65 @@ func TestCertificateReload(t *testing.T) {
 	l.Reload()
 	if cn := served(); cn != "first" {
 		t.Fatalf("after Reload: served %q", cn)
+	}
+}
+
+// syncBuffer is a log destination the listener's goroutines write to.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestRefusalLogBounded: a burst of refusals is counted in full but
+// logged once a second, the next line saying how many were left out.
+func TestRefusalLogBounded(t *testing.T) {
+	var logs syncBuffer
+	l := listen(t, Options{Name: "t", Limits: Limits{MaxConnections: 1},
+		Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	held, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if _, err := readLine(held); err != nil {
+		t.Fatal(err)
+	}
+	const burst = 50
+	for range burst {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	waitFor(t, "the burst counted", func() bool { return refused(l, ReasonMaxConnections) == burst })
+	lines := strings.Count(logs.String(), "connection refused")
+	if lines < 1 || lines >= burst/2 {
+		t.Fatalf("%d log lines for %d refusals:\n%s", lines, burst, logs.String())
+	}
+	// A second later, the next refusal is logged with the count left out.
+	time.Sleep(1100 * time.Millisecond)
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	waitFor(t, "the next refusal logged", func() bool {
+		return strings.Count(logs.String(), "connection refused") == lines+1
+	})
+	if !strings.Contains(logs.String(), "not_logged_since_last=") {
+		t.Errorf("no count of the refusals not logged:\n%s", logs.String())
 	}
 }
