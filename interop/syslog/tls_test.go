@@ -7,8 +7,12 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -227,4 +231,102 @@ ruleset(name="fwd") {
 `, a[len("127.0.0.1:"):], framings[i])
 	}
 	return conf + "}\n"
+}
+
+// TestTLSRotationSyslogNG replaces enrichd's certificate files and sends
+// it SIGHUP while syslog-ng streams to it over TLS: openssl s_client,
+// connecting after the replacement, is served the new certificate;
+// syslog-ng's connection, open across it, goes on; every event arrives
+// once.
+func TestTLSRotationSyslogNG(t *testing.T) {
+	program(t, "syslog-ng", "syslog-ng-core")
+	ossl := program(t, "openssl", "openssl")
+	const n = 2000
+	ca := testpki.NewCA(t, "ca")
+	first, second := ca.Server(t, "first"), ca.Server(t, "second")
+	client := ca.Client(t, "syslog-ng")
+	tdir := t.TempDir()
+	certFile, keyFile := filepath.Join(tdir, "server.pem"), filepath.Join(tdir, "server-key.pem")
+	install := func(p *testpki.Pair) {
+		for f, b := range map[string][]byte{keyFile: p.KeyPEM, certFile: p.CertPEM} {
+			if err := os.WriteFile(f+".new", b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(f+".new", f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	install(first)
+	addr := "127.0.0.1:" + freePort(t)
+	d := startEnrichdConfig(t, "enrichd", fmt.Sprintf(`inputs:
+  - name: tls
+    type: tcp
+    listen: %q
+    tls: {cert_file: %q, key_file: %q, client_ca_file: %q}
+pipeline: {tls_client: true}
+`, addr, certFile, keyFile, ca.CertFile))
+	served := func() string {
+		out, _ := exec.Command(ossl, "s_client", "-connect", addr, "-CAfile", ca.CertFile, "-cert", client.CertFile,
+			"-key", client.KeyFile, "-verify_return_error").CombinedOutput()
+		m := regexp.MustCompile(`subject=.*CN ?= ?(\w+)`).FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("openssl s_client: no subject in\n%s", out)
+		}
+		return string(m[1])
+	}
+	if cn := served(); cn != "first" {
+		t.Fatalf("served %q", cn)
+	}
+	dir := t.TempDir()
+	listen := "127.0.0.1:" + freePort(t)
+	conf := "@version: 3.38\n" + syslogngOptions +
+		fmt.Sprintf("source s_in { syslog(ip(127.0.0.1) port(%s) transport(tcp) log-iw-size(10000)); };\n", listen[len("127.0.0.1:"):]) +
+		fmt.Sprintf("destination d_tls { syslog(\"127.0.0.1\" port(%s) transport(\"tls\") tls(ca-file(%q) cert-file(%q) key-file(%q) peer-verify(required-trusted))); };\n",
+			addr[len("127.0.0.1:"):], ca.CertFile, client.CertFile, client.KeyFile) +
+		"log { source(s_in); destination(d_tls); flags(flow-control); };\n"
+	ng := startSyslogNG(t, dir, conf, listen)
+	evs := genEvents(2*n, 6, time.Now())
+	sendOctetCounted(t, listen, evs[:n])
+	waitLines(t, n, 60*time.Second, d.out)
+	accepted := func() int {
+		resp, err := http.Get("http://" + d.httpAddr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		m := regexp.MustCompile(`(?m)^enrichd_listener_connections_total\{listener="input:tls",tls="true"\} (\d+)`).FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("no listener_connections_total in\n%s", b)
+		}
+		v, _ := strconv.Atoi(string(m[1]))
+		return v
+	}
+	before := accepted()
+
+	install(second)
+	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	var cn string
+	probes := 0
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		probes++
+		if cn = served(); cn == "second" {
+			break
+		}
+	}
+	if cn != "second" {
+		t.Fatalf("served %q after the replacement and SIGHUP", cn)
+	}
+	sendOctetCounted(t, listen, evs[n:])
+	waitLines(t, 2*n, 60*time.Second, d.out)
+	// syslog-ng kept its connection: the only new ones are openssl's.
+	if after := accepted(); after != before+probes {
+		t.Errorf("%d connections after the rotation, want %d (openssl's %d)", after-before, probes, probes)
+	}
+	ng.stop(t)
+	d.stop(t)
+	checkTLSOnce(t, "syslog-ng over TLS across a rotation", d.out, evs, "CN=syslog-ng,O=lutkit test")
 }
