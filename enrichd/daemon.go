@@ -124,9 +124,13 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		mc := cfg.Memcached
 		// The listener caps per source and does the TLS handshake; the
 		// server caps in all, answering as memcached does, and closes
-		// idle connections.
+		// idle connections. With TLS the listener caps in all too, so
+		// that handshakes count (a refusal cannot be answered in
+		// plaintext there).
 		o := mc.Conn.Options("memcached", d.log)
-		o.Limits.MaxConnections = 0
+		if o.TLS == nil {
+			o.Limits.MaxConnections = 0
+		}
 		if d.mcLn, err = listen.Listen(cfg.Memcached.Listen, o); err != nil {
 			return nil, fmt.Errorf("memcached: %w", err)
 		}
