@@ -303,3 +303,43 @@ func TestSecurityExampleConfig(t *testing.T) {
 		t.Errorf("example read as %+v %+v %+v", in, cfg.HTTP, cfg.Memcached)
 	}
 }
+
+// TestListenerDefaults: the defaults docs/enrichd.md (Security) gives.
+func TestListenerDefaults(t *testing.T) {
+	cfg, err := ParseConfig("enrichd.yaml", []byte(`
+inputs: [{type: tcp, listen: "127.0.0.1:0"}]
+outputs: [{type: stdout}]
+tables: {path: .}
+http: {listen: "127.0.0.1:0"}
+memcached: {listen: "127.0.0.1:0"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := cfg.Inputs[0].Settings.(*TCPInputConfig).Limits
+	h, m := cfg.HTTP, cfg.Memcached.Conn.Limits
+	for _, c := range []struct {
+		name      string
+		got, want any
+	}{
+		{"tcp max_connections", in.MaxConnections, 4096},
+		{"tcp idle_timeout", in.IdleTimeout, time.Duration(0)},
+		{"tcp handshake_timeout", in.HandshakeTimeout, 10 * time.Second},
+		{"tcp max_connections_per_source", in.MaxConnectionsPerSource, 0},
+		{"http max_connections", h.Conn.Limits.MaxConnections, 1024},
+		{"http idle_timeout", h.Conn.Limits.IdleTimeout, 2 * time.Minute},
+		{"http handshake_timeout", h.Conn.Limits.HandshakeTimeout, 10 * time.Second},
+		{"http read_header_timeout", h.ReadHeaderTimeout, 10 * time.Second},
+		{"http request_timeout", h.RequestTimeout, time.Minute},
+		{"http max_header_bytes", h.MaxHeaderBytes, 16 << 10},
+		{"http max_body_bytes", h.MaxBodyBytes, 16 << 20},
+		{"memcached max_connections", m.MaxConnections, 1024},
+		{"memcached idle_timeout", m.IdleTimeout, time.Duration(0)},
+		{"tls min_version", cfg.HTTP.Conn.TLS.MinVersion, "1.2"},
+		{"tls client_auth", cfg.HTTP.Conn.TLS.ClientAuth, "required"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}

@@ -131,11 +131,16 @@ func (l *Listener) Reload() {
 func (l *Listener) Close() error {
 	err := l.ln.Close()
 	l.closeOnce.Do(func() { close(l.closed) })
+	// Closed outside the lock: closing one frees its slot, under it.
 	l.mu.Lock()
+	pending := make([]net.Conn, 0, len(l.pending))
 	for c := range l.pending {
-		c.Close()
+		pending = append(pending, c)
 	}
 	l.mu.Unlock()
+	for _, c := range pending {
+		c.Close()
+	}
 	return err
 }
 
@@ -218,26 +223,28 @@ func (l *Listener) release(src netip.Addr) {
 	l.active.Add(-1)
 }
 
-// admit does the handshake of a connection and hands it to Accept.
+// admit does the handshake of a connection and hands it to Accept. Close
+// closes it while it is pending (in its handshake); once that is done, it
+// is admit's, then Accept's caller's.
 func (l *Listener) admit(c *conn) {
 	var out net.Conn = c
 	if l.certs != nil {
 		tc := tls.Server(c, l.certs.config())
 		_ = c.SetDeadline(time.Now().Add(l.opts.Limits.HandshakeTimeout))
 		err := tc.Handshake()
+		l.unpend(c)
 		if err != nil {
-			l.unpend(c)
 			l.refuse(tc, classify(err), c.src, err)
 			return
 		}
 		_ = c.SetDeadline(time.Time{})
 		out = tc
+	} else {
+		l.unpend(c)
 	}
 	select {
 	case l.ready <- out:
-		l.unpend(c)
 	case <-l.closed:
-		l.unpend(c)
 		out.Close()
 	}
 }

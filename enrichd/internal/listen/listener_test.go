@@ -176,6 +176,8 @@ func TestTLSIdentityAndRefusals(t *testing.T) {
 		{"another CA's", stranger, 0, ReasonBadClientCert},
 		{"not allowed", other, 0, ReasonClientNotAllowed},
 		{"TLS 1.1", good, tls.VersionTLS11, ReasonHandshake},
+		// A server's certificate lacks the client auth key usage.
+		{"a server certificate", ca.Server(t, "sender-a"), 0, ReasonBadClientCert},
 	}
 	for _, tc := range cases {
 		before := refused(l, tc.reason)
@@ -184,6 +186,13 @@ func TestTLSIdentityAndRefusals(t *testing.T) {
 		}
 		waitFor(t, tc.name+" counted", func() bool { return refused(l, tc.reason) == before+1 })
 	}
+	// A client that rejects the server's certificate (it trusts another
+	// CA).
+	before := refused(l, ReasonHandshake)
+	if _, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: testpki.NewCA(t, "other").Pool(), ServerName: "127.0.0.1"}); err == nil {
+		t.Error("a client trusting another CA accepted the server")
+	}
+	waitFor(t, "the client's rejection counted", func() bool { return refused(l, ReasonHandshake) == before+1 })
 	// Plaintext to the TLS port.
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
