@@ -24,7 +24,9 @@ import (
 // exist (yet) is not an error, only nothing to check against; one that
 // exists but cannot be loaded is.
 func CheckTables(cfg *Config) (checked bool, err error) {
-	if cfg.Tables.Path == "" {
+	if cfg.Tables.Path == "" || tables.IsRemote(cfg.Tables.Path) {
+		// A remote set is checked when the daemon starts: checking the
+		// configuration downloads nothing.
 		return false, nil
 	}
 	if _, err := os.Stat(cfg.Tables.Path); errors.Is(err, fs.ErrNotExist) {

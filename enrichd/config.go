@@ -11,6 +11,7 @@ import (
 	"github.com/lutkit/lutkit/enrichd/engine"
 	"github.com/lutkit/lutkit/enrichd/internal/listen"
 	"github.com/lutkit/lutkit/internal/config"
+	"github.com/lutkit/lutkit/tables"
 )
 
 // Config is an enrichd configuration: what ParseConfig reads from
@@ -52,10 +53,47 @@ func (v Verify) Validate() error { return config.OneOf(v, VerifyFull, VerifyDige
 // TablesConfig says where the live table set comes from.
 type TablesConfig struct {
 	At           config.At
-	Path         string        // directory or manifest
+	Path         string        // directory, manifest, or remote manifest (http://, https://, s3://)
 	Verify       Verify        // full, digest or none
 	PollInterval time.Duration // 0: default
 	NoNotify     bool
+
+	// A remote manifest's settings (see tables.RemoteOptions).
+	CacheDir        string
+	KeepVersions    int
+	MaxArtifactSize int
+	Timeout         time.Duration
+	Retries         int
+	Token           string
+	TokenFile       string
+	Headers         []config.Pair
+	CAFile          string
+	CertFile        string
+	KeyFile         string
+	S3Endpoint      string
+	S3PathStyle     bool
+	S3Region        string
+}
+
+// remoteKeys are the tables settings that apply to a remote manifest
+// only.
+var remoteKeys = []string{"cache_dir", "keep_versions", "max_artifact_size", "timeout", "retries", "token", "token_file",
+	"headers", "ca_file", "cert_file", "key_file", "s3_endpoint", "s3_path_style", "s3_region"}
+
+// RemoteOptions are the options of a remote table set.
+func (t *TablesConfig) RemoteOptions() tables.RemoteOptions {
+	o := tables.RemoteOptions{
+		CacheDir: t.CacheDir, Keep: t.KeepVersions, MaxArtifactSize: int64(t.MaxArtifactSize), Timeout: t.Timeout,
+		Retries: t.Retries, Token: t.Token, TokenFile: t.TokenFile, CAFile: t.CAFile, CertFile: t.CertFile,
+		KeyFile: t.KeyFile, S3Endpoint: t.S3Endpoint, S3PathStyle: t.S3PathStyle, S3Region: t.S3Region,
+	}
+	if t.Retries == 0 && t.At.Given("retries") {
+		o.Retries = -1 // none
+	}
+	for _, h := range t.Headers {
+		o.Headers = append(o.Headers, [2]string{h.Key, h.Value})
+	}
+	return o
 }
 
 // KVMode says which key=value pairs of a message are written out.
@@ -257,20 +295,71 @@ func (t *TablesConfig) decode(d *config.Decoder, n *yaml.Node, dir string) {
 	d.Mapping(n, "tables", &t.At, config.Keys{
 		"path": func(v *yaml.Node) {
 			p, _ := d.String(v, "tables.path")
-			t.Path = resolve(dir, p)
+			if !tables.IsRemote(p) {
+				p = resolve(dir, p)
+			}
+			t.Path = p
 		},
-		"verify":        func(v *yaml.Node) { s, _ := d.String(v, "tables.verify"); t.Verify = Verify(s) },
-		"poll_interval": func(v *yaml.Node) { t.PollInterval, _ = d.Duration(v, "tables.poll_interval") },
-		"no_notify":     func(v *yaml.Node) { t.NoNotify, _ = d.Bool(v, "tables.no_notify") },
+		"verify":            func(v *yaml.Node) { s, _ := d.String(v, "tables.verify"); t.Verify = Verify(s) },
+		"poll_interval":     func(v *yaml.Node) { t.PollInterval, _ = d.Duration(v, "tables.poll_interval") },
+		"no_notify":         func(v *yaml.Node) { t.NoNotify, _ = d.Bool(v, "tables.no_notify") },
+		"cache_dir":         func(v *yaml.Node) { p, _ := d.String(v, "tables.cache_dir"); t.CacheDir = resolve(dir, p) },
+		"keep_versions":     func(v *yaml.Node) { t.KeepVersions, _ = d.Int(v, "tables.keep_versions") },
+		"max_artifact_size": func(v *yaml.Node) { t.MaxArtifactSize, _ = d.Size(v, "tables.max_artifact_size") },
+		"timeout":           func(v *yaml.Node) { t.Timeout, _ = d.Duration(v, "tables.timeout") },
+		"retries":           func(v *yaml.Node) { t.Retries, _ = d.Int(v, "tables.retries") },
+		"token":             func(v *yaml.Node) { t.Token, _ = d.String(v, "tables.token") },
+		"token_file":        func(v *yaml.Node) { p, _ := d.String(v, "tables.token_file"); t.TokenFile = resolve(dir, p) },
+		"headers":           func(v *yaml.Node) { t.Headers, _ = d.Pairs(v, "tables.headers") },
+		"ca_file":           func(v *yaml.Node) { p, _ := d.String(v, "tables.ca_file"); t.CAFile = resolve(dir, p) },
+		"cert_file":         func(v *yaml.Node) { p, _ := d.String(v, "tables.cert_file"); t.CertFile = resolve(dir, p) },
+		"key_file":          func(v *yaml.Node) { p, _ := d.String(v, "tables.key_file"); t.KeyFile = resolve(dir, p) },
+		"s3_endpoint":       func(v *yaml.Node) { t.S3Endpoint, _ = d.String(v, "tables.s3_endpoint") },
+		"s3_path_style":     func(v *yaml.Node) { t.S3PathStyle, _ = d.Bool(v, "tables.s3_path_style") },
+		"s3_region":         func(v *yaml.Node) { t.S3Region, _ = d.String(v, "tables.s3_region") },
 	})
 }
 
 // Validate checks the tables section; s is its scope.
 func (t *TablesConfig) Validate(s config.Scope, given bool) {
 	if given {
-		s.Require("path", t.Path != "", "a directory of tables or a manifest")
+		s.Require("path", t.Path != "", "a directory of tables, a manifest, or a remote manifest (https://, s3://)")
 	}
 	s.Check("verify", t.Verify.Validate())
+	if tables.IsRemote(t.Path) {
+		s.Require("cache_dir", t.CacheDir != "", "a remote manifest is fetched into a local cache directory (enrichd --tables-cache DIR)")
+		if t.Token != "" && t.TokenFile != "" {
+			s.Errorf("token_file", "give token or token_file, not both")
+		}
+		if (t.CertFile == "") != (t.KeyFile == "") {
+			s.Errorf("cert_file", "a client certificate needs both cert_file and key_file")
+		}
+		if t.KeepVersions < 0 {
+			s.Errorf("keep_versions", "must not be negative")
+		}
+		if t.Retries < 0 {
+			s.Errorf("retries", "must not be negative")
+		}
+		if t.Timeout < 0 {
+			s.Errorf("timeout", "must not be negative")
+		}
+		if t.MaxArtifactSize < 0 {
+			s.Errorf("max_artifact_size", "must not be negative")
+		}
+		if strings.HasPrefix(strings.ToLower(t.Path), "s3://") {
+			for _, k := range []string{"token", "token_file", "headers"} {
+				if s.Given(k) {
+					s.Errorf(k, "applies to an http:// or https:// manifest (an s3:// store takes AWS credentials)")
+				}
+			}
+		}
+		return
+	}
+	for _, k := range remoteKeys {
+		if s.Given(k) {
+			s.Errorf(k, "applies to a remote manifest only (tables.path is %s)", t.Path)
+		}
+	}
 }
 
 func (p *PipelineConfig) decode(d *config.Decoder, n *yaml.Node) {

@@ -43,6 +43,11 @@ func TestConfigOneErrorEach(t *testing.T) {
 		{in + out + "tables: {path: d}\nrules:\n  - {table: t, field: a, mmdb_fields: {a: b}}\n  - {table: t, field: b, name: t}\n", `e.yaml:6:32: rules[1].name: rule name "t" is used twice`},
 		{in + out + "http: {listen: \"127.0.0.1:1\", token: a, token_file: /dev/null}\n", `e.yaml:3:7: http: give token or token_file, not both`},
 		{"inputs: {type: tcp}\n" + out, `e.yaml:1:9: inputs: must be a list`},
+		{in + out + "tables: {path: \"https://h/t/MANIFEST.json\"}\n", `e.yaml:3:9: tables.cache_dir: required: a remote manifest is fetched into a local cache directory (enrichd --tables-cache DIR)`},
+		{in + out + "tables: {path: d, cache_dir: c}\n", `e.yaml:3:30: tables.cache_dir: applies to a remote manifest only (tables.path is d)`},
+		{in + out + "tables: {path: \"s3://b/p/\", cache_dir: c, token: x}\n", `e.yaml:3:50: tables.token: applies to an http:// or https:// manifest (an s3:// store takes AWS credentials)`},
+		{in + out + "tables: {path: \"https://h/\", cache_dir: c, cert_file: x}\n", `e.yaml:3:55: tables.cert_file: a client certificate needs both cert_file and key_file`},
+		{in + out + "tables: {path: \"https://h/\", cache_dir: c, headers: {}}\n", `e.yaml:3:53: tables.headers: must not be empty`},
 	} {
 		errs := configErrors(t, tc.yml)
 		if len(errs) != 1 || errs[0] != tc.want {

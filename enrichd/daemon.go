@@ -66,7 +66,8 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		}
 	}()
 	if cfg.Tables.Path != "" {
-		opts := tables.Options{PollInterval: cfg.Tables.PollInterval, NoNotify: cfg.Tables.NoNotify, Logger: logger, DataVerify: dataVerify(cfg.Tables.Verify)}
+		opts := tables.Options{PollInterval: cfg.Tables.PollInterval, NoNotify: cfg.Tables.NoNotify, Logger: logger, DataVerify: dataVerify(cfg.Tables.Verify),
+			Remote: cfg.Tables.RemoteOptions()}
 		if d.set, err = tables.Open(cfg.Tables.Path, opts); err != nil {
 			return nil, fmt.Errorf("tables: %w", err)
 		}

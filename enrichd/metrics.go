@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/lutkit/lutkit/enrichd/internal/listen"
 	"github.com/lutkit/lutkit/enrichd/serve"
+	"github.com/lutkit/lutkit/tables"
 )
 
 // collector exports the daemon's atomic counters. The hot path only does
@@ -84,6 +86,14 @@ var (
 	mSwaps        = desc("table_swaps_total", "Table set publishes (including the first load).")
 	mRejections   = desc("table_swap_rejections_total", "Table files or manifests rejected (the previous version stays live).")
 	mTblRejects   = desc("table_rejections_total", "Rejected versions by table.", "table")
+	mTblVersion   = desc("tables_version_info", "The table set's version: the SHA256 of the manifest served, and where it came from.", "version", "source")
+	mTblStale     = desc("tables_stale", "1 when the last check of the remote store failed: the node serves the version it has, which may not be the newest.")
+	mTblAge       = desc("tables_last_success_age_seconds", "Seconds since the last successful check of the remote store (kept across restarts in the cache).")
+	mTblChecks    = desc("tables_remote_checks_total", "Checks of the remote manifest.")
+	mTblNotMod    = desc("tables_remote_not_modified_total", "Checks of the remote manifest answered \"not modified\" (no bytes transferred).")
+	mTblDownloads = desc("tables_remote_downloads_total", "Artifacts downloaded and verified.")
+	mTblBytes     = desc("tables_remote_bytes_total", "Bytes received from the remote store (manifests and artifacts).")
+	mTblFailures  = desc("tables_remote_failures_total", "Failed requests and rejected versions of the remote store, by reason.", "reason")
 	mQueue        = desc("queue_depth", "Batches waiting in a queue.", "queue")
 	mQueueCap     = desc("queue_capacity", "Capacity of a queue.", "queue")
 	mOutBytes     = desc("output_bytes_total", "Bytes written by an output.", "output", "type")
@@ -144,6 +154,12 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		for _, r := range st.Rejected {
 			m.counter(mTblRejects, r.Rejections, r.Name)
 		}
+		if st.Version != "" {
+			m.gauge(mTblVersion, 1, st.Version, st.VersionSource)
+		}
+		if r := st.Remote; r != nil {
+			collectRemote(m, r)
+		}
 	}
 	m.gauge(mQueue, float64(len(d.q.work)), "work")
 	m.gauge(mQueueCap, float64(cap(d.q.work)), "work")
@@ -177,6 +193,25 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	m.gauge(mReady, r)
 }
 
+// collectRemote exports the counters of a remote table set.
+func collectRemote(m metricSink, r *tables.RemoteStats) {
+	stale := 0.0
+	if r.Stale {
+		stale = 1
+	}
+	m.gauge(mTblStale, stale)
+	if !r.LastSuccess.IsZero() {
+		m.gauge(mTblAge, time.Since(r.LastSuccess).Seconds())
+	}
+	m.counter(mTblChecks, r.Checks)
+	m.counter(mTblNotMod, r.NotModified)
+	m.counter(mTblDownloads, r.Downloads)
+	m.counter(mTblBytes, r.Bytes)
+	for _, reason := range tables.FailureReasons {
+		m.counter(mTblFailures, r.Failures[reason], reason)
+	}
+}
+
 // httpHandler serves /metrics, /healthz and /readyz.
 func (d *Daemon) httpHandler() http.Handler {
 	reg := prometheus.NewRegistry()
@@ -193,6 +228,16 @@ func (d *Daemon) httpHandler() http.Handler {
 			return
 		}
 		fmt.Fprintln(w, "ready")
+		if d.set != nil {
+			if r := d.set.Stats().Remote; r != nil && r.Stale {
+				// Serving, but maybe not the newest version: say so.
+				age := "never"
+				if !r.LastSuccess.IsZero() {
+					age = time.Since(r.LastSuccess).Round(time.Second).String() + " ago"
+				}
+				fmt.Fprintf(w, "tables stale: last successful check %s: %s\n", age, r.StaleReason)
+			}
+		}
 	})
 	if d.cfg.HTTP.Pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)

@@ -21,6 +21,21 @@
 // harmless, and the manifest's rename publishes them all at once. See
 // README.md in this directory.
 //
+// # Remote sets
+//
+// Open also takes a manifest in a store: https://HOST/PREFIX/MANIFEST.json
+// (or http://) or s3://BUCKET/PREFIX/ (S3 and S3-compatible stores), with
+// Options.Remote (a cache directory is required). The set polls the
+// manifest with conditional requests, downloads the artifacts its cache
+// lacks (size limit, timeout, retries with backoff and jitter, resumed
+// after a break), verifies each one's size, SHA256 and structure, and
+// switches to a version only when all of its artifacts are verified; a
+// version with any bad artifact is rejected whole. The cache keeps the
+// current and RemoteOptions.Keep previous versions. Opened while the
+// store is unreachable, the set serves the cache's last verified version
+// and reports it stale (Stats().Remote). Stats().Version is the SHA256 of
+// the manifest served, as published.
+//
 // # Live set
 //
 //	set, err := tables.Open("/var/lib/lutkit/dist", tables.Options{})

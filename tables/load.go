@@ -122,7 +122,8 @@ func (s *Set) loadManifest(mp string, start time.Time, force bool) error {
 	// The fingerprint covers the manifest's bytes and the identity of
 	// every file it names, so a missing file that appears later is
 	// retried.
-	print := "manifest:" + fsutil.BytesSHA256(b)
+	mdigest := fsutil.BytesSHA256(b)
+	print := "manifest:" + mdigest
 	m, perr := ParseManifest(mp, b)
 	if perr == nil {
 		var sb strings.Builder
@@ -180,10 +181,10 @@ func (s *Set) loadManifest(mp string, start time.Time, force bool) error {
 		opened = append(opened, e)
 		entries = append(entries, e)
 	}
-	if !changed && cur.source == mp {
+	if !changed && cur.source == mp && cur.manifestDigest == mdigest {
 		return nil
 	}
-	s.publishEntries(entries, opened, mp, gen, start)
+	s.publishEntries(entries, opened, mp, mdigest, gen, start)
 	return nil
 }
 
@@ -310,7 +311,7 @@ func (s *Set) loadDir(start time.Time, force bool) error {
 	if !changed && cur.source == s.dir {
 		return firstErr
 	}
-	s.publishEntries(entries, opened, s.dir, gen, start)
+	s.publishEntries(entries, opened, s.dir, "", gen, start)
 	return firstErr
 }
 
@@ -340,14 +341,14 @@ func describeMode(m fs.FileMode) string {
 // publishEntries builds a snapshot of entries and publishes it. Entries
 // reused from the current snapshot get a reference; opened ones already
 // hold theirs.
-func (s *Set) publishEntries(entries, opened []*entry, source string, gen uint64, start time.Time) {
+func (s *Set) publishEntries(entries, opened []*entry, source, manifestDigest string, gen uint64, start time.Time) {
 	for _, e := range entries {
 		if !slices.Contains(opened, e) {
 			e.acquire()
 		}
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
-	sn := &Snapshot{gen: gen, loadedAt: time.Now(), source: source, list: entries,
+	sn := &Snapshot{gen: gen, loadedAt: time.Now(), source: source, manifestDigest: manifestDigest, list: entries,
 		byName: make(map[string]*entry, len(entries))}
 	for _, e := range entries {
 		sn.byName[e.name] = e

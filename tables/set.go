@@ -1,6 +1,7 @@
 package tables
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -72,6 +73,10 @@ type Options struct {
 	// Logger receives swaps (Info) and rejections (Warn). Nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Remote configures a set opened from a remote manifest (an
+	// http://, https:// or s3:// path). PollInterval is then how often
+	// the store is checked (DefaultRemotePollInterval when zero).
+	Remote RemoteOptions
 }
 
 // Set is a live set of tables: a directory (with or without a manifest)
@@ -104,6 +109,14 @@ type Set struct {
 	lastLoad   time.Duration
 	tableRej   map[string]*tableRejection
 
+	// remote keeps the cache of a remote set in step with its store (nil
+	// for a local set); remoteMu serialises its checks, remoteCancel
+	// aborts one in flight at Close.
+	remote       *remote
+	remoteMu     sync.Mutex
+	remoteCtx    context.Context
+	remoteCancel context.CancelFunc
+
 	trigger  chan struct{}
 	done     chan struct{}
 	wg       sync.WaitGroup
@@ -129,7 +142,20 @@ var emptySnapshot = &Snapshot{byName: map[string]*entry{}}
 // Open fails if a manifest cannot be loaded as a whole; in a directory
 // without a manifest, files that fail to open are rejected (logged and
 // counted, see Stats) and the others are loaded.
+//
+// A remote path (https://HOST/PREFIX/MANIFEST.json, http://...,
+// s3://BUCKET/PREFIX/) is fetched into opts.Remote.CacheDir and served
+// from there; see the package documentation.
 func Open(path string, opts Options) (*Set, error) {
+	if IsRemote(path) {
+		return openRemote(path, opts)
+	}
+	return openLocal(path, opts, nil)
+}
+
+// openLocal opens a local path; r is the remote source that fills it, or
+// nil.
+func openLocal(path string, opts Options, r *remote) (*Set, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -140,7 +166,9 @@ func Open(path string, opts Options) (*Set, error) {
 		tableRej:     map[string]*tableRejection{},
 		trigger:      make(chan struct{}, 1),
 		done:         make(chan struct{}),
+		remote:       r,
 	}
+	s.remoteCtx, s.remoteCancel = context.WithCancel(context.Background())
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -157,7 +185,11 @@ func Open(path string, opts Options) (*Set, error) {
 		s.retire(s.cur.Load())
 		return nil, err
 	}
-	if !opts.NoWatch {
+	switch {
+	case opts.NoWatch:
+	case r != nil:
+		s.startRemote()
+	default:
 		s.startWatch()
 	}
 	return s, nil
@@ -171,6 +203,7 @@ func (s *Set) Close() error {
 		return nil
 	}
 	close(s.done)
+	s.remoteCancel()
 	s.wg.Wait()
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
@@ -182,12 +215,16 @@ func (s *Set) Close() error {
 // Dir returns the directory the set is loaded from.
 func (s *Set) Dir() string { return s.dir }
 
-// Reload checks the directory now and publishes any change, as the watcher
-// does. It returns the reason a new manifest or file was rejected (the old
-// version then stays live), or nil.
+// Reload checks the directory (or, for a remote set, the store) now and
+// publishes any change, as the watcher does. It returns the reason a new
+// manifest or file was rejected, or the store could not be checked (the
+// old version then stays live), or nil.
 func (s *Set) Reload() error {
 	if s.closed.Load() {
 		return errors.New("tables: set is closed")
+	}
+	if s.remote != nil {
+		return s.checkRemote()
 	}
 	return s.load(true)
 }
@@ -205,6 +242,16 @@ func (s *Set) Acquire() *Snapshot {
 		// already published.
 		sn.Release()
 	}
+}
+
+// Version returns the version of a snapshot of the set: the SHA256 of
+// its manifest as published ("" without a manifest), and where that
+// manifest came from (its path, or its URL for a remote set).
+func (s *Set) Version(sn *Snapshot) (digest, source string) {
+	if s.remote != nil {
+		return s.remote.published(sn.manifestDigest), s.remote.st.location()
+	}
+	return sn.manifestDigest, sn.source
 }
 
 // Generation returns the generation of the current snapshot: 1 for the
@@ -248,9 +295,12 @@ type Snapshot struct {
 	gen      uint64
 	loadedAt time.Time
 	source   string // manifest path, or the directory
-	byID     []*entry
-	byName   map[string]*entry
-	list     []*entry // sorted by name
+	// manifestDigest is the SHA256 of the manifest's bytes ("" without
+	// a manifest).
+	manifestDigest string
+	byID           []*entry
+	byName         map[string]*entry
+	list           []*entry // sorted by name
 }
 
 // Release drops the reference taken by Acquire. It costs an atomic add.
@@ -467,6 +517,13 @@ type Stats struct {
 	// Notify reports whether file system notifications are active
 	// (otherwise changes are found by polling).
 	Notify bool
+	// Version is the SHA256 of the manifest the current snapshot was
+	// loaded from, as published ("" for a directory without a manifest);
+	// VersionSource is where it came from: the manifest's path or URL.
+	Version       string
+	VersionSource string
+	// Remote describes the store of a remote set (nil for a local one).
+	Remote *RemoteStats
 	Tables []TableStats
 	// Rejected lists tables with rejections, including tables not (or no
 	// longer) in the current snapshot.
@@ -523,6 +580,11 @@ func (s *Set) Stats() Stats {
 		Generation: sn.gen, PublishedAt: sn.loadedAt, Source: sn.source,
 		Swaps: s.swaps.Load(), Rejections: s.rejections.Load(), Checks: s.checks.Load(),
 		Notify: s.notifyOn.Load(),
+	}
+	st.Version, st.VersionSource = s.Version(sn)
+	if s.remote != nil {
+		rs := s.remote.Stats()
+		st.Remote = &rs
 	}
 	st.Mode = "directory"
 	if filepath.Base(sn.source) == ManifestName || sn.source == s.manifestPath && s.manifestPath != "" {

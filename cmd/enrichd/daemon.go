@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	lutkittables "github.com/lutkit/lutkit/tables"
+
 	"github.com/lutkit/lutkit/enrichd"
 )
 
@@ -57,6 +59,8 @@ func checkConfig(cfg *enrichd.Config, stdout io.Writer) error {
 	switch {
 	case checked:
 		tables = "; rules checked against the tables in " + cfg.Tables.Path
+	case lutkittables.IsRemote(cfg.Tables.Path):
+		tables = "; remote tables: rules are checked against them when the daemon starts"
 	case cfg.Tables.Path != "":
 		tables = "; " + cfg.Tables.Path + " does not exist yet: rules not checked against tables"
 	}

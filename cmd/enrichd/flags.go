@@ -6,9 +6,9 @@ import (
 
 // flags are the command-line flags; apply sets them on a configuration.
 type flags struct {
-	config, tables, out, tcp, udp, file, format, http, verify string
-	check, workersSet                                         bool
-	workers                                                   int
+	config, tables, cacheDir, out, tcp, udp, file, format, http, verify string
+	check, workersSet                                                   bool
+	workers                                                             int
 }
 
 // loadConfig reads the configuration file (if any), sets the flags'
@@ -62,6 +62,10 @@ func (f *flags) apply(cfg *enrichd.Config) {
 	if f.tables != "" {
 		cfg.Tables.Path = f.tables
 		cfg.Tables.At.SetFlag("path", "--tables")
+	}
+	if f.cacheDir != "" {
+		cfg.Tables.CacheDir = f.cacheDir
+		cfg.Tables.At.SetFlag("cache_dir", "--tables-cache")
 	}
 	if f.verify != "" {
 		cfg.Tables.Verify = enrichd.Verify(f.verify)

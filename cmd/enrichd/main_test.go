@@ -144,6 +144,22 @@ func TestCheckConfigTables(t *testing.T) {
 	}
 }
 
+// TestCheckConfigRemoteTables: a remote tables.path is checked as a
+// setting (its cache directory is required) but not fetched.
+func TestCheckConfigRemoteTables(t *testing.T) {
+	var out, errb bytes.Buffer
+	args := []string{"--tcp", "127.0.0.1:0", "--out", "-", "--tables", "https://user:secret@127.0.0.1:1/t/MANIFEST.json", "--check-config"}
+	if code := run(args, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--tables-cache") || strings.Contains(errb.String(), "secret") {
+		t.Fatalf("without a cache directory: exit %d: %s", code, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	args = append(args, "--tables-cache", t.TempDir())
+	if code := run(args, &out, &errb); code != 0 || !strings.Contains(out.String(), "remote tables: rules are checked against them when the daemon starts") {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
+	}
+}
+
 // writeFile writes content to path.
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()

@@ -59,7 +59,8 @@ an error, 2 on usage and configuration errors.`,
   enrichd --config enrichd.yaml --check-config
   enrichd --tables /var/lib/lutkit/dist --tcp 127.0.0.1:5514 --out -
   enrichd --tables dist --file events.log --format syslog --out enriched.json
-  enrichd --tables dist --http 127.0.0.1:9514          # a lookup server only`,
+  enrichd --tables dist --http 127.0.0.1:9514          # a lookup server only
+  enrichd --tables https://tables.example/prod/MANIFEST.json --tables-cache /var/cache/enrichd --tcp :5514 --out -`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -76,7 +77,8 @@ an error, 2 on usage and configuration errors.`,
 	fl.SortFlags = false
 	fl.StringVar(&f.config, "config", "", "the configuration `FILE` (YAML)")
 	fl.BoolVar(&f.check, "check-config", false, "check the configuration (and the rules against the tables present) and exit: 0 when valid, 2 with every error")
-	fl.StringVar(&f.tables, "tables", "", "the table directory or manifest at `PATH` (replaces tables.path)")
+	fl.StringVar(&f.tables, "tables", "", "the table directory or manifest at `PATH`, or a manifest in a store: https://HOST/PREFIX/MANIFEST.json or s3://BUCKET/PREFIX/ (replaces tables.path)")
+	fl.StringVar(&f.cacheDir, "tables-cache", "", "the cache `DIR` of tables from a store (replaces tables.cache_dir)")
 	fl.StringVar(&f.verify, "verify", "", "table verification `LEVEL`: full, digest or none (replaces tables.verify)")
 	fl.StringVar(&f.tcp, "tcp", "", "listen for events over TCP on `ADDR` (replaces the configured inputs)")
 	fl.StringVar(&f.udp, "udp", "", "listen for syslog over UDP on `ADDR` (replaces the configured inputs)")

@@ -37,7 +37,9 @@ const DefaultMaxBatchBytes = 16 << 20
 
 // API is the HTTP lookup API:
 //
-//	GET  /v1/tables                 the tables: name, kind, rows, generation, digest
+//	GET  /v1/tables                 the tables: name, kind, rows, generation, digest,
+//	                                and the set's version (the manifest's SHA256)
+//	                                and its source (path or URL) when it has a manifest
 //	GET  /v1/tables/NAME/KEY        the row as {"column":"value",...}; 404 when absent.
 //	                                An .mmdb table takes an address and answers
 //	                                {"network":"...","record":{...}}.
@@ -231,10 +233,11 @@ func (a *API) get(w http.ResponseWriter, name, key, sep string) {
 func (a *API) list(w http.ResponseWriter) {
 	snap := a.set.Acquire()
 	defer snap.Release()
+	version, source := a.set.Version(snap)
 	b := make([]byte, 0, 1024)
 	b = append(b, '[')
 	for i, n := range snap.Names() {
-		st, ok := snap.Table(n)
+		ts, ok := snap.Table(n)
 		if !ok {
 			continue
 		}
@@ -242,15 +245,21 @@ func (a *API) list(w http.ResponseWriter) {
 			b = append(b, ',')
 		}
 		b = append(b, `{"name":`...)
-		b = jsonstr.AppendStringS(b, st.Name)
+		b = jsonstr.AppendStringS(b, ts.Name)
 		b = append(b, `,"kind":`...)
-		b = jsonstr.AppendStringS(b, string(st.Kind))
+		b = jsonstr.AppendStringS(b, string(ts.Kind))
 		b = append(b, `,"rows":`...)
-		b = strconv.AppendInt(b, st.Rows, 10)
+		b = strconv.AppendInt(b, ts.Rows, 10)
 		b = append(b, `,"generation":`...)
-		b = strconv.AppendUint(b, st.Generation, 10)
+		b = strconv.AppendUint(b, ts.Generation, 10)
 		b = append(b, `,"digest":`...)
-		b = jsonstr.AppendStringS(b, st.Digest)
+		b = jsonstr.AppendStringS(b, ts.Digest)
+		if version != "" {
+			b = append(b, `,"version":`...)
+			b = jsonstr.AppendStringS(b, version)
+			b = append(b, `,"source":`...)
+			b = jsonstr.AppendStringS(b, source)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, "]\n"...)
