@@ -30,6 +30,7 @@ func (w *Worker) encode(i int, e *evState, out []byte) []byte {
 		t := bytes.TrimSpace(e.line)
 		inner := bytes.TrimSpace(t[1 : len(t)-1])
 		buf = append(buf, t[:len(t)-1]...)
+		oneLine(buf[len(buf)-len(t)+1:])
 		comma = len(inner) > 0
 	} else {
 		buf = append(buf, '{')
@@ -91,12 +92,12 @@ func (w *Worker) encode(i int, e *evState, out []byte) []byte {
 			}
 			buf = jsonstr.AppendString(o.key.append(buf, comma), e.ev.MsgID)
 		case lfProcIDStr:
-			if !syslog || e.ev.ProcID == nil || isDigits(e.ev.ProcID) {
+			if !syslog || e.ev.ProcID == nil || isJSONUint(e.ev.ProcID) {
 				continue
 			}
 			buf = jsonstr.AppendString(o.key.append(buf, comma), e.ev.ProcID)
 		case lfPID:
-			if !syslog || !isDigits(e.ev.ProcID) {
+			if !syslog || !isJSONUint(e.ev.ProcID) {
 				continue
 			}
 			buf = append(o.key.append(buf, comma), e.ev.ProcID...)
@@ -222,8 +223,11 @@ func (w *Worker) writeTags(buf []byte, e *evState, comma bool) []byte {
 	return append(buf, ']')
 }
 
-func isDigits(b []byte) bool {
-	if len(b) == 0 || len(b) > 18 {
+// isJSONUint reports whether b is a JSON number of up to 18 digits
+// without a sign, fraction or exponent: digits, and no leading zero
+// unless b is "0" (007 is not JSON).
+func isJSONUint(b []byte) bool {
+	if len(b) == 0 || len(b) > 18 || b[0] == '0' && len(b) > 1 {
 		return false
 	}
 	for _, c := range b {
@@ -232,6 +236,22 @@ func isDigits(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// oneLine turns the line breaks of a valid JSON text into spaces, so that
+// an object spread over several lines (one an octet-counted frame or a
+// Kafka message may hold) is written as one line. In valid JSON a '\n' or
+// '\r' can only be whitespace between tokens: inside a string it is
+// escaped.
+func oneLine(b []byte) {
+	if bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 {
+		return
+	}
+	for i, c := range b {
+		if c == '\n' || c == '\r' {
+			b[i] = ' '
+		}
+	}
 }
 
 // validJSONObject reports whether line is one JSON object in valid UTF-8.
