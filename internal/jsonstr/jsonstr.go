@@ -102,12 +102,17 @@ func AppendEscaped(dst, s []byte) []byte {
 	}
 	d := dst[n : n+len(s)]
 	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		v := binary.LittleEndian.Uint64(s[i:])
-		if 0 != needsEscape8(v) {
-			return appendEscapedSlow(dst[:n+i], s[i:])
+	if len(s) >= 8 {
+		// Whole words, through pointers: d has len(s) bytes.
+		le := binary.LittleEndian
+		sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
+		for ; i+8 <= len(s); i += 8 {
+			v := le.Uint64((*[8]byte)(unsafe.Add(sp, i))[:])
+			if 0 != needsEscape8(v) {
+				return appendEscapedSlow(dst[:n+i], s[i:])
+			}
+			le.PutUint64((*[8]byte)(unsafe.Add(dp, i))[:], v)
 		}
-		binary.LittleEndian.PutUint64(d[i:], v)
 	}
 	switch {
 	case i == len(s):
