@@ -108,7 +108,7 @@ func AppendEscaped(dst, s []byte) []byte {
 		sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
 		for ; i+8 <= len(s); i += 8 {
 			v := le.Uint64((*[8]byte)(unsafe.Add(sp, i))[:])
-			if 0 != needsEscape8(v) {
+			if needsEscape8(v) != 0 {
 				return appendEscapedSlow(dst[:n+i], s[i:])
 			}
 			le.PutUint64((*[8]byte)(unsafe.Add(dp, i))[:], v)
@@ -121,7 +121,7 @@ func AppendEscaped(dst, s []byte) []byte {
 		// overlap the bytes already done.
 		j := len(s) - 8
 		v := binary.LittleEndian.Uint64(s[j:])
-		if 0 != needsEscape8(v) {
+		if needsEscape8(v) != 0 {
 			return appendEscapedSlow(dst[:n+i], s[i:])
 		}
 		binary.LittleEndian.PutUint64(d[j:], v)
@@ -129,7 +129,7 @@ func AppendEscaped(dst, s []byte) []byte {
 		// Two 4-byte words, overlapping when s is shorter than 8.
 		lo := binary.LittleEndian.Uint32(s)
 		hi := binary.LittleEndian.Uint32(s[len(s)-4:])
-		if 0 != needsEscape8(uint64(lo)|uint64(hi)<<32) {
+		if needsEscape8(uint64(lo)|uint64(hi)<<32) != 0 {
 			return appendEscapedSlow(dst[:n], s)
 		}
 		binary.LittleEndian.PutUint32(d, lo)
@@ -137,7 +137,7 @@ func AppendEscaped(dst, s []byte) []byte {
 	default:
 		// 1 to 3 bytes: the first, middle and last byte are all of them.
 		a, b, c := s[0], s[len(s)/2], s[len(s)-1]
-		if 0 != needsEscape8(space&^0xffffff|uint64(a)|uint64(b)<<8|uint64(c)<<16) {
+		if needsEscape8(space&^0xffffff|uint64(a)|uint64(b)<<8|uint64(c)<<16) != 0 {
 			return appendEscapedSlow(dst[:n], s)
 		}
 		d[len(s)-1], d[len(s)/2], d[0] = c, b, a
