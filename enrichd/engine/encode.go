@@ -35,6 +35,8 @@ func (w *Worker) encode(i int, e *evState, out []byte) []byte {
 		buf = append(buf, '{')
 	}
 	syslog := e.kind == Syslog && e.ev.Format != parse.FormatUnknown
+	// A PROCID is written as process.pid or as log.syslog.procid.
+	pid := syslog && isJSONUint(e.ev.ProcID)
 	frames, prog := w.frames, w.p.prog
 	for k := range prog {
 		o := &prog[k]
@@ -91,12 +93,12 @@ func (w *Worker) encode(i int, e *evState, out []byte) []byte {
 			}
 			buf = jsonstr.AppendString(o.key.append(buf, comma), e.ev.MsgID)
 		case lfProcIDStr:
-			if !syslog || e.ev.ProcID == nil || isJSONUint(e.ev.ProcID) {
+			if !syslog || e.ev.ProcID == nil || pid {
 				continue
 			}
 			buf = jsonstr.AppendString(o.key.append(buf, comma), e.ev.ProcID)
 		case lfPID:
-			if !syslog || !isJSONUint(e.ev.ProcID) {
+			if !pid {
 				continue
 			}
 			buf = append(o.key.append(buf, comma), e.ev.ProcID...)
