@@ -70,15 +70,15 @@ testdata:
 # and purges the Debian package.
 NORACE_PKGS := ./compile/iptable ./enrichd/kafkae2e ./cmd/lut ./packaging
 
-# test is what CI runs: every test (with the race detector, but for
-# NORACE_PKGS; go test also runs the main vet checks), then a short run of
-# every fuzz target. "make lint" runs the full vet, gofmt, goimports and
-# golangci-lint.
+# test is what CI runs (.ci/run): every test (with the race detector, but
+# for NORACE_PKGS), a short run of every fuzz target, then "make lint" (the
+# full vet, gofmt, goimports and golangci-lint).
 test: deps testdata
 	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(NORACE_PKGS))")
 	$(GO) test -count=1 -timeout 25m $(NORACE_PKGS)
 	$(MAKE) portable
 	FUZZTIME=$(FUZZTIME) ./.ci/fuzz.sh
+	$(MAKE) lint
 
 # portable checks that the readers, which use Linux-only mapping advice
 # and prefetch instructions in assembly, still build for the other systems

@@ -122,7 +122,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.off += uint64(n)
 	if c.sum != nil {
-		c.sum.Write(p[:n])
+		_, _ = c.sum.Write(p[:n]) // a hash takes every write
 	}
 	if buffered := uint64(c.w.Buffered()); c.off-buffered-c.flushed >= writebackChunk {
 		end := c.off - buffered
@@ -394,7 +394,7 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 	)
 	for {
 		fields, err := c.src.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -17,7 +17,7 @@ type batch struct {
 }
 
 func (b *batch) reset() {
-	b.Batch.Reset()
+	b.Reset() // engine.Batch.Reset: the messages
 	b.in = nil
 	b.ack = nil
 }
@@ -77,7 +77,7 @@ func (b *Buffer) Release() {
 	if b.refs.Add(-1) > 0 {
 		return
 	}
-	b.Lines.Reset()
+	b.Reset() // engine.Lines.Reset
 	b.Events = 0
 	b.ack = nil
 	b.pool <- b

@@ -51,7 +51,12 @@ func TestSwapUnderLoad(t *testing.T) {
 			for i := p * n / parts; i < (p+1)*n/parts; i++ {
 				fmt.Fprintf(w, "<134>1 2026-11-30T05:24:00.000Z h app 1 m - seq=%d cust=%d\n", i, i%rows+1)
 			}
-			w.Flush()
+			if err := w.Flush(); err != nil {
+				c.Close()
+				sendDone <- err
+				close(sent)
+				return
+			}
 			if p < parts-1 {
 				sent <- struct{}{}
 				<-next
@@ -68,13 +73,15 @@ func TestSwapUnderLoad(t *testing.T) {
 		}
 	}
 	for v := 2; v <= 11; v++ {
-		<-sent
+		if _, ok := <-sent; !ok {
+			t.Fatalf("sending: %v", <-sendDone)
+		}
 		p := filepath.Join(build, fmt.Sprintf("v%d.lut", v))
 		if v == 6 {
 			// A corrupt version first: rejected, v5 stays live.
 			bad := filepath.Join(build, "bad.lut")
-			os.WriteFile(bad, bytes.Repeat([]byte("garbage!"), 4096), 0o644)
-			os.Rename(bad, filepath.Join(dir, "customers.lut"))
+			must(t, os.WriteFile(bad, bytes.Repeat([]byte("garbage!"), 4096), 0o644))
+			must(t, os.Rename(bad, filepath.Join(dir, "customers.lut")))
 			for deadline := time.Now().Add(30 * time.Second); metric(t, r.d, "enrichd_table_swap_rejections_total") < 1; {
 				if time.Now().After(deadline) {
 					t.Fatal("corrupt table not rejected")
@@ -92,9 +99,9 @@ func TestSwapUnderLoad(t *testing.T) {
 	if err := <-sendDone; err != nil {
 		t.Fatal(err)
 	}
-	lines := waitLines(t, out, n, 5*time.Minute)
-	time.Sleep(200 * time.Millisecond)
-	lines = readLines(t, out)
+	waitLines(t, out, n, 5*time.Minute)
+	time.Sleep(200 * time.Millisecond) // for any line written twice
+	lines := readLines(t, out)
 	if len(lines) != n {
 		t.Fatalf("%d lines, want %d", len(lines), n)
 	}
@@ -157,10 +164,10 @@ func TestBadInput(t *testing.T) {
 	// Half-open: a frame announced and never completed, connection kept.
 	half := dialTCP(t, r.d, "tcp")
 	defer half.Close()
-	half.Write([]byte("100 <13>1 - - - - - - cust=1 never finished"))
+	send(t, half, []byte("100 <13>1 - - - - - - cust=1 never finished"))
 	// Disconnect mid-frame.
 	mid := dialTCP(t, r.d, "tcp")
-	mid.Write([]byte("50 <13>1 - - - - - - cust=1 cut"))
+	send(t, mid, []byte("50 <13>1 - - - - - - cust=1 cut"))
 	mid.Close()
 
 	c := dialTCP(t, r.d, "tcp")
@@ -168,11 +175,11 @@ func TestBadInput(t *testing.T) {
 	b.WriteString("<13>1 - h app - - - seq=0 cust=1 " + strings.Repeat("x", 5000) + "\n") // oversize
 	b.WriteString("\x00\xff\xfe binary \x01\x02 seq=1 cust=2 \xc3\x28\n")                 // garbage, no PRI
 	b.WriteString("<13>1 - h app - - - seq=2 cust=3\n")
-	c.Write(b.Bytes())
+	send(t, c, b.Bytes())
 	c.Close()
 	// JSON input: a good line and a broken one.
 	j := dialTCP(t, r.d, "json")
-	j.Write([]byte("{\"seq\":3,\"cust\":\"4\"}\n{\"seq\":4, broken\n"))
+	send(t, j, []byte("{\"seq\":3,\"cust\":\"4\"}\n{\"seq\":4, broken\n"))
 	j.Close()
 
 	lines := waitLines(t, out, 5, 20*time.Second)
@@ -220,7 +227,7 @@ func TestBadInput(t *testing.T) {
 	}
 	// Still serving.
 	c = dialTCP(t, r.d, "tcp")
-	c.Write([]byte("<13>1 - h app - - - seq=5 cust=5\n"))
+	send(t, c, []byte("<13>1 - h app - - - seq=5 cust=5\n"))
 	c.Close()
 	waitLines(t, out, 6, 10*time.Second)
 }
@@ -246,7 +253,7 @@ outputs: [{type: file, path: %q}]
 log: {level: warn}
 `, addr, dir, out)
 	cf := filepath.Join(dir, "enrichd.yaml")
-	os.WriteFile(cf, []byte(cfg), 0o644)
+	must(t, os.WriteFile(cf, []byte(cfg), 0o644))
 	if o, err := exec.Command(bin, "--config", cf, "--check-config").CombinedOutput(); err != nil {
 		t.Fatalf("--check-config: %v\n%s", err, o)
 	}
@@ -275,9 +282,9 @@ log: {level: warn}
 	for i := range n {
 		fmt.Fprintf(w, "<13>1 - h app - - - seq=%d cust=%d\n", i, i%1000+1)
 	}
-	w.Flush()
-	c.Close()
-	cmd.Process.Signal(syscall.SIGTERM)
+	must(t, w.Flush())
+	must(t, c.Close())
+	must(t, cmd.Process.Signal(syscall.SIGTERM))
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit: %v\n%s", err, stderr.String())
 	}
@@ -319,7 +326,7 @@ func TestConfigErrors(t *testing.T) {
 func TestFileInputLastLine(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.log")
-	os.WriteFile(in, []byte("a=1\nb=2\nlast=3"), 0o644)
+	must(t, os.WriteFile(in, []byte("a=1\nb=2\nlast=3"), 0o644))
 	out := filepath.Join(dir, "out.json")
 	cfg, err := ParseConfig("t.yaml", []byte(fmt.Sprintf("inputs: [{type: file, path: %q}]\noutputs: [{type: file, path: %q}]\n", in, out)))
 	if err != nil {

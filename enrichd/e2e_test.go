@@ -96,9 +96,9 @@ func TestLogger(t *testing.T) {
 			}
 		}
 	}
-	lines := waitLines(t, out, seq, 20*time.Second)
-	time.Sleep(100 * time.Millisecond)
-	lines = readLines(t, out)
+	waitLines(t, out, seq, 20*time.Second)
+	time.Sleep(100 * time.Millisecond) // for any line written twice
+	lines := readLines(t, out)
 	checkExactlyOnce(t, lines, seq, 100)
 	for _, l := range lines {
 		m := decode(t, l)
@@ -142,7 +142,7 @@ destination d_enrichd { network("127.0.0.1" port(%s) transport("tcp")); };
 log { source(s_in); destination(d_enrichd); };
 `, ver, input, tcpPort)
 	cf := filepath.Join(sdir, "syslog-ng.conf")
-	os.WriteFile(cf, []byte(conf), 0o644)
+	must(t, os.WriteFile(cf, []byte(conf), 0o644))
 	cmd := exec.Command(sng, "-F", "-f", cf, "--persist-file", filepath.Join(sdir, "persist"),
 		"--pidfile", filepath.Join(sdir, "pid"), "--control", filepath.Join(sdir, "ctl"), "--no-caps")
 	var serr bytes.Buffer
@@ -151,8 +151,12 @@ log { source(s_in); destination(d_enrichd); };
 		t.Fatal(err)
 	}
 	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Errorf("stopping syslog-ng: %v", err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("syslog-ng: %v", err)
+		}
 		if t.Failed() {
 			t.Logf("syslog-ng output:\n%s", serr.String())
 		}

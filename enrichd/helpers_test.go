@@ -183,9 +183,24 @@ func dialTCP(t testing.TB, d *Daemon, input string) net.Conn {
 	return c
 }
 
+// must fails the test on err.
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// send writes b to c in full.
+func send(t testing.TB, c net.Conn, b []byte) {
+	t.Helper()
+	if _, err := c.Write(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The test events and reading the output, shared with the engine's tests.
 var (
 	decode = enrichtest.Decode
 	get    = enrichtest.Get
-	event  = enrichtest.Event
 )

@@ -1,6 +1,7 @@
 package enrichd
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -28,7 +29,7 @@ type fileInput struct {
 }
 
 func newFileInput(ic *InputConfig, env *Env) (Input, error) {
-	var r io.ReadCloser = io.NopCloser(os.Stdin)
+	r := io.NopCloser(os.Stdin)
 	if ic.Path != "-" {
 		f, err := os.Open(ic.Path)
 		if err != nil {
@@ -75,7 +76,7 @@ func (f *fileInput) serve() {
 	for !f.isStopping() {
 		msg, trunc, err := src.Next()
 		if err != nil {
-			if err != io.EOF {
+			if !errors.Is(err, io.EOF) {
 				f.stats.frameErrors.Add(1)
 				f.env.Log.Error("reading input failed", "err", err)
 			}

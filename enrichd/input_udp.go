@@ -62,32 +62,42 @@ func newUDPInput(ic *InputConfig, env *Env) (Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.SetReadBuffer(ic.Settings.(*UDPInputConfig).ReadBuffer)
+	if err := c.SetReadBuffer(ic.Settings.(*UDPInputConfig).ReadBuffer); err != nil {
+		env.Log.Warn("udp: the socket keeps its default read buffer", "listen", ic.Listen, "err", err)
+	}
 	return &udpInput{cfg: ic, env: env, conn: c, stats: env.InputStats(), done: make(chan struct{})}, nil
 }
 
-func (u *udpInput) Start()                  { go u.serve() }
-func (u *udpInput) Done() <-chan struct{}   { return u.done }
-func (u *udpInput) Addr() net.Addr          { return u.conn.LocalAddr() }
-func (u *udpInput) Stats() *inputStats      { return u.stats }
-func (u *udpInput) Close() error            { return u.conn.Close() }
-func (u *udpInput) Stop(deadline time.Time) { u.stop(deadline); u.conn.SetReadDeadline(deadline) }
+func (u *udpInput) Start()                { go u.serve() }
+func (u *udpInput) Done() <-chan struct{} { return u.done }
+func (u *udpInput) Addr() net.Addr        { return u.conn.LocalAddr() }
+func (u *udpInput) Stats() *inputStats    { return u.stats }
+func (u *udpInput) Close() error          { return u.conn.Close() }
+
+// Stop gives serve until deadline to read what the socket holds. A socket
+// that refuses the deadline is closed, and serve ends on its own.
+func (u *udpInput) Stop(deadline time.Time) {
+	u.stop(deadline)
+	_ = u.conn.SetReadDeadline(deadline)
+}
 
 func (u *udpInput) serve() {
 	defer close(u.done)
 	bt := u.env.Batcher(u.stats, u.cfg.Format, true)
 	buf := make([]byte, u.cfg.MaxMessageSize+1)
 	for {
+		var deadline time.Time // none: wait for the next datagram
 		switch {
 		case u.isStopping():
-			u.conn.SetReadDeadline(u.drainDeadline())
+			deadline = u.drainDeadline()
 		case bt.Pending():
 			if !time.Now().Before(bt.Due()) {
 				bt.Flush()
 			}
-			u.conn.SetReadDeadline(time.Now().Add(bt.FlushInterval()))
-		default:
-			u.conn.SetReadDeadline(time.Time{})
+			deadline = time.Now().Add(bt.FlushInterval())
+		}
+		if err := u.conn.SetReadDeadline(deadline); err != nil {
+			break // only a closed socket refuses a deadline
 		}
 		n, _, err := u.conn.ReadFromUDPAddrPort(buf)
 		if err != nil {

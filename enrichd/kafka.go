@@ -162,13 +162,6 @@ func kafkaCompression(s Compression) kafka.Compression {
 	return 0
 }
 
-// kafkaLogger sends kafka-go's error log to slog.
-type kafkaLogger struct{ l *slog.Logger }
-
-func (k kafkaLogger) Printf(format string, args ...any) {
-	k.l.Warn("kafka: " + fmt.Sprintf(format, args...))
-}
-
 // kafkaRequestTimeout bounds a request to the brokers that should be
 // answered at once (a commit, a heartbeat, an offset listing).
 const kafkaRequestTimeout = 5 * time.Second

@@ -88,7 +88,7 @@ func newCommitTracker(max int) *commitTracker {
 // open starts the entry of a new batch.
 func (t *commitTracker) open() *ackEntry {
 	e := &ackEntry{t: t}
-	e.Ack.Init(e)
+	e.Init(e)
 	t.mu.Lock()
 	t.q = append(t.q, e)
 	t.mu.Unlock()

@@ -133,13 +133,6 @@ func (k *kafkaInput) stopFetchers() map[topicPart]int64 {
 	return pos
 }
 
-// fetcherOf returns the fetcher of tp, or nil.
-func (k *kafkaInput) fetcherOf(tp topicPart) *partFetcher {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.fetchers[tp]
-}
-
 // limitedLogger sends the partition readers' error log to slog, at most
 // one line per interval: a broker outage makes every reader log every
 // retry.

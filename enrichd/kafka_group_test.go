@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lutkit/lutkit/internal/kafkatest"
 	"github.com/segmentio/kafka-go"
+
+	"github.com/lutkit/lutkit/internal/kafkatest"
 )
 
 // TestKafkaGroupHeartbeat checks the heartbeat against a real coordinator
@@ -53,5 +54,9 @@ func TestKafkaGroupHeartbeat(t *testing.T) {
 		t.Errorf("heartbeat while a member joins: %v, want %v", err, kafka.RebalanceInProgress)
 	}
 	g2.cancel()
-	<-joined
+	// Cancelled, or joined if the coordinator ended the rebalance first:
+	// either way the second member is gone.
+	if err := <-joined; err != nil {
+		t.Logf("second member's join: %v", err)
+	}
 }

@@ -76,7 +76,7 @@ var (
 	mKafkaCommits     = desc("kafka_commits_total", "Offset commits by result.", "input", "result")
 	mKafkaUncommitted = desc("kafka_uncommitted_events", "Events fetched and not yet committed (at most max_uncommitted).", "input")
 	mKafkaStale       = desc("kafka_stale_offsets_total", "Delivered offsets not committed because a rebalance came between their fetch and the commit (the partition's owner reads them again).", "input")
-	mKafkaRebalances  = desc("kafka_rebalances_total", "Consumer group rebalances seen by the input.", "input")
+	mKafkaRebalances  = desc("kafka_rebalances_total", "Consumer group generations the input joined: its first join, then one more after each rebalance, lost generation or membership the coordinator forgot (a failed join counts in enrichd_kafka_fetch_errors_total).", "input")
 	mKafkaReadErrors  = desc("kafka_fetch_errors_total", "Fetch and group errors reported by the consumer.", "input")
 )
 
@@ -174,7 +174,9 @@ func (k *kafkaInput) revoke(gen *generation, commit bool) {
 	}
 	k.mu.Unlock()
 	if commit {
-		k.commit() // on failure the offsets wait for the next generation
+		// commit counts and logs a failure; the offsets wait for the
+		// next generation.
+		_ = k.commit()
 	}
 }
 

@@ -15,12 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lutkit/lutkit/internal/kafkatest"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/lutkit/lutkit/internal/kafkatest"
 )
 
 // kafkaConfig is a Kafka-to-Kafka configuration over a customers table
@@ -465,6 +466,11 @@ func TestKafkaNewPartitions(t *testing.T) {
 	ty := kafkatest.Check(c.Consume(t, "out", n, 60*time.Second), customerID)
 	if miss := ty.Missing(n); len(miss) > 0 {
 		t.Fatalf("%d of %d events missing (those of the new partitions not read?)", len(miss), n)
+	}
+	// The new partitions are read in a second generation: the first join
+	// and the one after the rebalance.
+	if joins := metric(t, r.d, `enrichd_kafka_rebalances_total{input="kafka"}`); joins < 2 {
+		t.Errorf("enrichd_kafka_rebalances_total = %v after a rebalance, want at least 2", joins)
 	}
 	resp, err := http.Get("http://" + r.d.HTTPAddr().String() + "/metrics")
 	if err != nil {

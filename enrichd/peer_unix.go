@@ -21,10 +21,13 @@ func peerClosed(c net.Conn) bool {
 	}
 	closed := false
 	var b [1]byte
-	rc.Read(func(fd uintptr) bool {
+	err = rc.Read(func(fd uintptr) bool {
 		n, err := syscall.Read(int(fd), b[:])
 		closed = (n == 0 && err == nil) || (err != nil && err != syscall.EAGAIN && err != syscall.EINTR)
 		return true // never wait
 	})
+	if err != nil {
+		return false // closed on this side: the write says so
+	}
 	return closed
 }

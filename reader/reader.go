@@ -133,8 +133,7 @@ func OpenWith(path string, opts Options) (*Table, error) {
 	}
 	t, err := openBytes(b, true)
 	if err != nil {
-		munmap(b)
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, errors.Join(fmt.Errorf("%s: %w", path, err), munmap(b))
 	}
 	t.path = path
 	if opts.Verify {

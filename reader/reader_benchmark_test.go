@@ -157,7 +157,7 @@ func BenchmarkGet(b *testing.B) {
 // loadMap builds the map[string][]string a naive enricher would hold.
 func loadMap(b *testing.B, t *reader.Table) map[string][]string {
 	m := make(map[string][]string, t.Rows())
-	t.Records(func(v reader.View) bool {
+	err := t.Records(func(v reader.View) bool {
 		row := make([]string, v.Len())
 		for i := range row {
 			row[i] = string(v.Col(i))
@@ -165,6 +165,9 @@ func loadMap(b *testing.B, t *reader.Table) map[string][]string {
 		m[string(v.Key())] = row
 		return true
 	})
+	if err != nil {
+		b.Fatal(err)
+	}
 	return m
 }
 

@@ -63,6 +63,14 @@ func compileVersion(t testing.TB, path string, n, version int) {
 }
 
 // writeFile writes b to path.
+// must fails the test on err.
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func writeFile(t testing.TB, path string, b []byte) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -157,7 +165,7 @@ func lutBinary(t testing.TB) string {
 		cmd := exec.Command("go", "build", "-o", lutBinPath, "github.com/lutkit/lutkit/cmd/lut")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			lutBinErr = fmt.Errorf("go build ./cmd/lut: %v\n%s", err, out)
+			lutBinErr = fmt.Errorf("go build ./cmd/lut: %w\n%s", err, out)
 		}
 	})
 	if lutBinErr != nil {
@@ -207,7 +215,9 @@ func compileVersionFast(t testing.TB, path string, n, version int) {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	defer os.Remove(csvPath)
 	out, err := exec.Command(bin, "compile", "--key", "key", "--progress", "never", "--out", path, csvPath).CombinedOutput()
 	if err != nil {

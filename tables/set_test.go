@@ -3,6 +3,7 @@ package tables
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -102,11 +103,11 @@ func damaged(t *testing.T, good []byte, how string) []byte {
 func TestBadFilesDirectory(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "live")
-	os.Mkdir(dir, 0o755)
+	must(t, os.Mkdir(dir, 0o755))
 	good1 := filepath.Join(root, "v1.lut")
 	compileVersion(t, good1, smallRows, 1)
 	goodBytes, _ := os.ReadFile(good1)
-	os.Link(good1, filepath.Join(dir, "customers.lut"))
+	must(t, os.Link(good1, filepath.Join(dir, "customers.lut")))
 	log, logs := newTestLogger(t)
 	set, err := Open(dir, Options{PollInterval: 20 * time.Millisecond, Logger: log})
 	if err != nil {
@@ -145,7 +146,7 @@ func TestBadFilesDirectory(t *testing.T) {
 	// directory cannot be renamed over a file): a poll between the remove
 	// and the mkdir rejects the missing file once more.
 	os.Remove(filepath.Join(dir, "customers.lut"))
-	os.Mkdir(filepath.Join(dir, "customers.lut"), 0o755)
+	must(t, os.Mkdir(filepath.Join(dir, "customers.lut"), 0o755))
 	waitFor(t, 5*time.Second, "directory rejected", func() bool {
 		return strings.Contains(set.Stats().LastRejection, "not a regular file (a directory)")
 	})
@@ -173,7 +174,7 @@ func TestBadFilesDirectory(t *testing.T) {
 	// Replacing the directory with a good new version publishes it.
 	os.Remove(filepath.Join(dir, "customers.lut"))
 	compileVersion(t, filepath.Join(dir, ".v2"), smallRows, 2)
-	os.Rename(filepath.Join(dir, ".v2"), filepath.Join(dir, "customers.lut"))
+	must(t, os.Rename(filepath.Join(dir, ".v2"), filepath.Join(dir, "customers.lut")))
 	waitFor(t, 5*time.Second, "version 2", func() bool {
 		snap := set.Acquire()
 		defer snap.Release()
@@ -252,7 +253,7 @@ func TestBadManifests(t *testing.T) {
 			return m
 		}, reason: "manifest says 7"},
 		{what: "file is a directory", edit: func(m *Manifest) *Manifest {
-			os.Mkdir(filepath.Join(dir, "accounts-1111111111111111.lut"), 0o755)
+			must(t, os.Mkdir(filepath.Join(dir, "accounts-1111111111111111.lut"), 0o755))
 			m.Tables[1].File = "accounts-1111111111111111.lut"
 			return m
 		}, reason: "not a regular file (a directory)"},
@@ -267,11 +268,12 @@ func TestBadManifests(t *testing.T) {
 		if c.raw != "" {
 			tmp := filepath.Join(dir, ".m.tmp")
 			writeFile(t, tmp, []byte(c.raw))
-			os.Rename(tmp, filepath.Join(dir, ManifestName))
+			must(t, os.Rename(tmp, filepath.Join(dir, ManifestName)))
 		} else {
 			var m Manifest
-			b, _ := json.Marshal(m2)
-			json.Unmarshal(b, &m)
+			b, err := json.Marshal(m2)
+			must(t, err)
+			must(t, json.Unmarshal(b, &m))
 			putManifest(t, dir, c.edit(&m))
 		}
 		rej++
@@ -332,8 +334,11 @@ func TestManifestSwitchesAsUnit(t *testing.T) {
 					bad.Store(fmt.Errorf("handles and names disagree"))
 				}
 				snap.Release()
-				if e1 != nil || e2 != nil || va != vb {
-					bad.Store(fmt.Errorf("one snapshot: a at version %d (%v), b at %d (%v)", va, e1, vb, e2))
+				switch {
+				case e1 != nil || e2 != nil:
+					bad.Store(fmt.Errorf("one snapshot: %w", errors.Join(e1, e2)))
+				case va != vb:
+					bad.Store(fmt.Errorf("one snapshot: a at version %d, b at %d", va, vb))
 				}
 				checks.Add(1)
 			}
@@ -395,8 +400,8 @@ func TestReloadAndHandles(t *testing.T) {
 		t.Errorf("idle reload: %v, generation %d", err, set.Generation())
 	}
 	held := set.Acquire()
-	os.Remove(filepath.Join(dir, "a.lut"))
-	set.Reload()
+	must(t, os.Remove(filepath.Join(dir, "a.lut")))
+	must(t, set.Reload())
 	if names := set.Acquire().Names(); len(names) != 1 || names[0] != "b" {
 		t.Errorf("after removal: %v", names)
 	}
@@ -447,8 +452,8 @@ func TestLocal(t *testing.T) {
 		t.Fatal("unchanged set, different snapshots")
 	}
 	compileVersion(t, filepath.Join(dir, ".a"), 100, 2)
-	os.Rename(filepath.Join(dir, ".a"), filepath.Join(dir, "a.lut"))
-	set.Reload()
+	must(t, os.Rename(filepath.Join(dir, ".a"), filepath.Join(dir, "a.lut")))
+	must(t, set.Reload())
 	s2 := l.Snapshot()
 	if v, err := lookupVersion(s2, "a", 1); err != nil || v != 2 {
 		t.Fatalf("after a swap: %d %v", v, err)

@@ -69,8 +69,8 @@ func TestSwapUnderLoad(t *testing.T) {
 	const poll = time.Second
 	root := t.TempDir()
 	verDir, live := filepath.Join(root, "versions"), filepath.Join(root, "live")
-	os.Mkdir(verDir, 0o755)
-	os.Mkdir(live, 0o755)
+	must(t, os.Mkdir(verDir, 0o755))
+	must(t, os.Mkdir(live, 0o755))
 	inodes := map[uint64]bool{}
 	var wg sync.WaitGroup
 	start := time.Now()

@@ -13,5 +13,7 @@ func sysIDs(fi fs.FileInfo) (dev, ino uint64, ok bool) {
 	if !ok {
 		return 0, 0, false
 	}
-	return uint64(st.Dev), uint64(st.Ino), true
+	// Dev is uint64 on linux/amd64 but int32 on darwin and uint32 on
+	// linux/mips: the conversion is needed on some of the unix targets.
+	return uint64(st.Dev), uint64(st.Ino), true //nolint:unconvert // see above
 }

@@ -16,13 +16,13 @@ import (
 func TestCheckConfig(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.yaml")
-	os.WriteFile(good, []byte("inputs: [{type: tcp, listen: \"127.0.0.1:0\"}]\noutputs: [{type: stdout}]\n"), 0o644)
+	writeFile(t, good, "inputs: [{type: tcp, listen: \"127.0.0.1:0\"}]\noutputs: [{type: stdout}]\n")
 	var out, errb bytes.Buffer
 	if code := run([]string{"--config", good, "--check-config"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "ok") {
 		t.Fatalf("good config: exit %d, %s %s", code, out.String(), errb.String())
 	}
 	bad := filepath.Join(dir, "bad.yaml")
-	os.WriteFile(bad, []byte("inputs: [{type: tcp, listen: \"127.0.0.1:0\"}]\noutputs:\n  - {type: file}\n"), 0o644)
+	writeFile(t, bad, "inputs: [{type: tcp, listen: \"127.0.0.1:0\"}]\noutputs:\n  - {type: file}\n")
 	out.Reset()
 	errb.Reset()
 	if code := run([]string{"--config", bad, "--check-config"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "bad.yaml:3:5: outputs[0].path") {
@@ -30,7 +30,7 @@ func TestCheckConfig(t *testing.T) {
 	}
 	// Flags complete a file without inputs and outputs.
 	partial := filepath.Join(dir, "partial.yaml")
-	os.WriteFile(partial, []byte("pipeline: {batch_size: 64}\n"), 0o644)
+	writeFile(t, partial, "pipeline: {batch_size: 64}\n")
 	errb.Reset()
 	if code := run([]string{"--config", partial, "--tcp", "127.0.0.1:0", "--out", "-", "--check-config"}, &out, &errb); code != 0 {
 		t.Fatalf("partial config with flags: exit %d, %s", code, errb.String())
@@ -42,7 +42,7 @@ func TestCheckConfig(t *testing.T) {
 func TestRunFile(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.log")
-	os.WriteFile(in, []byte("<13>1 2026-11-30T06:16:21Z h app - - - a=1\nno pri\n"), 0o644)
+	writeFile(t, in, "<13>1 2026-11-30T06:16:21Z h app - - - a=1\nno pri\n")
 	outp := filepath.Join(dir, "out.json")
 	var out, errb bytes.Buffer
 	if code := run([]string{"--file", in, "--format", "syslog", "--out", outp}, &out, &errb); code != 0 {
@@ -77,7 +77,7 @@ func TestFlagValues(t *testing.T) {
 	}
 	// A file's error and a flag's are reported together.
 	bad := filepath.Join(dir, "bad.yaml")
-	os.WriteFile(bad, []byte("outputs:\n  - {type: fiel}\n"), 0o644)
+	writeFile(t, bad, "outputs:\n  - {type: fiel}\n")
 	var out, errb bytes.Buffer
 	code := run([]string{"--config", bad, "--tcp", "127.0.0.1:0", "--format", "sylog", "--check-config"}, &out, &errb)
 	if code != 2 || errb.String() != "--format: must be one of syslog, json, raw, not \"sylog\"\n"+
@@ -92,15 +92,20 @@ func TestFlagValues(t *testing.T) {
 func TestCheckConfigTables(t *testing.T) {
 	dir := t.TempDir()
 	tdir := filepath.Join(dir, "tables")
-	os.Mkdir(tdir, 0o755)
-	src, _ := source.NewCSVReader(strings.NewReader("Index,Email,Name\n1,a@b,Ann\n"), "c.csv", source.Options{})
+	if err := os.Mkdir(tdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src, err := source.NewCSVReader(strings.NewReader("Index,Email,Name\n1,a@b,Ann\n"), "c.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := compile.File(src, filepath.Join(tdir, "customers.lut"), compile.Options{Key: []string{"Index"}}); err != nil {
 		t.Fatal(err)
 	}
 	cfgPath := filepath.Join(dir, "enrichd.yaml")
 	write := func(rules string) {
-		os.WriteFile(cfgPath, []byte("inputs: [{type: tcp, listen: \"127.0.0.1:0\"}]\noutputs: [{type: stdout}]\ntables: {path: tables}\n"+
-			"memcached: {listen: \"127.0.0.1:0\", default_table: customers, value_column: Emial}\nrules:\n"+rules), 0o644)
+		writeFile(t, cfgPath, "inputs: [{type: tcp, listen: \"127.0.0.1:0\"}]\noutputs: [{type: stdout}]\ntables: {path: tables}\n"+
+			"memcached: {listen: \"127.0.0.1:0\", default_table: customers, value_column: Emial}\nrules:\n"+rules)
 	}
 	write(`  - {table: custmers, field: cust}
   - table: customers
@@ -121,7 +126,11 @@ func TestCheckConfigTables(t *testing.T) {
 	}
 	// Right, it says what it checked.
 	write("  - {table: customers, field: cust, columns: [Email]}\n")
-	os.WriteFile(cfgPath, bytes.Replace(must(os.ReadFile(cfgPath)), []byte("Emial"), []byte("Email"), 1), 0o644)
+	b, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, cfgPath, strings.Replace(string(b), "Emial", "Email", 1))
 	out.Reset()
 	errb.Reset()
 	if code := run([]string{"--config", cfgPath, "--check-config"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "rules checked against the tables in "+tdir) {
@@ -135,11 +144,12 @@ func TestCheckConfigTables(t *testing.T) {
 	}
 }
 
-func must(b []byte, err error) []byte {
-	if err != nil {
-		panic(err)
+// writeFile writes content to path.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	return b
 }
 
 // TestHelp: --help teaches with examples, writes its flags with two

@@ -11,9 +11,9 @@ import (
 func TestIPv4AliasesFlag(t *testing.T) {
 	dir := t.TempDir()
 	v4 := filepath.Join(dir, "v4.csv")
-	os.WriteFile(v4, []byte("cidr,site\n1.2.3.0/24,v4\n"), 0o644)
+	writeFile(t, v4, "cidr,site\n1.2.3.0/24,v4\n")
 	relay := filepath.Join(dir, "relay.csv")
-	os.WriteFile(relay, []byte("cidr,site\n2001:db8::/32,doc\n2002::/16,relay\n"), 0o644)
+	writeFile(t, relay, "cidr,site\n2001:db8::/32,doc\n2002::/16,relay\n")
 	compile := func(out string, args ...string) (string, error) {
 		_, stderr, err := runLut(t, append([]string{"compile", "--out", filepath.Join(dir, out), "--network", "cidr", "--build-epoch", "1700000000"}, args...)...)
 		return stderr, err

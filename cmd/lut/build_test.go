@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -30,8 +31,7 @@ func writeKillFixture(t *testing.T, dir string, rows int) string {
 		for i := range rows {
 			fmt.Fprintf(w, "%d,%s-%d,%x\n", i, name, i, i*7919)
 		}
-		w.Flush()
-		f.Close()
+		closeWritten(t, f, w)
 	}
 	f, err := os.Create(filepath.Join(dir, "nets.csv"))
 	if err != nil {
@@ -42,8 +42,7 @@ func writeKillFixture(t *testing.T, dir string, rows int) string {
 	for i := range 4000 {
 		fmt.Fprintf(w, "10.%d.%d.0/24,site%d\n", i/256, i%256, i%17)
 	}
-	w.Flush()
-	f.Close()
+	closeWritten(t, f, w)
 	yml := `version: 1
 tables:
   - {name: alpha, sources: [alpha.csv], key: id}
@@ -90,7 +89,9 @@ func TestBuildKill9(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	src := filepath.Join(tmp, "src")
-	os.Mkdir(src, 0o755)
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cfg := writeKillFixture(t, src, 60_000)
 	dist := filepath.Join(tmp, "dist")
 
@@ -121,9 +122,13 @@ func TestBuildKill9(t *testing.T) {
 		// Change a source so that the build has work to do, and force
 		// every other round.
 		name := []string{"alpha", "beta", "gamma"}[round%3]
-		f, _ := os.OpenFile(filepath.Join(src, name+".csv"), os.O_APPEND|os.O_WRONLY, 0)
-		fmt.Fprintf(f, "r%d,%s-round,%d\n", round, name, round)
-		f.Close()
+		f, err := os.OpenFile(filepath.Join(src, name+".csv"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := bufio.NewWriter(f)
+		fmt.Fprintf(w, "r%d,%s-round,%d\n", round, name, round)
+		closeWritten(t, f, w)
 		var args []string
 		if round%2 == 1 {
 			args = append(args, "--force")
@@ -131,11 +136,15 @@ func TestBuildKill9(t *testing.T) {
 		cmd := run(args...)
 		delay := time.Duration(rng.Int64N(int64(full) * 11 / 10))
 		time.Sleep(delay)
-		cmd.Process.Signal(syscall.SIGKILL)
-		err := cmd.Wait()
+		// A build may be over already: then Wait says how it ended.
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			t.Fatal(err)
+		}
+		err = cmd.Wait()
+		var ee *exec.ExitError
 		if err == nil {
 			completed++
-		} else if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() > 0 {
+		} else if errors.As(err, &ee) && ee.ExitCode() > 0 {
 			t.Fatalf("round %d: build failed on its own: %v\n%s", round, err, cmd.Stdout)
 		}
 		if checkDist(t, dist, round) {
@@ -169,5 +178,17 @@ func TestBuildKill9(t *testing.T) {
 	out, err := exec.Command(bin, "verify", dist).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "ok (MANIFEST.json and 4 artifacts)") {
 		t.Errorf("lut verify %s: %v\n%s", dist, err, out)
+	}
+}
+
+// closeWritten flushes w to f and closes f, failing the test if either
+// fails: the file must hold everything written.
+func closeWritten(t *testing.T, f *os.File, w *bufio.Writer) {
+	t.Helper()
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

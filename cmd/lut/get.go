@@ -50,7 +50,23 @@ func runGet(cmd *cobra.Command, path string, keys []string, sep string) error {
 	}
 	defer t.Close()
 	out := bufio.NewWriter(cmd.OutOrStdout())
-	defer out.Flush()
+	// The rows found before a malformed key are written too.
+	missing, err := writeRows(cmd, out, t, path, keys, sep)
+	if ferr := out.Flush(); ferr != nil && err == nil {
+		err = fmt.Errorf("get: writing the rows: %w", ferr)
+	}
+	if err != nil {
+		return err
+	}
+	if missing > 0 {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// writeRows writes the row of each key to out as a JSON line, and says on
+// stderr which keys are missing; it returns how many are.
+func writeRows(cmd *cobra.Command, out *bufio.Writer, t *reader.Table, path string, keys []string, sep string) (int, error) {
 	var row reader.Row
 	enc := rowjson.NewEncoder(t.Columns())
 	var line []byte
@@ -61,7 +77,7 @@ func runGet(cmd *cobra.Command, path string, keys []string, sep string) error {
 		if composite {
 			parts := strings.Split(k, sep)
 			if len(parts) != len(t.KeyColumns()) {
-				return &exitError{code: 2, msg: fmt.Sprintf("get: key %q has %d parts, the table's key has %d (joined by %q)", k, len(parts), len(t.KeyColumns()), sep)}
+				return missing, &exitError{code: 2, msg: fmt.Sprintf("get: key %q has %d parts, the table's key has %d (joined by %q)", k, len(parts), len(t.KeyColumns()), sep)}
 			}
 			bs := make([][]byte, len(parts))
 			for i, p := range parts {
@@ -75,10 +91,7 @@ func runGet(cmd *cobra.Command, path string, keys []string, sep string) error {
 			continue
 		}
 		line = append(enc.Append(line[:0], row.View()), '\n')
-		out.Write(line)
+		out.Write(line) // its error is Flush's
 	}
-	if missing > 0 {
-		return &exitError{code: 1}
-	}
-	return nil
+	return missing, nil
 }

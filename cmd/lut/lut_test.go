@@ -220,6 +220,34 @@ func TestCompositeKeyAndFoldCaseCLI(t *testing.T) {
 	}
 }
 
+// TestGetWriteError: rows lut get cannot write are an error (exit 2), not
+// a silent success.
+func TestGetWriteError(t *testing.T) {
+	dir := t.TempDir()
+	src := writeFile(t, filepath.Join(dir, "s.csv"), "k,v\na,1\n")
+	table := filepath.Join(dir, "s.lut")
+	mustRun(t, "compile", "--key", "k", "--out", table, src)
+	// A pipe nobody reads: every write fails with EPIPE.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := newRootCommand()
+	var errb bytes.Buffer
+	cmd.SetOut(w)
+	cmd.SetErr(&errb)
+	cmd.SetArgs([]string{"get", table, "a"})
+	err = cmd.Execute()
+	var ee *exitError
+	if err == nil || errors.As(err, &ee) || !strings.Contains(err.Error(), "get: writing the rows: ") {
+		t.Fatalf("get into a closed pipe: %v", err)
+	}
+}
+
 func TestVerifyDetectsDamage(t *testing.T) {
 	dir := t.TempDir()
 	src := writeFile(t, filepath.Join(dir, "s.csv"), "k,v\na,1\nb,2\nc,3\n")
@@ -233,7 +261,7 @@ func TestVerifyDetectsDamage(t *testing.T) {
 	for i := 0; i < len(b); i += 5 {
 		d := bytes.Clone(b)
 		d[i] ^= 1
-		os.WriteFile(bad, d, 0o644)
+		writeFile(t, bad, string(d))
 		if _, errs, code := run(t, "verify", bad); code != 1 || errs == "" {
 			t.Fatalf("byte %d flipped: verify exit %d, stderr %q", i, code, errs)
 		}
@@ -241,7 +269,7 @@ func TestVerifyDetectsDamage(t *testing.T) {
 		run(t, "get", bad, "a")
 	}
 	for n := 0; n < len(b); n += 9 {
-		os.WriteFile(bad, b[:n], 0o644)
+		writeFile(t, bad, string(b[:n]))
 		if _, errs, code := run(t, "verify", bad); code != 1 || errs == "" {
 			t.Fatalf("cut at %d: verify exit %d, stderr %q", n, code, errs)
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,9 +23,9 @@ func runLut(t *testing.T, args ...string) (string, string, error) {
 func TestMMDBCommands(t *testing.T) {
 	dir := t.TempDir()
 	sites := filepath.Join(dir, "sites.csv")
-	os.WriteFile(sites, []byte("cidr,site,lat,lon\n10.20.0.0/16,HQ,52.5,13.4\n2001:db8::/32,HQ6,52.5,13.4\n"), 0o644)
+	writeFile(t, sites, "cidr,site,lat,lon\n10.20.0.0/16,HQ,52.5,13.4\n2001:db8::/32,HQ6,52.5,13.4\n")
 	iocs := filepath.Join(dir, "iocs.txt")
-	os.WriteFile(iocs, []byte("# list\n10.20.3.4\n"), 0o644)
+	writeFile(t, iocs, "# list\n10.20.3.4\n")
 	out := filepath.Join(dir, "assets.mmdb")
 	_, stderr, err := runLut(t, "compile", "--out", out, "--profile", "city", "--database-type", "Acme-Internal-City",
 		"--network", "cidr", "--field", "city.names.en=site", "--field", "location.latitude=lat",
@@ -60,7 +59,9 @@ func TestMMDBCommands(t *testing.T) {
 		IP, Network string
 		Record      map[string]any
 	}
-	json.Unmarshal([]byte(lines[0]), &first)
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatalf("get: %v: %s", err, lines[0])
+	}
 	threat, _ := first.Record["x_internal"].(map[string]any)["threat"].(map[string]any)
 	if first.Network != "10.20.3.4/32" || threat["list"] != "feodo" || threat["ioc"] != true {
 		t.Fatalf("get: %s", lines[0])
@@ -88,7 +89,7 @@ func TestMMDBCommands(t *testing.T) {
 	}
 	// A headerless range file, with --columns naming the columns.
 	asn := filepath.Join(dir, "asn.csv")
-	os.WriteFile(asn, []byte("1.0.0.0,1.0.0.255,13335,\"Cloudflare, Inc.\"\n1.0.4.0,1.0.7.255,38803,Gtelecom\n"), 0o644)
+	writeFile(t, asn, "1.0.0.0,1.0.0.255,13335,\"Cloudflare, Inc.\"\n1.0.4.0,1.0.7.255,38803,Gtelecom\n")
 	asnOut := filepath.Join(dir, "asn.mmdb")
 	_, stderr, err = runLut(t, "compile", "--out", asnOut, "--range", "ip_range_start,ip_range_end",
 		"--columns", "ip_range_start,ip_range_end,autonomous_system_number,autonomous_system_organization", asn)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -47,7 +48,8 @@ those failures.`,
 					err = verifyLUT(cmd, p)
 				}
 				if err != nil {
-					if ee, ok := err.(*exitError); ok && ee.msg == "" {
+					var ee *exitError
+					if errors.As(err, &ee) && ee.msg == "" {
 						failed++
 						continue
 					}

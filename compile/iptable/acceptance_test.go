@@ -15,9 +15,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lutkit/lutkit/internal/testfiles"
 	"github.com/oschwald/maxminddb-golang/v2"
 	"go4.org/netipx"
+
+	"github.com/lutkit/lutkit/internal/testfiles"
 )
 
 var asnColumns = []string{"ip_range_start", "ip_range_end", "autonomous_system_number", "autonomous_system_organization"}
@@ -153,10 +154,17 @@ func TestASNIndependentReaders(t *testing.T) {
 		var b strings.Builder
 		w := csv.NewWriter(&b)
 		for _, r := range rows {
-			w.Write([]string{r.start.String(), r.end.String(), strconv.FormatUint(r.asn, 10), r.org})
+			if err := w.Write([]string{r.start.String(), r.end.String(), strconv.FormatUint(r.asn, 10), r.org}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		w.Flush()
-		os.WriteFile(src, []byte(b.String()), 0o644)
+		if err := w.Error(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	out := filepath.Join(dir, "asn.mmdb")
 	st, err := Compile(out, Options{Profile: ProfileASN, DatabaseType: "GeoLite2-ASN", BuildEpoch: 1700000000}, []Source{{
@@ -222,7 +230,9 @@ func TestASNIndependentReaders(t *testing.T) {
 			b.WriteString(p.ip.String())
 			b.WriteByte('\n')
 		}
-		os.WriteFile(in, []byte(b.String()), 0o644)
+		if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		script := `import sys, json, maxminddb
 r = maxminddb.open_database(sys.argv[1], maxminddb.MODE_AUTO)
 out = sys.stdout

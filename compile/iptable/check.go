@@ -127,8 +127,12 @@ func Check(path string, p Profile) (nodes int, warnings []mmdb.Finding, err erro
 		}
 		warnings = append(warnings, f)
 	}
-	if ptr, err := r.MetadataHasPointers(); err != nil || ptr {
-		return nodes, nil, fmt.Errorf("%s: metadata uses pointers (err=%v)", path, err)
+	ptr, err := r.MetadataHasPointers()
+	if err != nil {
+		return nodes, nil, fmt.Errorf("%s: metadata: %w", path, err)
+	}
+	if ptr {
+		return nodes, nil, fmt.Errorf("%s: metadata uses pointers", path)
 	}
 	data := r.DataSection()
 	if bytes.Contains(data, []byte("database_type")) {

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/lutkit/lutkit/reader/mmdb"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
+
+	"github.com/lutkit/lutkit/reader/mmdb"
 )
 
 // schema describes one level of a GeoIP2 record with the exact MMDB types

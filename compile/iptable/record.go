@@ -7,8 +7,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/lutkit/lutkit/reader/mmdb"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
+
+	"github.com/lutkit/lutkit/reader/mmdb"
 )
 
 // Type is a record field type.
@@ -52,28 +53,6 @@ func ParseType(s string) (Type, error) {
 		return TypeBoolean, nil
 	}
 	return "", fmt.Errorf("unknown type %q (want string, uint16, uint32, uint64, int32, double, float or boolean)", s)
-}
-
-func (t Type) kind() mmdb.Kind {
-	switch t {
-	case TypeString:
-		return mmdb.KindString
-	case TypeUint16:
-		return mmdb.KindUint16
-	case TypeUint32:
-		return mmdb.KindUint32
-	case TypeUint64:
-		return mmdb.KindUint64
-	case TypeInt32:
-		return mmdb.KindInt32
-	case TypeDouble:
-		return mmdb.KindDouble
-	case TypeFloat:
-		return mmdb.KindFloat
-	case TypeBoolean:
-		return mmdb.KindBool
-	}
-	return mmdb.KindInvalid
 }
 
 func typeOf(k mmdb.Kind) Type {

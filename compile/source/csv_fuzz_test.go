@@ -3,9 +3,10 @@ package source_test
 import (
 	"bytes"
 	"errors"
-	"github.com/lutkit/lutkit/compile/source"
 	"io"
 	"testing"
+
+	"github.com/lutkit/lutkit/compile/source"
 )
 
 // FuzzCSV checks that no input makes the CSV reader panic or loop, and
@@ -40,7 +41,7 @@ func FuzzCSV(f *testing.F) {
 				t.Fatalf("reader does not end")
 			}
 			fields, err := r.Next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			var re *source.RowError
@@ -106,7 +107,7 @@ func FuzzCSV(f *testing.F) {
 				}
 			}
 		}
-		if _, err := r2.Next(); err != io.EOF {
+		if _, err := r2.Next(); !errors.Is(err, io.EOF) {
 			t.Fatalf("after %d rows: %v (encoded %q)", len(rows), err, encoded)
 		}
 	})

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/lutkit/lutkit/compile/source"
-	"github.com/lutkit/lutkit/compile/source/sourcetest"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -16,6 +14,9 @@ import (
 	"testing/iotest"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/lutkit/lutkit/compile/source"
+	"github.com/lutkit/lutkit/compile/source/sourcetest"
 )
 
 type csvCase struct {
@@ -350,8 +351,12 @@ func TestCSVFiles(t *testing.T) {
 	gz := func(s string) []byte {
 		var b bytes.Buffer
 		zw := gzip.NewWriter(&b)
-		zw.Write([]byte(s))
-		zw.Close()
+		if _, err := zw.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
 		return b.Bytes()
 	}
 	files := map[string][]byte{
@@ -396,7 +401,9 @@ func TestCSVFiles(t *testing.T) {
 			t.Errorf("missing file: %v", err)
 		}
 		p := filepath.Join(dir, "x.unknown")
-		os.WriteFile(p, []byte("a\n"), 0o644)
+		if err := os.WriteFile(p, []byte("a\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := source.Open(p, source.Options{}); err == nil || !strings.Contains(err.Error(), "x.unknown: unknown source format") {
 			t.Errorf("unknown extension: %v", err)
 		}
@@ -404,12 +411,16 @@ func TestCSVFiles(t *testing.T) {
 			t.Errorf("unknown format: %v", err)
 		}
 		bad := filepath.Join(dir, "bad.csv.gz")
-		os.WriteFile(bad, []byte("a,b\n"), 0o644)
+		if err := os.WriteFile(bad, []byte("a,b\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := source.Open(bad, source.Options{}); err == nil || !strings.HasPrefix(err.Error(), bad+": gzip:") {
 			t.Errorf("bad gzip: %v", err)
 		}
 		dup := filepath.Join(dir, "dup.csv")
-		os.WriteFile(dup, []byte("a,a\n"), 0o644)
+		if err := os.WriteFile(dup, []byte("a,a\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := source.Open(dup, source.Options{}); err == nil || err.Error() != dup+`:1: duplicate column name "a" (columns 1 and 2)` {
 			t.Errorf("duplicate: %v", err)
 		}
@@ -470,7 +481,7 @@ func TestCSVSkipBadRows(t *testing.T) {
 			t.Errorf("Line() = %d, want %d", r.Line(), w.line)
 		}
 	}
-	if _, err := r.Next(); err != io.EOF {
+	if _, err := r.Next(); !errors.Is(err, io.EOF) {
 		t.Errorf("at end: %v", err)
 	}
 }
@@ -524,7 +535,7 @@ func TestCSVRecordTooLong(t *testing.T) {
 	if err == nil || errors.As(err, &re) || !strings.HasPrefix(err.Error(), "huge.csv:2: record longer than 64 MiB") {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err2 := r.Next(); err2 != err {
+	if _, err2 := r.Next(); !errors.Is(err2, err) {
 		t.Errorf("error is not sticky: %v", err2)
 	}
 }
@@ -533,7 +544,7 @@ type failingReader struct{ data io.Reader }
 
 func (f *failingReader) Read(p []byte) (int, error) {
 	n, err := f.data.Read(p)
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		return n, errors.New("disk on fire")
 	}
 	return n, err
@@ -611,7 +622,7 @@ func TestCSVRoundTrip(t *testing.T) {
 					}
 				}
 			}
-			if _, err := r.Next(); err != io.EOF {
+			if _, err := r.Next(); !errors.Is(err, io.EOF) {
 				t.Fatalf("%s/%d: at end: %v", format, ncol, err)
 			}
 		}
@@ -707,7 +718,7 @@ func BenchmarkCSV(b *testing.B) {
 		rows := 0
 		for {
 			_, err := r.Next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {

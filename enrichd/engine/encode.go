@@ -116,6 +116,11 @@ func (w *Worker) encode(i int, e *evState, out []byte) []byte {
 			default:
 				buf = jsonstr.AppendString(o.key.append(buf, comma), e.line)
 			}
+		case lfTLSClient:
+			if w.client == nil {
+				continue
+			}
+			buf = jsonstr.AppendString(o.key.append(buf, comma), w.client)
 		case lfOriginal:
 			if e.kind == JSON {
 				continue

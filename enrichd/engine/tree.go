@@ -23,6 +23,7 @@ const (
 	lfSD        // RFC 5424 structured data, as an object of objects
 	lfMessage
 	lfOriginal
+	lfTLSClient
 	lfKV      // the key=value pairs of the message, written as members of the enclosing object
 	lfLUTCol  // column col of rule's row (or its default on a miss)
 	lfLUTAll  // every column of rule's row as an object (or the defaults on a miss)
@@ -98,9 +99,10 @@ func buildTree(rules []Rule, opts Options) (*node, error) {
 		{"process.pid", lfPID},
 		{"message", lfMessage},
 		{"event.original", lfOriginal},
+		{"tls.client.subject", lfTLSClient},
 	}
 	for _, h := range hdr {
-		if h.kind == lfSD && !opts.StructuredData || h.kind == lfOriginal && !opts.Original {
+		if h.kind == lfSD && !opts.StructuredData || h.kind == lfOriginal && !opts.Original || h.kind == lfTLSClient && !opts.TLSClient {
 			continue
 		}
 		if err := add(h.path, &node{kind: h.kind}, "event header"); err != nil {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -158,7 +159,9 @@ func start(t testing.TB, name, cfgPath string, cf *conf) *proc {
 	}()
 	t.Cleanup(func() {
 		if !p.exited() {
-			p.cmd.Process.Kill()
+			if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+				t.Errorf("killing %s: %v", p.name, err)
+			}
 			<-p.done
 		}
 		if t.Failed() {
@@ -252,7 +255,10 @@ func (p *proc) kill(t testing.TB) {
 // term sends SIGTERM and waits for a clean exit.
 func (p *proc) term(t testing.TB) {
 	t.Helper()
-	p.cmd.Process.Signal(syscall.SIGTERM)
+	// A process already gone says why in p.err.
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Fatalf("%s: SIGTERM: %v", p.name, err)
+	}
 	select {
 	case <-p.done:
 	case <-time.After(60 * time.Second):

@@ -342,10 +342,10 @@ func jsonValue(body []byte, i int) ([]byte, byte, bool) {
 			return nil, 0, false
 		}
 		v := body[i:end:end]
-		switch {
-		case c == 'n':
+		switch c {
+		case 'n':
 			return v, KindNull, string(v) == "null"
-		case c == 't' || c == 'f':
+		case 't', 'f':
 			return v, KindBool, string(v) == "true" || string(v) == "false"
 		}
 		return v, KindNumber, true

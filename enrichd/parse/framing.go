@@ -101,7 +101,7 @@ func (f *Framer) Next() (msg []byte, truncated bool, err error) {
 func (f *Framer) next() (msg []byte, truncated bool, err error) {
 	if f.mode == modeUnknown {
 		if err := f.fill(1); err != nil {
-			if err == io.ErrUnexpectedEOF {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
 				err = io.EOF
 			}
 			return nil, false, err
@@ -134,7 +134,7 @@ func (f *Framer) fill(need int) error {
 	empty := 0
 	for f.end-f.start < need {
 		if f.rerr != nil {
-			if f.rerr == io.EOF {
+			if errors.Is(f.rerr, io.EOF) {
 				if f.start == f.end {
 					return io.EOF
 				}
@@ -198,7 +198,7 @@ func (f *Framer) nextLine() ([]byte, bool, error) {
 			return line, true, nil
 		}
 		if err := f.fill(scanned + 1); err != nil {
-			if err == io.ErrUnexpectedEOF {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
 				// The stream ended inside a line: a file without a final
 				// newline, or a sender closing after its last line. The
 				// line is complete as far as the sender is concerned, so
@@ -245,7 +245,7 @@ func (f *Framer) nextOctet() ([]byte, bool, error) {
 	for f.discard > 0 {
 		if f.start == f.end {
 			if err := f.fill(1); err != nil {
-				if err == io.EOF {
+				if errors.Is(err, io.EOF) {
 					err = io.ErrUnexpectedEOF
 				}
 				f.fatal = err
@@ -277,7 +277,7 @@ func (f *Framer) nextOctet() ([]byte, bool, error) {
 	for {
 		if f.start+digits == f.end {
 			if err := f.fill(digits + 1); err != nil {
-				if err == io.EOF {
+				if errors.Is(err, io.EOF) {
 					err = io.ErrUnexpectedEOF
 				}
 				f.fatal = err
@@ -307,7 +307,7 @@ func (f *Framer) nextOctet() ([]byte, bool, error) {
 		f.discard = int64(n - f.max)
 	}
 	if err := f.fill(want); err != nil {
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
 		f.fatal = err

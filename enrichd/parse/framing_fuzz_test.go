@@ -26,7 +26,7 @@ func FuzzFramer(f *testing.F) {
 		for i := 0; ; i++ {
 			msg, trunc, err := fr.Next()
 			if err != nil {
-				if err != io.EOF && err != io.ErrUnexpectedEOF && !errors.Is(err, ErrOctetCount) {
+				if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, ErrOctetCount) {
 					t.Fatalf("unexpected error %v", err)
 				}
 				break

@@ -19,8 +19,10 @@ func frameAll(r io.Reader, max int) ([]string, error) {
 		msg, trunc, err := fr.Next()
 		if err != nil {
 			// The error is sticky.
-			if _, _, err2 := fr.Next(); err2 != err {
-				return out, fmt.Errorf("error not sticky: %v then %v", err, err2)
+			if _, _, err2 := fr.Next(); err2 == nil {
+				return out, fmt.Errorf("error not sticky: %w, then none", err)
+			} else if !errors.Is(err2, err) {
+				return out, fmt.Errorf("error not sticky: %w, then %w", err, err2)
 			}
 			return out, err
 		}
@@ -140,7 +142,7 @@ func TestFramerStream(t *testing.T) {
 			"half":    iotest.HalfReader(bytes.NewReader(in.Bytes())),
 		} {
 			got, err := frameAll(r, max)
-			if err != io.EOF {
+			if !errors.Is(err, io.EOF) {
 				t.Fatalf("%s: %v", name, err)
 			}
 			if len(got) != len(want) {
@@ -169,11 +171,11 @@ func TestFramerErrors(t *testing.T) {
 	if msg, _, err := fr.Next(); err != nil || string(msg) != "a" {
 		t.Fatalf("got %q, %v", msg, err)
 	}
-	if _, _, err := fr.Next(); err != boom {
+	if _, _, err := fr.Next(); !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want boom", err)
 	}
 	fr.Reset(zeroReader{})
-	if _, _, err := fr.Next(); err != io.ErrNoProgress {
+	if _, _, err := fr.Next(); !errors.Is(err, io.ErrNoProgress) {
 		t.Fatalf("err = %v, want io.ErrNoProgress", err)
 	}
 	fr.Reset(strings.NewReader("2 ok"))
@@ -184,7 +186,7 @@ func TestFramerErrors(t *testing.T) {
 	if msg, _, err := fr.Next(); err != nil || string(msg) != "x 1" || fr.Octet() {
 		t.Fatalf("after Reset to newline: %q, %v", msg, err)
 	}
-	if _, _, err := fr.Next(); err != io.EOF {
+	if _, _, err := fr.Next(); !errors.Is(err, io.EOF) {
 		t.Fatalf("after the unterminated last line: %v, want io.EOF", err)
 	}
 	fr.Reset(strings.NewReader("1x"))

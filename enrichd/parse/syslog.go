@@ -161,9 +161,10 @@ func parse5424(msg []byte, i int, ev *Event) {
 		return
 	}
 	// STRUCTURED-DATA = NILVALUE / 1*SD-ELEMENT
-	if msg[i] == '-' {
+	switch msg[i] {
+	case '-':
 		i++
-	} else if msg[i] == '[' {
+	case '[':
 		end := sdEnd(msg, i)
 		if end < 0 {
 			ev.StructuredData = msg[i:]
@@ -172,7 +173,7 @@ func parse5424(msg []byte, i int, ev *Event) {
 		}
 		ev.StructuredData = msg[i:end:end]
 		i = end
-	} else {
+	default:
 		// Tolerate a missing SD field: the rest is the message.
 		ev.Malformed = true
 		ev.Message = stripBOM(msg[i:])
@@ -192,22 +193,25 @@ func sdEnd(msg []byte, i int) int {
 	for i < len(msg) && msg[i] == '[' {
 		i++
 		inQuote := false
+	element:
 		for {
 			if i >= len(msg) {
 				return -1
 			}
 			c := msg[i]
 			i++
-			if inQuote {
-				if c == '\\' {
+			switch {
+			case inQuote:
+				switch c {
+				case '\\':
 					i++ // the escaped byte, whatever it is
-				} else if c == '"' {
+				case '"':
 					inQuote = false
 				}
-			} else if c == '"' {
+			case c == '"':
 				inQuote = true
-			} else if c == ']' {
-				break
+			case c == ']':
+				break element
 			}
 		}
 	}

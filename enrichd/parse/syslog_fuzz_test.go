@@ -8,9 +8,9 @@ import (
 	"unsafe"
 )
 
-// within reports whether sub is nil or lies inside msg's memory.
+// within reports whether sub is empty or lies inside msg's memory.
 func within(msg, sub []byte) bool {
-	if sub == nil || len(sub) == 0 {
+	if len(sub) == 0 {
 		return true
 	}
 	if len(msg) == 0 {

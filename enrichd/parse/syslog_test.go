@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -129,7 +130,7 @@ func TestParseSyslog(t *testing.T) {
 
 func TestParseSyslogEmpty(t *testing.T) {
 	var ev Event
-	if err := ParseSyslog(nil, &ev); err != ErrEmpty || !ev.Malformed {
+	if err := ParseSyslog(nil, &ev); !errors.Is(err, ErrEmpty) || !ev.Malformed {
 		t.Fatalf("err = %v, Malformed = %v", err, ev.Malformed)
 	}
 }

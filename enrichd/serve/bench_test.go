@@ -3,6 +3,7 @@ package serve
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
+
 	"github.com/lutkit/lutkit/tables"
 )
 
@@ -29,8 +31,14 @@ func BenchmarkHTTPGet(b *testing.B) {
 		b.Fatal(err)
 	}
 	srv := &http.Server{Handler: NewAPI(set, HTTPOptions{Listen: ln.Addr().String()})}
-	go srv.Serve(ln)
-	defer srv.Close()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	defer func() {
+		srv.Close()
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			b.Errorf("serve: %v", err)
+		}
+	}()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	base := "http://" + ln.Addr().String() + "/v1/tables/customers/"
 	urls := make([]string, 1024)
@@ -52,7 +60,7 @@ func BenchmarkHTTPGet(b *testing.B) {
 			}
 		}
 		resp.Body.Close()
-		if resp.StatusCode != 200 {
+		if resp.StatusCode != http.StatusOK {
 			b.Fatalf("status %d", resp.StatusCode)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
+
 	"github.com/lutkit/lutkit/compile"
 	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/enrichd"
@@ -31,7 +32,9 @@ func writeTable(t *testing.T, dir string) {
 
 func TestConfigKeys(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "token"), []byte("abc\n"), 0o600)
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("abc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cfg, err := enrichd.ParseConfig(filepath.Join(dir, "enrichd.yaml"), []byte(`
 inputs: [{type: tcp, listen: "127.0.0.1:0"}]
 outputs: [{type: stdout}]
@@ -103,7 +106,7 @@ drain_read_grace: 50ms
 	}()
 	base := "http://" + d.HTTPAddr().String()
 	get := func(path, tok string) (int, string) {
-		req, _ := http.NewRequest("GET", base+path, nil)
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
 		if tok != "" {
 			req.Header.Set("Authorization", "Bearer "+tok)
 		}

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"errors"
 	"io"
 	"net"
@@ -20,9 +19,14 @@ type HTTPOptions struct {
 	// Token, when set, must be presented as "Authorization: Bearer TOKEN"
 	// on every /v1/ request.
 	Token string
+	// Clients, when set, lets HTTPS clients whose verified certificate
+	// has one of these names (see listen.Allowed) use the API without the
+	// token.
+	Clients []string
 	// Listen is the address the HTTP server is bound to. When it is not a
-	// loopback address and Token is empty, the API refuses every request
-	// (403): tables must not be readable from the network without a token.
+	// loopback address and neither Token nor Clients is set, the API
+	// refuses every request (403): tables must not be readable from the
+	// network without authentication.
 	Listen string
 	// MaxBatchBytes bounds a _batch request body (default 16 MiB).
 	MaxBatchBytes int
@@ -44,7 +48,7 @@ const DefaultMaxBatchBytes = 16 << 20
 // "sep" query parameter).
 type API struct {
 	set      *tables.Set
-	token    []byte
+	auth     Auth
 	disabled bool
 	maxBatch int
 	pool     sync.Pool
@@ -64,11 +68,11 @@ var (
 
 // NewAPI returns the API over set.
 func NewAPI(set *tables.Set, opts HTTPOptions) *API {
-	a := &API{set: set, token: []byte(opts.Token), maxBatch: opts.MaxBatchBytes}
+	a := &API{set: set, auth: Auth{Token: opts.Token, Clients: opts.Clients}, maxBatch: opts.MaxBatchBytes}
 	if a.maxBatch <= 0 {
 		a.maxBatch = DefaultMaxBatchBytes
 	}
-	if opts.Token == "" && opts.Listen != "" && !IsLoopback(opts.Listen) {
+	if a.auth.Open() && opts.Listen != "" && !IsLoopback(opts.Listen) {
 		a.disabled = true
 	}
 	a.pool.New = func() any { return &httpBuf{out: make([]byte, 0, 4096), key: make([]byte, 0, 256)} }
@@ -114,29 +118,23 @@ func httpError(w http.ResponseWriter, code int, msg string) {
 	b = append(b, `{"error":`...)
 	b = jsonstr.AppendStringS(b, msg)
 	b = append(b, "}\n"...)
-	w.Write(b)
+	answer(w, b)
 }
 
-func (a *API) authorized(r *http.Request) bool {
-	if len(a.token) == 0 {
-		return true
-	}
-	v := r.Header["Authorization"]
-	if len(v) != 1 || len(v[0]) < 7 || !strings.EqualFold(v[0][:7], "bearer ") {
-		return false
-	}
-	return subtle.ConstantTimeCompare(sbytes(strings.TrimSpace(v[0][7:])), a.token) == 1
+// answer writes an answer's body. A failed write means the client has gone:
+// net/http closes the connection, and no one is left to tell.
+func answer(w http.ResponseWriter, b []byte) {
+	_, _ = w.Write(b)
 }
 
 // ServeHTTP serves /v1/ requests.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if a.disabled {
-		httpError(w, http.StatusForbidden, "the lookup API on a non-loopback address needs http.token or http.token_file")
+		httpError(w, http.StatusForbidden, "the lookup API on a non-loopback address needs http.token (or token_file) or http.api_clients")
 		return
 	}
-	if !a.authorized(r) {
-		w.Header()["Www-Authenticate"] = []string{`Bearer realm="enrichd"`}
-		httpError(w, http.StatusUnauthorized, "missing or wrong bearer token")
+	if !a.auth.Allows(r) {
+		unauthorized(w, a.auth)
 		return
 	}
 	p := r.URL.Path
@@ -208,7 +206,7 @@ func (a *API) get(w http.ResponseWriter, name, key, sep string) {
 		}
 		hb.out = append(appendRow(hb.out[:0], t.Columns(), v), '\n')
 		w.Header()["Content-Type"] = ctJSON
-		w.Write(hb.out)
+		answer(w, hb.out)
 		return
 	}
 	if m := snap.MMDB(name); m != nil {
@@ -224,7 +222,7 @@ func (a *API) get(w http.ResponseWriter, name, key, sep string) {
 		}
 		hb.out = append(hb.out, '\n')
 		w.Header()["Content-Type"] = ctJSON
-		w.Write(hb.out)
+		answer(w, hb.out)
 		return
 	}
 	httpError(w, http.StatusNotFound, "no such table")
@@ -257,7 +255,7 @@ func (a *API) list(w http.ResponseWriter) {
 	}
 	b = append(b, "]\n"...)
 	w.Header()["Content-Type"] = ctJSON
-	w.Write(b)
+	answer(w, b)
 }
 
 var errTooLarge = errors.New("request body too large")
@@ -268,7 +266,7 @@ func (a *API) batch(w http.ResponseWriter, r *http.Request, name, sep string) {
 	body, err := readBody(hb.body[:0], r.Body, a.maxBatch)
 	hb.body = body
 	if err != nil {
-		if err == errTooLarge {
+		if errors.Is(err, errTooLarge) {
 			httpError(w, http.StatusRequestEntityTooLarge, err.Error())
 		} else {
 			httpError(w, http.StatusBadRequest, err.Error())
@@ -316,7 +314,7 @@ func (a *API) batch(w http.ResponseWriter, r *http.Request, name, sep string) {
 	out = append(out, "]\n"...)
 	hb.out = out
 	w.Header()["Content-Type"] = ctJSON
-	w.Write(out)
+	answer(w, out)
 }
 
 func readBody(dst []byte, r io.Reader, limit int) ([]byte, error) {

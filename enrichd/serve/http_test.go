@@ -210,7 +210,7 @@ func TestHTTPGetAllocs(t *testing.T) {
 	}
 	set := testSet(t, 1000)
 	api := NewAPI(set, HTTPOptions{})
-	req := httptest.NewRequest("GET", "/v1/tables/customers/42", nil)
+	req := httptest.NewRequest(http.MethodGet, "/v1/tables/customers/42", nil)
 	w := &nullWriter{h: http.Header{}}
 	api.ServeHTTP(w, req)
 	if w.code != 0 || w.n == 0 {
@@ -220,7 +220,7 @@ func TestHTTPGetAllocs(t *testing.T) {
 		t.Errorf("%v allocations per GET, want 0", n)
 	}
 	// An IP table: the record is written straight from the file.
-	ipReq := httptest.NewRequest("GET", "/v1/tables/geo/8.8.8.8", nil)
+	ipReq := httptest.NewRequest(http.MethodGet, "/v1/tables/geo/8.8.8.8", nil)
 	api.ServeHTTP(w, ipReq)
 	if n := testing.AllocsPerRun(1000, func() { api.ServeHTTP(w, ipReq) }); n != 0 {
 		t.Errorf("%v allocations per IP GET, want 0", n)

@@ -149,8 +149,11 @@ func (s *Memcached) Serve(ln net.Listener) error {
 		if len(s.conns) >= s.opts.MaxConnections {
 			s.mu.Unlock()
 			s.rejected.Add(1)
-			c.SetWriteDeadline(time.Now().Add(time.Second))
-			io.WriteString(c, tooManyConns)
+			// The refusal is told when the client can take it within a
+			// second; the connection is closed either way.
+			if c.SetWriteDeadline(time.Now().Add(time.Second)) == nil {
+				_, _ = io.WriteString(c, tooManyConns)
+			}
 			c.Close()
 			continue
 		}
@@ -241,12 +244,16 @@ type idleConn struct {
 }
 
 func (c *idleConn) Read(p []byte) (int, error) {
-	c.Conn.SetReadDeadline(time.Now().Add(c.idle))
+	if err := c.SetReadDeadline(time.Now().Add(c.idle)); err != nil {
+		return 0, err
+	}
 	return c.Conn.Read(p)
 }
 
 func (c *idleConn) Write(p []byte) (int, error) {
-	c.Conn.SetWriteDeadline(time.Now().Add(c.idle))
+	if err := c.SetWriteDeadline(time.Now().Add(c.idle)); err != nil {
+		return 0, err
+	}
 	return c.Conn.Write(p)
 }
 

@@ -118,7 +118,10 @@ func (c *mcConn) binStep() bool {
 	h := &c.req
 	*h = binHeader{opcode: hdr[1], keylen: binary.BigEndian.Uint16(hdr[2:]), extlen: hdr[4],
 		bodylen: binary.BigEndian.Uint32(hdr[8:]), opaque: binary.BigEndian.Uint32(hdr[12:])}
-	c.r.Discard(binHdrLen)
+	if _, err := c.r.Discard(binHdrLen); err != nil {
+		c.fail(err)
+		return false
+	}
 	if uint32(h.keylen) > h.bodylen || uint32(h.keylen)+uint32(h.extlen) > h.bodylen {
 		c.binError(statusUnknownCmd, "Unknown command")
 		return false

@@ -126,7 +126,13 @@ func TestMemcachedBinaryWrites(t *testing.T) {
 	req = append(req, binReq{op: 0x50, value: []byte("body"), opaque: 200}.bytes()...)
 	req = append(req, binReq{op: 0x21, key: []byte("PLAIN"), value: []byte("\x00u\x00p"), opaque: 201}.bytes()...)
 	req = append(req, binReq{op: opGetK, key: k, opaque: 300}.bytes()...)
-	go c.Write(req)
+	// Written as the answers are read: the request is larger than what a
+	// socket buffers while no one reads the answers.
+	go func() {
+		if _, err := c.Write(req); err != nil {
+			t.Error(err)
+		}
+	}()
 	for i, w := range writes {
 		got, err := readBinRes(r)
 		if err != nil {
@@ -160,7 +166,7 @@ func TestMemcachedBinaryStat(t *testing.T) {
 	for _, q := range []binReq{{op: opStat, opaque: 7}, {op: opStat, key: []byte("items"), opaque: 8}, {op: opStat, key: []byte("reset"), opaque: 9}} {
 		req = append(req, q.bytes()...)
 	}
-	c.Write(req)
+	send(t, c, req)
 	stats := map[string]string{}
 	for {
 		res, err := readBinRes(r)
@@ -195,7 +201,7 @@ func TestMemcachedBinaryStat(t *testing.T) {
 		t.Errorf("STAT reset: %+v %v", res, err)
 	}
 	c2, r2 := dialMC(t, addr)
-	c2.Write([]byte("stats items\r\nstats reset\r\n"))
+	send(t, c2, []byte("stats items\r\nstats reset\r\n"))
 	for _, want := range []string{"END\r\n", "ERROR\r\n"} {
 		if l, err := r2.ReadString('\n'); l != want {
 			t.Errorf("text stats: %q %v, want %q", l, err, want)
@@ -227,7 +233,7 @@ func TestMemcachedBinaryClose(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, r := dialMC(t, addr)
 			// A NOOP follows: it must not be answered.
-			c.Write(append(tc.req, binReq{op: opNoop}.bytes()...))
+			send(t, c, append(tc.req, binReq{op: opNoop}.bytes()...))
 			if tc.want != nil {
 				got, err := readBinRes(r)
 				tc.want.op = tc.req[1]
@@ -248,7 +254,7 @@ func TestMemcachedBinaryClose(t *testing.T) {
 func TestMemcachedProtocolPerConnection(t *testing.T) {
 	_, addr := startMC(t, MemcachedOptions{})
 	c, r := dialMC(t, addr)
-	c.Write(append(binReq{op: opNoop, opaque: 1}.bytes(), "version\r\nversion\r\nversion\r\n"...))
+	send(t, c, append(binReq{op: opNoop, opaque: 1}.bytes(), "version\r\nversion\r\nversion\r\n"...))
 	if res, err := readBinRes(r); err != nil || res.op != opNoop || res.opaque != 1 {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -256,7 +262,7 @@ func TestMemcachedProtocolPerConnection(t *testing.T) {
 		t.Errorf("text on a binary connection: %v", err)
 	}
 	c2, r2 := dialMC(t, addr)
-	c2.Write([]byte("version\r\n\x80\r\nversion\r\n"))
+	send(t, c2, []byte("version\r\n\x80\r\nversion\r\n"))
 	for _, want := range []string{"VERSION " + MemcachedVersion + "\r\n", "ERROR\r\n", "VERSION " + MemcachedVersion + "\r\n"} {
 		if l, err := r2.ReadString('\n'); l != want {
 			t.Errorf("%q %v, want %q", l, err, want)
@@ -271,8 +277,8 @@ func TestMemcachedBinaryEOF(t *testing.T) {
 	for _, cut := range []int{10, 24, 30} {
 		c, r := dialMC(t, addr)
 		req := binReq{op: opGet, key: []byte("customers:42")}.bytes()
-		c.Write(req[:cut])
-		c.(*net.TCPConn).CloseWrite()
+		send(t, c, req[:cut])
+		must(t, c.(*net.TCPConn).CloseWrite())
 		if b, err := bufio.NewReader(r).ReadByte(); !errors.Is(err, io.EOF) {
 			t.Errorf("cut at %d: read %#x %v", cut, b, err)
 		}

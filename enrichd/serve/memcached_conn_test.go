@@ -18,7 +18,7 @@ func TestMemcachedMaxConnections(t *testing.T) {
 	var open []net.Conn
 	for range 2 {
 		c, r := dialMC(t, addr)
-		c.Write([]byte("version\r\n"))
+		send(t, c, []byte("version\r\n"))
 		if l, err := r.ReadString('\n'); l != "VERSION "+MemcachedVersion+"\r\n" {
 			t.Fatalf("%q %v", l, err)
 		}
@@ -36,7 +36,7 @@ func TestMemcachedMaxConnections(t *testing.T) {
 	open[0].Close()
 	waitFor(t, func() bool { return s.Stats().CurrConnections == 1 })
 	c, r = dialMC(t, addr)
-	c.Write([]byte("version\r\n"))
+	send(t, c, []byte("version\r\n"))
 	if l, err := r.ReadString('\n'); l != "VERSION "+MemcachedVersion+"\r\n" {
 		t.Errorf("after a close: %q %v", l, err)
 	}
@@ -53,11 +53,13 @@ func TestMemcachedIdleTimeout(t *testing.T) {
 	s, addr := startMC(t, MemcachedOptions{IdleTimeout: idle})
 	quiet, qr := dialMC(t, addr)
 	busy, br := dialMC(t, addr)
-	quiet.Write([]byte("version\r\n"))
-	qr.ReadString('\n')
+	send(t, quiet, []byte("version\r\n"))
+	if l, err := qr.ReadString('\n'); l != "VERSION "+MemcachedVersion+"\r\n" {
+		t.Fatalf("silent connection: %q %v", l, err)
+	}
 	start := time.Now()
 	for time.Since(start) < 3*idle {
-		busy.Write([]byte("mn\r\n"))
+		send(t, busy, []byte("mn\r\n"))
 		if l, err := br.ReadString('\n'); l != "MN\r\n" {
 			t.Fatalf("busy connection: %q %v", l, err)
 		}
@@ -72,14 +74,14 @@ func TestMemcachedIdleTimeout(t *testing.T) {
 	busy.Close()
 	// A binary connection halfway through a request is silent too.
 	c, r := dialMC(t, addr)
-	c.Write(binReq{op: opGet, key: []byte("customers:42")}.bytes()[:30])
+	send(t, c, binReq{op: opGet, key: []byte("customers:42")}.bytes()[:30])
 	if _, err := bufio.NewReader(r).ReadByte(); !errors.Is(err, io.EOF) {
 		t.Errorf("half a request: %v", err)
 	}
 	waitFor(t, func() bool { return s.Stats().IdleClosed == 2 })
 	// memcached's stats name for them, shown with an idle timeout only.
 	c, r = dialMC(t, addr)
-	c.Write([]byte("stats\r\n"))
+	send(t, c, []byte("stats\r\n"))
 	for l := ""; l != "END\r\n"; {
 		var err error
 		if l, err = r.ReadString('\n'); err != nil {

@@ -30,7 +30,7 @@ drain_read_grace: 50ms
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Memcached.MaxConnections != 1 || cfg.Memcached.IdleTimeout != time.Hour {
+	if cfg.Memcached.Conn.Limits.MaxConnections != 1 || cfg.Memcached.Conn.Limits.IdleTimeout != time.Hour {
 		t.Fatalf("%+v", cfg.Memcached)
 	}
 	d, err := enrichd.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -52,9 +52,13 @@ drain_read_grace: 50ms
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	r := bufio.NewReader(c)
-	c.Write([]byte("set customers:1 0 0 1 noreply\r\nx\r\nget 1 customers:2 nope\r\nmg 1 v\r\n"))
+	if _, err := c.Write([]byte("set customers:1 0 0 1 noreply\r\nx\r\nget 1 customers:2 nope\r\nmg 1 v\r\n")); err != nil {
+		t.Fatal(err)
+	}
 	var got strings.Builder
 	for range 7 {
 		l, err := r.ReadString('\n')
@@ -72,7 +76,9 @@ drain_read_grace: 50ms
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	c2.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := c2.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	if l, err := bufio.NewReader(c2).ReadString('\n'); l != "ERROR Too many open connections\r\n" {
 		t.Errorf("second connection: %q %v", l, err)
 	}

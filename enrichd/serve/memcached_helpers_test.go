@@ -49,8 +49,24 @@ func dialMC(t testing.TB, addr string) (net.Conn, *bufio.Reader) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(5 * time.Second))
+	must(t, c.SetDeadline(time.Now().Add(5*time.Second)))
 	return c, bufio.NewReader(c)
+}
+
+// must fails the test on err.
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// send writes b to c in full.
+func send(t testing.TB, c net.Conn, b []byte) {
+	t.Helper()
+	if _, err := c.Write(b); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // binReq is a binary protocol request.

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"strconv"
 	"time"
@@ -68,7 +69,7 @@ func nextToken(b []byte) (tok, rest []byte) {
 // A line longer than the read buffer ends the connection.
 func (c *mcConn) readLine() ([]byte, bool) {
 	line, err := c.r.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
+	if errors.Is(err, bufio.ErrBufferFull) {
 		c.w.WriteString("CLIENT_ERROR line too long\r\n")
 		return nil, false
 	}
@@ -231,7 +232,8 @@ func (c *mcConn) delete(toks [][]byte) {
 	if len(toks) > 2 {
 		hold0 := bstr(toks[2]) == "0"
 		nr = noreply(toks)
-		if !(len(toks) == 3 && (hold0 || nr) || len(toks) == 4 && hold0 && nr) {
+		valid := len(toks) == 3 && (hold0 || nr) || len(toks) == 4 && hold0 && nr
+		if !valid {
 			c.reply(nr, "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n")
 			return
 		}

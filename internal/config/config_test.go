@@ -151,7 +151,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"name: a\nmode: fast\npeers: []\n", `s.yaml:3:8: peers: the list is empty`},
 		{"name: a\nmode: fast\npeers: [x]\n", `s.yaml:3:9: peers[0]: must be a mapping`},
 		{"name: a\nmode: fast\npeers: [{addr: a:1, port: 2}]\n", `s.yaml:3:21: peers[0].port: unknown field (known: addr)`},
-		{"name: a\nmode: fast\nnmae: b\n", `s.yaml:3:1: nmae: unknown field (known: buffer, debug, labels, listen, mode, name, peers, ratio, retries, tags, timeout)`},
+		{"name: a\nmode: fast\nnamed: b\n", `s.yaml:3:1: named: unknown field (known: buffer, debug, labels, listen, mode, name, peers, ratio, retries, tags, timeout)`},
 		{"name: a\nmode: fast\nname: b\n", `s.yaml:3:1: name: given twice`},
 		{"name: a\nmode: fast\n[x]: b\n", `s.yaml:3:1: a key must be a plain name`},
 		{"name: a\nmode: fast\n? ''\n: b\n", `s.yaml:3:3: a key must be a plain name`},
@@ -207,11 +207,11 @@ func TestEveryError(t *testing.T) {
 }
 
 func TestAliases(t *testing.T) {
-	s, errs := load(t, "base: &b {addr: \"x:1\"}\nname: &n web\nmode: fast\n")
+	_, errs := load(t, "base: &b {addr: \"x:1\"}\nname: &n web\nmode: fast\n")
 	if !strings.Contains(errs, "base: unknown field") {
 		t.Fatalf("got %s", errs)
 	}
-	s, errs = load(t, "name: &n web\nmode: fast\ntags: [*n]\npeers: [&p {addr: \"x:1\"}, *p]\n")
+	s, errs := load(t, "name: &n web\nmode: fast\ntags: [*n]\npeers: [&p {addr: \"x:1\"}, *p]\n")
 	if errs != "" || s.Tags[0] != "web" || len(s.Peers) != 2 || s.Peers[1].Addr != "x:1" {
 		t.Fatalf("%+v %s", s, errs)
 	}

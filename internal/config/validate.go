@@ -111,7 +111,7 @@ func CheckAddr(s string) error {
 		return nil
 	}
 	if _, _, err := net.SplitHostPort(s); err != nil {
-		return fmt.Errorf("must be HOST:PORT: %v", err)
+		return fmt.Errorf("must be HOST:PORT: %w", err)
 	}
 	return nil
 }

@@ -26,10 +26,14 @@ func reference(t *testing.T, cols []string, v reader.View) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		enc.Encode(c)
+		if err := enc.Encode(c); err != nil {
+			t.Fatal(err)
+		}
 		b.Truncate(b.Len() - 1)
 		b.WriteByte(':')
-		enc.Encode(string(v.Col(i)))
+		if err := enc.Encode(string(v.Col(i))); err != nil {
+			t.Fatal(err)
+		}
 		b.Truncate(b.Len() - 1)
 	}
 	b.WriteByte('}')

@@ -77,17 +77,30 @@ func exchangeBin(t testing.TB, addr string, request []byte, close bool) []byte {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	if !close {
 		request = append(request[:len(request):len(request)], req{op: opNoop, opaque: endOpaque}.bytes()...)
 	}
-	go c.Write(request)
+	// Written while the answers are read: a large request is more than a
+	// socket buffers while no one reads. A server that closes the
+	// connection may do so before it has read the whole request: then
+	// the write fails, as it should.
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := c.Write(request)
+		wrote <- err
+	}()
 	var got []byte
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := c.Read(buf)
 		got = append(got, buf[:n]...)
 		if !close && bytes.HasSuffix(got, endNoop) {
+			if err := <-wrote; err != nil {
+				t.Fatalf("%s: writing the request: %v", addr, err)
+			}
 			return got
 		}
 		if errors.Is(err, io.EOF) && close {

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
+
 	"github.com/lutkit/lutkit/internal/testfiles"
 )
 
@@ -166,26 +168,35 @@ func startEnrichd(t testing.TB, o enrichdOpts) string {
 			t.Fatal(err)
 		}
 		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		stop := func() {
-			cmd.Process.Signal(os.Interrupt)
+		var waitErr error
+		go func() { waitErr = cmd.Wait(); close(exited) }()
+		stop := func() error {
+			if err := cmd.Process.Signal(os.Interrupt); err != nil && !errors.Is(err, os.ErrProcessDone) {
+				return err
+			}
 			select {
 			case <-exited:
+				return waitErr
 			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
+				_ = cmd.Process.Kill() // killed or gone: Wait reaps it
 				<-exited
+				return errors.New("did not stop within 10s of SIGINT")
 			}
 		}
 		if waitServing(addr, exited) {
 			t.Cleanup(func() {
-				stop()
+				if err := stop(); err != nil {
+					t.Errorf("enrichd: %v", err)
+				}
 				if t.Failed() {
 					t.Logf("enrichd stderr:\n%s", stderr.String())
 				}
 			})
 			return addr
 		}
-		stop()
+		// Not serving, most likely because the port was taken meanwhile:
+		// how it ended is in stderr, shown after the last attempt.
+		_ = stop()
 		if attempt == 2 {
 			t.Fatalf("enrichd did not serve memcached on %s:\n%s", addr, stderr.String())
 		}
@@ -210,9 +221,10 @@ func startMemcached(t testing.TB, args ...string) string {
 			t.Fatal(err)
 		}
 		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
+		// Killed, memcached has nothing to report: Wait only reaps it.
+		go func() { _ = cmd.Wait(); close(exited) }()
 		stop := func() {
-			cmd.Process.Kill()
+			_ = cmd.Process.Kill() // gone already when it failed to start
 			<-exited
 		}
 		if waitServing(addr, exited) {
@@ -250,8 +262,10 @@ func waitServing(addr string, exited <-chan struct{}) bool {
 		}
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
-			c.SetDeadline(time.Now().Add(2 * time.Second))
-			_, err = c.Write([]byte("version\r\n"))
+			err = c.SetDeadline(time.Now().Add(2 * time.Second))
+			if err == nil {
+				_, err = c.Write([]byte("version\r\n"))
+			}
 			var line string
 			if err == nil {
 				line, err = bufio.NewReader(c).ReadString('\n')
@@ -271,7 +285,7 @@ func waitServing(addr string, exited <-chan struct{}) bool {
 func value(t testing.TB, addr, key string) ([]byte, bool) {
 	t.Helper()
 	it, err := memcache.New(addr).Get(key)
-	if err == memcache.ErrCacheMiss {
+	if errors.Is(err, memcache.ErrCacheMiss) {
 		return nil, false
 	}
 	if err != nil {

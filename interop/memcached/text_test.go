@@ -22,14 +22,25 @@ func exchangeText(t testing.TB, addr, request string) string {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	go c.Write([]byte(request + "mn\r\n"))
+	if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	// Written while the answers are read: a large request is more than a
+	// socket buffers while no one reads.
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := c.Write([]byte(request + "mn\r\n"))
+		wrote <- err
+	}()
 	var got bytes.Buffer
 	r := bufio.NewReader(c)
 	for {
 		l, err := r.ReadString('\n')
 		got.WriteString(l)
 		if l == "MN\r\n" {
+			if err := <-wrote; err != nil {
+				t.Fatalf("%s: writing the request: %v", addr, err)
+			}
 			return got.String()
 		}
 		if err != nil {

@@ -1,7 +1,6 @@
 package mmdb_test
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net"
@@ -333,17 +332,25 @@ http {
 }
 `, nginxModule, dir, f.city, f.asn, port)
 	confPath := filepath.Join(dir, "nginx.conf")
-	os.WriteFile(confPath, []byte(conf), 0o644)
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(bin, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
-	stderr, _ := cmd.StderrPipe()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
+		// Killed, nginx has nothing to report: Wait only reaps it.
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 	}()
-	go io.Copy(io.Discard, bufio.NewReader(stderr))
+	// Drained so that nginx never blocks on a full pipe; what it says
+	// goes to error.log, shown on failure.
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
 	base := fmt.Sprintf("http://127.0.0.1:%d/", port)
 	var up bool
 	for range 100 {
@@ -370,7 +377,7 @@ http {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		v := strings.Split(string(body), "|")
-		if resp.StatusCode != 200 || len(v) != 6 {
+		if resp.StatusCode != http.StatusOK || len(v) != 6 {
 			t.Fatalf("%s: %d %q", p.IP, resp.StatusCode, body)
 		}
 		var a answer

@@ -22,7 +22,9 @@ func TestTypedReadersDatabaseType(t *testing.T) {
 	needPython(t, "geoip2.database", "python3-geoip2")
 	dir := t.TempDir()
 	csv := filepath.Join(dir, "s.csv")
-	os.WriteFile(csv, []byte("network,site,lat,lon,asn,org\n81.2.69.0/24,London,51.5,-0.12,64513,Web\n"), 0o644)
+	if err := os.WriteFile(csv, []byte("network,site,lat,lon,asn,org\n81.2.69.0/24,London,51.5,-0.12,64513,Web\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	rules := map[mmdb.Model]map[string]mmdb.TypeRule{}
 	for m, rs := range mmdb.TypeRules {
 		rules[m] = map[string]mmdb.TypeRule{}

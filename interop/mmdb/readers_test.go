@@ -230,14 +230,18 @@ func build(t *testing.T) files {
 		fmt.Fprintf(&b, "%s,%s,%s,%s,%g,%g\n", s.network, s.name, s.cc, s.nameCC, s.lat, s.lon)
 	}
 	sitesCSV := filepath.Join(dir, "sites.csv")
-	os.WriteFile(sitesCSV, []byte(b.String()), 0o644)
+	if err := os.WriteFile(sitesCSV, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	b.Reset()
 	b.WriteString("start,end,asn,owner\n")
 	for _, o := range owners {
 		fmt.Fprintf(&b, "%s,%s,%d,%q\n", o.start, o.end, o.asn, o.org)
 	}
 	ownersCSV := filepath.Join(dir, "owners.csv")
-	os.WriteFile(ownersCSV, []byte(b.String()), 0o644)
+	if err := os.WriteFile(ownersCSV, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	f := files{city: filepath.Join(dir, "sites.mmdb"), asn: filepath.Join(dir, "owners.mmdb")}
 	lut := func(args ...string) string {
 		out, err := exec.Command(lutBin, args...).CombinedOutput()

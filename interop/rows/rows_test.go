@@ -93,10 +93,14 @@ func reference(t *testing.T) []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		enc.Encode(c)
+		if err := enc.Encode(c); err != nil {
+			t.Fatal(err)
+		}
 		b.Truncate(b.Len() - 1)
 		b.WriteByte(':')
-		enc.Encode(hostile[i])
+		if err := enc.Encode(hostile[i]); err != nil {
+			t.Fatal(err)
+		}
 		b.Truncate(b.Len() - 1)
 	}
 	b.WriteByte('}')
@@ -149,7 +153,9 @@ func TestHostileRow(t *testing.T) {
 	src := filepath.Join(dir, "customers.csv")
 	writeSource(t, src)
 	tdir := filepath.Join(dir, "tables")
-	os.Mkdir(tdir, 0o755)
+	if err := os.Mkdir(tdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	table := filepath.Join(tdir, "customers.lut")
 
 	// Invalid UTF-8 in the source: the compile names the place, and no
@@ -177,7 +183,7 @@ func TestHostileRow(t *testing.T) {
 	httpAddr, mcAddr, tcpAddr := freePort(t), freePort(t), freePort(t)
 	out := filepath.Join(dir, "out.json")
 	conf := filepath.Join(dir, "enrichd.yaml")
-	os.WriteFile(conf, []byte(fmt.Sprintf(`
+	err := os.WriteFile(conf, []byte(fmt.Sprintf(`
 inputs: [{type: tcp, listen: %q, format: raw}]
 tables: {path: %q}
 rules: [{name: customer, table: customers, field: id, target: customer}]
@@ -187,6 +193,9 @@ memcached: {listen: %q, default_table: customers}
 log: {level: warn}
 drain_read_grace: 50ms
 `, tcpAddr, tdir, out, httpAddr, mcAddr)), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
 	run(t, enrichd, "--config", conf, "--check-config")
 	d := exec.Command(enrichd, "--config", conf)
 	var logs bytes.Buffer
@@ -195,8 +204,12 @@ drain_read_grace: 50ms
 		t.Fatal(err)
 	}
 	defer func() {
-		d.Process.Signal(os.Interrupt)
-		d.Wait()
+		if err := d.Process.Signal(os.Interrupt); err != nil {
+			t.Errorf("stopping enrichd: %v", err)
+		}
+		if err := d.Wait(); err != nil {
+			t.Errorf("enrichd: %v after SIGINT", err)
+		}
 		if t.Failed() {
 			t.Logf("enrichd:\n%s", logs.String())
 		}

@@ -3,6 +3,7 @@ package syslog
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -55,7 +56,9 @@ func start(t testing.TB, name string, args []string, line func(string)) *proc {
 				line(sc.Text())
 			}
 		}
-		io.Copy(io.Discard, r)
+		// Drained if a line over 1 MiB stopped the scanner; a read
+		// error ends the output all the same.
+		_, _ = io.Copy(io.Discard, r)
 	}()
 	go func() {
 		p.err = p.cmd.Wait()
@@ -94,11 +97,13 @@ func (p *proc) stop(t testing.TB) {
 	if p.exited() {
 		return
 	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Errorf("%s: SIGTERM: %v", p.name, err)
+	}
 	select {
 	case <-p.done:
 	case <-time.After(20 * time.Second):
-		p.cmd.Process.Kill()
+		_ = p.cmd.Process.Kill() // killed or gone: Wait reaps it
 		<-p.done
 		t.Errorf("%s did not stop within 20 s of SIGTERM", p.name)
 	}

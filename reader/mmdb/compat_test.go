@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lutkit/lutkit/internal/testfiles"
 	"github.com/oschwald/maxminddb-golang/v2"
+
+	"github.com/lutkit/lutkit/internal/testfiles"
 )
 
 // TestVerifyAgreesWithMaxminddb: Verify accepts exactly the files of

@@ -77,9 +77,16 @@ func TestBuildIncremental(t *testing.T) {
 	}
 	// A changed source rebuilds its table only; changed options too.
 	src := filepath.Join(filepath.Dir(cfgPath), "sources", "customers.csv")
-	f, _ := os.OpenFile(src, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString("9,aaaaaaaaaaaaaaa,Ann,Lee,Acme,Peru,ann@example.com\n")
-	f.Close()
+	f, err := os.OpenFile(src, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("9,aaaaaaaaaaaaaaa,Ann,Lee,Acme,Peru,ann@example.com\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	for i := range cfg.Tables {
 		if cfg.Tables[i].Name == "services" {
 			cfg.Tables[i].LUT.FoldCase = false
@@ -103,9 +110,14 @@ func TestBuildIncremental(t *testing.T) {
 	// A damaged artifact fails tables.VerifyDir, naming the table and the file.
 	e := r3.Manifest.Table("customers")
 	p := filepath.Join(out, e.File)
-	b, _ := os.ReadFile(p)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	b[len(b)/2] ^= 0xff
-	os.WriteFile(p, b, 0o644)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err = tables.VerifyDir(out)
 	if err == nil || !strings.Contains(err.Error(), "table customers: "+p+": digest mismatch") {
 		t.Errorf("tables.VerifyDir of a damaged artifact: %v", err)

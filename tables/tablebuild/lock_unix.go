@@ -22,7 +22,9 @@ func lockDir(dir string) (func(), error) {
 		return nil, fmt.Errorf("%s: another build is running in %s (%w)", path, dir, err)
 	}
 	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		// Closing the file releases the lock as well: an unlock error
+		// leaves nothing held.
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
 }

@@ -111,8 +111,7 @@ func newBatchReader(name string, schema *arrow.Schema, next func() (arrow.Record
 		cols[i] = f.Name
 	}
 	if err := source.CheckColumnNames(cols); err != nil {
-		closeFn()
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, errors.Join(fmt.Errorf("%s: %w", name, err), closeFn())
 	}
 	return &batchReader{
 		name:    name,
@@ -146,7 +145,7 @@ func (r *batchReader) Next() (_ [][]byte, err error) {
 		rec, err := r.next()
 		if err != nil {
 			r.rec = nil
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				r.err = io.EOF
 			} else {
 				r.err = fmt.Errorf("%s: after row %d: %w", r.name, r.line, err)

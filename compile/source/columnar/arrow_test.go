@@ -1,6 +1,8 @@
 package columnar
 
 import (
+	"errors"
+
 	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/compile/source/sourcetest"
 
@@ -152,7 +154,9 @@ func TestArrowIPC(t *testing.T) {
 	}
 	t.Run("garbage", func(t *testing.T) {
 		p := filepath.Join(dir, "bad.arrow")
-		os.WriteFile(p, []byte("not arrow at all"), 0o644)
+		if err := os.WriteFile(p, []byte("not arrow at all"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := source.Open(p, source.Options{}); err == nil || !strings.HasPrefix(err.Error(), p+": ") {
 			t.Errorf("err = %v", err)
 		}
@@ -194,7 +198,9 @@ func TestParquetRead(t *testing.T) {
 	}
 
 	bad := filepath.Join(t.TempDir(), "bad.parquet")
-	os.WriteFile(bad, []byte("PAR1 nope"), 0o644)
+	if err := os.WriteFile(bad, []byte("PAR1 nope"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := source.Open(bad, source.Options{}); err == nil || !strings.HasPrefix(err.Error(), bad+": ") {
 		t.Errorf("bad parquet: %v", err)
 	}
@@ -255,7 +261,7 @@ func TestParquetWriterRoundTrip(t *testing.T) {
 			t.Fatalf("Line() = %d, want %d", r.Line(), i+1)
 		}
 	}
-	if _, err := r.Next(); err != io.EOF {
+	if _, err := r.Next(); !errors.Is(err, io.EOF) {
 		t.Fatalf("at end: %v", err)
 	}
 
@@ -340,18 +346,29 @@ func TestCSVWriterOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, row := range [][2]string{{"plain", " spaced "}, {"com,ma", `q"uote`}, {"cr\r", "lf\n"}, {"", ""}} {
-		w.Write([][]byte{[]byte(row[0]), []byte(row[1])})
+		if err := w.Write([][]byte{[]byte(row[0]), []byte(row[1])}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	w.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	want := "a,b c\nplain, spaced \n\"com,ma\",\"q\"\"uote\"\n\"cr\r\",\"lf\n\"\n,\n"
 	if buf.String() != want {
 		t.Errorf("got %q\nwant %q", buf.String(), want)
 	}
 	buf.Reset()
-	w, _ = source.NewWriter("tsv", &buf, []string{"only"})
-	w.Write([][]byte{[]byte("")})
-	w.Write([][]byte{[]byte("a,b\tc")})
-	w.Close()
+	if w, err = source.NewWriter("tsv", &buf, []string{"only"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"", "a,b\tc"} {
+		if err := w.Write([][]byte{[]byte(f)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if want := "only\n\"\"\n\"a,b\tc\"\n"; buf.String() != want {
 		t.Errorf("got %q\nwant %q", buf.String(), want)
 	}

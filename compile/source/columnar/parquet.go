@@ -1,6 +1,8 @@
 package columnar
 
 import (
+	"errors"
+
 	"github.com/lutkit/lutkit/compile/source"
 
 	"context"
@@ -39,7 +41,7 @@ func openParquet(path string) (source.Reader, error) {
 		if rr.Next() {
 			return rr.RecordBatch(), nil // valid until the next call
 		}
-		if err := rr.Err(); err != nil && err != io.EOF {
+		if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
 		}
 		return nil, io.EOF

@@ -38,7 +38,7 @@ func ReadAll(t testing.TB, r Rows) Result {
 			t.Fatal("reader does not end")
 		}
 		fields, err := r.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		var re *source.RowError
