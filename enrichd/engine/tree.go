@@ -173,7 +173,7 @@ type op struct {
 	// (`,"a":{"b":{"c":`), and end closes it (`}}`). An lfNone op's key
 	// ends with the '{' of its object; an lfClose op's end holds its '}'.
 	key   memberKey
-	end   []byte
+	end   closer
 	rule  int
 	col   int    // as node.col
 	def   []byte // as node.def
@@ -200,12 +200,12 @@ func compileTree(root *node) (prog []op, depth int) {
 				end = append(end, '}')
 			}
 			if m.kind != lfNone {
-				prog = append(prog, op{kind: m.kind, key: newMemberKey(key), end: end, rule: m.rule, col: m.col, def: m.def})
+				prog = append(prog, op{kind: m.kind, key: newMemberKey(key), end: newCloser(end), rule: m.rule, col: m.col, def: m.def})
 				continue
 			}
 			prog = append(prog, op{kind: lfNone, key: newMemberKey(append(key, '{')), depth: d})
 			members(m, d+1)
-			prog = append(prog, op{kind: lfClose, end: append(end, '}'), depth: d})
+			prog = append(prog, op{kind: lfClose, end: newCloser(append(end, '}')), depth: d})
 		}
 	}
 	members(root, 0)
