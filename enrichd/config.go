@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lutkit/lutkit/enrichd/engine"
+	"github.com/lutkit/lutkit/enrichd/internal/listen"
 	"github.com/lutkit/lutkit/internal/config"
 	"github.com/lutkit/lutkit/tables"
 )
@@ -119,6 +120,9 @@ type PipelineConfig struct {
 	KVFields       KVMode // used, all or none
 	Original       bool   // write event.original
 	StructuredData bool   // write log.syslog.structured_data
+	// TLSClient writes tls.client.subject, the verified client
+	// certificate of the connection (tcp inputs with tls.client_ca_file).
+	TLSClient bool
 }
 
 // HTTPConfig is the metrics and health endpoint, and the table lookup
@@ -128,20 +132,39 @@ type HTTPConfig struct {
 	Listen string
 	Pprof  bool // serve /debug/pprof/ too
 	// Token is the bearer token the lookup API requires (from http.token,
-	// or read from http.token_file). Without one, the API answers only on
-	// a loopback address.
+	// or read from http.token_file). Without one (or APIClients), the API
+	// answers only on a loopback address.
 	Token string
+	// APIClients lets HTTPS clients whose verified certificate has one of
+	// these names use the lookup API without the token.
+	APIClients []string
+	// MetricsToken and MetricsClients, when either is set, are what
+	// /metrics requires instead of being open; the lookup API's token and
+	// clients do not open it (and those of /metrics do not open the API).
+	MetricsToken   string
+	MetricsClients []string
+	// Conn are the tls: and limits: blocks of the HTTP listener.
+	Conn listen.Config
+	// ReadHeaderTimeout bounds the reading of a request's headers (a
+	// slow client is closed then); RequestTimeout the reading of a whole
+	// request and the writing of its answer.
+	ReadHeaderTimeout, RequestTimeout time.Duration
+	// MaxHeaderBytes bounds a request's headers, MaxBodyBytes a _batch
+	// request's body.
+	MaxHeaderBytes, MaxBodyBytes int
 }
 
 // MemcachedConfig is the read-only memcached listener (text, meta and
 // binary protocols).
 type MemcachedConfig struct {
-	At             config.At
-	Listen         string
-	DefaultTable   string        // table of keys given without "table:"
-	ValueColumn    string        // answer this column's value instead of the row as JSON
-	MaxConnections int           // open connections at most
-	IdleTimeout    time.Duration // close a connection silent this long (0: never)
+	At           config.At
+	Listen       string
+	DefaultTable string // table of keys given without "table:"
+	ValueColumn  string // answer this column's value instead of the row as JSON
+	// Conn are the tls: and limits: blocks of the listener (limits'
+	// max_connections and idle_timeout are also taken beside them, as
+	// they were written before).
+	Conn listen.Config
 }
 
 // LogLevel is the lowest level logged.
@@ -349,6 +372,7 @@ func (p *PipelineConfig) decode(d *config.Decoder, n *yaml.Node) {
 		"kv_fields":       func(v *yaml.Node) { s, _ := d.String(v, "pipeline.kv_fields"); p.KVFields = KVMode(s) },
 		"original":        func(v *yaml.Node) { p.Original, _ = d.Bool(v, "pipeline.original") },
 		"structured_data": func(v *yaml.Node) { p.StructuredData, _ = d.Bool(v, "pipeline.structured_data") },
+		"tls_client":      func(v *yaml.Node) { p.TLSClient, _ = d.Bool(v, "pipeline.tls_client") },
 	})
 }
 
@@ -376,7 +400,11 @@ func (h *HTTPConfig) decode(d *config.Decoder, n *yaml.Node, dir string) {
 	if both {
 		d.Errorf(n, "http", "give token or token_file, not both")
 	}
-	d.Mapping(n, "http", &h.At, config.Keys{
+	bothM := config.Lookup(n, "metrics_token") != nil && config.Lookup(n, "metrics_token_file") != nil
+	if bothM {
+		d.Errorf(n, "http", "give metrics_token or metrics_token_file, not both")
+	}
+	keys := config.Keys{
 		"listen": func(v *yaml.Node) { h.Listen, _ = d.String(v, "http.listen") },
 		"pprof":  func(v *yaml.Node) { h.Pprof, _ = d.Bool(v, "http.pprof") },
 		"token":  func(v *yaml.Node) { h.Token, _ = d.String(v, "http.token") },
@@ -385,7 +413,23 @@ func (h *HTTPConfig) decode(d *config.Decoder, n *yaml.Node, dir string) {
 				h.Token = readSecret(d, v, "http.token_file", resolve(dir, p))
 			}
 		},
-	})
+		"api_clients":   func(v *yaml.Node) { h.APIClients, _ = d.Strings(v, "http.api_clients") },
+		"metrics_token": func(v *yaml.Node) { h.MetricsToken, _ = d.String(v, "http.metrics_token") },
+		"metrics_token_file": func(v *yaml.Node) {
+			if p, ok := d.String(v, "http.metrics_token_file"); ok && !bothM {
+				h.MetricsToken = readSecret(d, v, "http.metrics_token_file", resolve(dir, p))
+			}
+		},
+		"metrics_clients":     func(v *yaml.Node) { h.MetricsClients, _ = d.Strings(v, "http.metrics_clients") },
+		"read_header_timeout": func(v *yaml.Node) { h.ReadHeaderTimeout, _ = d.Duration(v, "http.read_header_timeout") },
+		"request_timeout":     func(v *yaml.Node) { h.RequestTimeout, _ = d.Duration(v, "http.request_timeout") },
+		"max_header_bytes":    func(v *yaml.Node) { h.MaxHeaderBytes, _ = d.Size(v, "http.max_header_bytes") },
+		"max_body_bytes":      func(v *yaml.Node) { h.MaxBodyBytes, _ = d.Size(v, "http.max_body_bytes") },
+	}
+	for k, f := range h.Conn.Keys(d, "http", false) {
+		keys[k] = f
+	}
+	d.Mapping(n, "http", &h.At, keys)
 }
 
 // readSecret reads a token or password from a file; surrounding white
@@ -406,16 +450,46 @@ func readSecret(d *config.Decoder, n *yaml.Node, field, path string) string {
 // Validate checks the HTTP section.
 func (h *HTTPConfig) Validate(s config.Scope) {
 	s.Check("listen", config.CheckAddr(h.Listen))
+	h.Conn.Validate(s)
+	for _, k := range []struct {
+		key  string
+		list []string
+	}{{"api_clients", h.APIClients}, {"metrics_clients", h.MetricsClients}} {
+		if len(k.list) > 0 && h.Conn.TLS.ClientCAFile == "" {
+			s.Errorf(k.key, "needs tls.client_ca_file (the CA bundle that signs the client certificates)")
+		}
+	}
+	if h.MetricsToken != "" && h.MetricsToken == h.Token {
+		s.Errorf("metrics_token", "must differ from the lookup API's token: a metrics scraper must not read rows")
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"read_header_timeout", h.ReadHeaderTimeout}, {"request_timeout", h.RequestTimeout}} {
+		if d.v < 0 {
+			s.Errorf(d.key, "must not be negative")
+		}
+	}
+	for _, b := range []struct {
+		key string
+		v   int
+	}{{"max_header_bytes", h.MaxHeaderBytes}, {"max_body_bytes", h.MaxBodyBytes}} {
+		if b.v < 0 {
+			s.Errorf(b.key, "must be a positive size, not %d", b.v)
+		}
+	}
 }
 
 func (m *MemcachedConfig) decode(d *config.Decoder, n *yaml.Node) {
-	d.Mapping(n, "memcached", &m.At, config.Keys{
-		"listen":          func(v *yaml.Node) { m.Listen, _ = d.String(v, "memcached.listen") },
-		"default_table":   func(v *yaml.Node) { m.DefaultTable, _ = d.String(v, "memcached.default_table") },
-		"value_column":    func(v *yaml.Node) { m.ValueColumn, _ = d.String(v, "memcached.value_column") },
-		"max_connections": func(v *yaml.Node) { m.MaxConnections, _ = d.Size(v, "memcached.max_connections") },
-		"idle_timeout":    func(v *yaml.Node) { m.IdleTimeout, _ = d.Duration(v, "memcached.idle_timeout") },
-	})
+	keys := config.Keys{
+		"listen":        func(v *yaml.Node) { m.Listen, _ = d.String(v, "memcached.listen") },
+		"default_table": func(v *yaml.Node) { m.DefaultTable, _ = d.String(v, "memcached.default_table") },
+		"value_column":  func(v *yaml.Node) { m.ValueColumn, _ = d.String(v, "memcached.value_column") },
+	}
+	for k, f := range m.Conn.Keys(d, "memcached", true) {
+		keys[k] = f
+	}
+	d.Mapping(n, "memcached", &m.At, keys)
 }
 
 // Validate checks the memcached section; given says whether it was
@@ -425,12 +499,7 @@ func (m *MemcachedConfig) Validate(s config.Scope, given bool) {
 		s.Require("listen", m.Listen != "", "HOST:PORT")
 	}
 	s.Check("listen", config.CheckAddr(m.Listen))
-	if m.MaxConnections < 0 {
-		s.Errorf("max_connections", "must be a positive integer, not %d", m.MaxConnections)
-	}
-	if m.IdleTimeout < 0 {
-		s.Errorf("idle_timeout", "must not be negative")
-	}
+	m.Conn.Validate(s)
 }
 
 func (l *LogConfig) decode(d *config.Decoder, n *yaml.Node) {

@@ -129,7 +129,7 @@ func (cfg *Config) engineRules() ([]engine.Rule, engine.Options) {
 	for i, r := range cfg.Rules {
 		rules[i] = r.Rule
 	}
-	opts := engine.Options{Original: cfg.Pipeline.Original, StructuredData: cfg.Pipeline.StructuredData}
+	opts := engine.Options{Original: cfg.Pipeline.Original, StructuredData: cfg.Pipeline.StructuredData, TLSClient: cfg.Pipeline.TLSClient}
 	switch cfg.Pipeline.KVFields {
 	case KVAll:
 		opts.KV = engine.KVAll

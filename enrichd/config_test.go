@@ -69,7 +69,7 @@ pipeline: {flush_interval: soon}
 `)
 	want := []string{
 		"e.yaml:3:5: inputs[0].listen: required for a tcp input (HOST:PORT)",
-		"e.yaml:4:32: inputs[1].bogus: unknown field (known: format, idle_timeout, kafka, listen, max_connections, max_message_size, name, path, read_buffer, type)",
+		"e.yaml:4:32: inputs[1].bogus: unknown field (known: format, idle_timeout, kafka, limits, listen, max_connections, max_message_size, name, path, read_buffer, tls, type)",
 		`e.yaml:6:5: outputs[0].path: required for a file output ("-" is stdin)`,
 		`e.yaml:7:28: pipeline.flush_interval: must be a duration such as 5ms, 30s or 10m, not "soon"`,
 	}
@@ -97,7 +97,7 @@ func TestConfigDefaults(t *testing.T) {
 			t.Errorf("input %d: code %+v, file %+v", i, in, f)
 		}
 	}
-	if tc := cfg.Inputs[0].Settings.(*TCPInputConfig); tc.MaxConnections != DefaultMaxConnections || cfg.Inputs[1].Format != FormatRaw || cfg.Inputs[0].Format != FormatSyslog {
+	if tc := cfg.Inputs[0].Settings.(*TCPInputConfig); tc.Limits.MaxConnections != DefaultMaxConnections || cfg.Inputs[1].Format != FormatRaw || cfg.Inputs[0].Format != FormatSyslog {
 		t.Errorf("input defaults: %+v %+v", tc, cfg.Inputs)
 	}
 	if o := cfg.Outputs[0]; o.BufferSize != DefaultOutputBuffer || o.Name != "tcp:127.0.0.1:1" || o.Name != fromFile.Outputs[0].Name {

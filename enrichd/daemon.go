@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lutkit/lutkit/enrichd/engine"
+	"github.com/lutkit/lutkit/enrichd/internal/listen"
 	"github.com/lutkit/lutkit/enrichd/serve"
 	"github.com/lutkit/lutkit/tables"
 )
@@ -34,9 +35,9 @@ type Daemon struct {
 	inputKinds []*InputKind
 	outputs    []Output
 
-	httpLn  net.Listener
+	httpLn  *listen.Listener
 	httpSrv *http.Server
-	mcLn    net.Listener
+	mcLn    *listen.Listener
 	mc      *serve.Memcached
 
 	eventsOut atomic.Uint64
@@ -116,17 +117,26 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		d.inputKinds = append(d.inputKinds, kind)
 	}
 	if cfg.HTTP.Listen != "" {
-		if d.httpLn, err = net.Listen("tcp", cfg.HTTP.Listen); err != nil {
+		if d.httpLn, err = listen.Listen(cfg.HTTP.Listen, cfg.HTTP.Conn.Options("http", d.log)); err != nil {
 			return nil, fmt.Errorf("http: %w", err)
 		}
 	}
 	if cfg.Memcached.Listen != "" {
-		if d.mcLn, err = net.Listen("tcp", cfg.Memcached.Listen); err != nil {
+		mc := cfg.Memcached
+		// The listener caps per source and does the TLS handshake; the
+		// server caps in all, answering as memcached does, and closes
+		// idle connections. With TLS the listener caps in all too, so
+		// that handshakes count (a refusal cannot be answered in
+		// plaintext there).
+		o := mc.Conn.Options("memcached", d.log)
+		if o.TLS == nil {
+			o.Limits.MaxConnections = 0
+		}
+		if d.mcLn, err = listen.Listen(cfg.Memcached.Listen, o); err != nil {
 			return nil, fmt.Errorf("memcached: %w", err)
 		}
-		mc := cfg.Memcached
 		d.mc = serve.NewMemcached(d.set, serve.MemcachedOptions{DefaultTable: mc.DefaultTable, ValueColumn: mc.ValueColumn,
-			MaxConnections: mc.MaxConnections, IdleTimeout: mc.IdleTimeout, Logger: d.log})
+			MaxConnections: mc.Conn.Limits.MaxConnections, IdleTimeout: mc.Conn.Limits.IdleTimeout, Logger: d.log})
 	}
 	return d, nil
 }
@@ -204,8 +214,33 @@ func (d *Daemon) MemcachedAddr() net.Addr {
 // Set returns the live table set (nil without tables).
 func (d *Daemon) Set() *tables.Set { return d.set }
 
-// Reopen asks the file outputs to reopen their files (log rotation).
+// newHTTPServer is the HTTP server of h, with the configuration's bounds.
+func (d *Daemon) newHTTPServer(h http.Handler) *http.Server {
+	hc := d.cfg.HTTP
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: hc.ReadHeaderTimeout,
+		ReadTimeout:       hc.RequestTimeout,
+		WriteTimeout:      hc.RequestTimeout,
+		IdleTimeout:       hc.Conn.Limits.IdleTimeout,
+		MaxHeaderBytes:    hc.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelDebug),
+	}
+}
+
+// Reopen asks the file outputs to reopen their files (log rotation), and
+// the listeners to read their TLS certificate files again.
 func (d *Daemon) Reopen() {
+	for _, ln := range []*listen.Listener{d.httpLn, d.mcLn} {
+		if ln != nil {
+			ln.Reload()
+		}
+	}
+	for _, in := range d.inputs {
+		if r, ok := in.(interface{ Reload() }); ok {
+			r.Reload()
+		}
+	}
 	select {
 	case d.reopen <- struct{}{}:
 	default:
@@ -244,13 +279,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.httpLn != nil {
 		h := d.httpHandler()
 		if d.set != nil {
-			api := serve.NewAPI(d.set, serve.HTTPOptions{Token: d.cfg.HTTP.Token, Listen: d.cfg.HTTP.Listen})
+			hc := d.cfg.HTTP
+			api := serve.NewAPI(d.set, serve.HTTPOptions{Token: hc.Token, Clients: hc.APIClients, Listen: hc.Listen, MaxBatchBytes: hc.MaxBodyBytes})
 			if api.Disabled() {
-				d.log.Warn("the table lookup API (/v1/) is refused: http.listen is not a loopback address and no http.token is set")
+				d.log.Warn("the table lookup API (/v1/) is refused: http.listen is not a loopback address and neither http.token nor http.api_clients is set")
 			}
 			h = api.Handler(h)
 		}
-		d.httpSrv = &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+		d.httpSrv = d.newHTTPServer(h)
 		go func() {
 			if err := d.httpSrv.Serve(d.httpLn); !errors.Is(err, http.ErrServerClosed) {
 				d.log.Error("http: the endpoint stopped serving", "err", err)

@@ -19,6 +19,16 @@ const (
 	DefaultOutputBuffer   = 1 << 20
 	DefaultUDPReadBuffer  = 8 << 20
 
+	// The HTTP server's bounds: connections open at once, a request's
+	// headers read within DefaultHTTPReadHeaderTimeout, a whole request
+	// read and answered within DefaultHTTPRequestTimeout, an idle
+	// keep-alive connection closed after DefaultHTTPIdleTimeout.
+	DefaultHTTPMaxConnections    = 1024
+	DefaultHTTPReadHeaderTimeout = 10 * time.Second
+	DefaultHTTPRequestTimeout    = time.Minute
+	DefaultHTTPIdleTimeout       = 2 * time.Minute
+	DefaultHTTPMaxHeaderBytes    = 16 << 10
+
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultDrainReadGrace  = 500 * time.Millisecond
 
@@ -73,9 +83,20 @@ func (cfg *Config) setDefaults() {
 	if p.Workers == 0 {
 		p.Workers = runtime.GOMAXPROCS(0)
 	}
-	if cfg.Memcached.MaxConnections == 0 {
-		cfg.Memcached.MaxConnections = serve.DefaultMemcachedMaxConnections
+	h := &cfg.HTTP
+	if h.Conn.Limits.IdleTimeout == 0 && !h.Conn.Limits.At.Given("idle_timeout") {
+		h.Conn.Limits.IdleTimeout = DefaultHTTPIdleTimeout
 	}
+	h.Conn.SetDefaults(DefaultHTTPMaxConnections)
+	if h.ReadHeaderTimeout == 0 {
+		h.ReadHeaderTimeout = DefaultHTTPReadHeaderTimeout
+	}
+	if h.RequestTimeout == 0 {
+		h.RequestTimeout = DefaultHTTPRequestTimeout
+	}
+	def(&h.MaxHeaderBytes, DefaultHTTPMaxHeaderBytes)
+	def(&h.MaxBodyBytes, serve.DefaultMaxBatchBytes)
+	cfg.Memcached.Conn.SetDefaults(serve.DefaultMemcachedMaxConnections)
 	if cfg.Log.Level == "" {
 		cfg.Log.Level = "info"
 	}

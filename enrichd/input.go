@@ -123,7 +123,13 @@ type Batcher struct {
 	fmt  engine.Format
 	cur  *batch
 	drop bool // never block: drop and count when no batch is free (UDP)
+	// client is the verified TLS client of the connection read.
+	client []byte
 }
+
+// SetClient sets the verified TLS client certificate's subject of the
+// connection the batcher's messages come from (tls.client.subject).
+func (bt *Batcher) SetClient(subject []byte) { bt.client = subject }
 
 // Add appends msg, sending the batch when it is full.
 func (bt *Batcher) Add(msg []byte, truncated bool) {
@@ -150,6 +156,7 @@ func (bt *Batcher) Take() bool {
 		bt.cur = <-bt.q.free
 	}
 	bt.cur.in, bt.cur.Format, bt.cur.start = bt.in, bt.fmt, time.Now()
+	bt.cur.Client = bt.client
 	return true
 }
 

@@ -8,9 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/lutkit/lutkit/enrichd/engine"
+	"github.com/lutkit/lutkit/enrichd/internal/listen"
 	"github.com/lutkit/lutkit/enrichd/parse"
 	"github.com/lutkit/lutkit/internal/config"
 )
@@ -20,37 +19,27 @@ func init() {
 		Settings: func() Settings { return &TCPInputConfig{} }, New: newTCPInput})
 }
 
-// TCPInputConfig are the settings of a tcp input.
+// TCPInputConfig are the settings of a tcp input: its tls: and limits:
+// blocks (max_connections and idle_timeout are also taken beside them, as
+// they were written before the limits: block).
 type TCPInputConfig struct {
-	MaxConnections int           // connections open at once; more are closed at once
-	IdleTimeout    time.Duration // close a connection silent this long (0: never)
+	listen.Config
 }
 
 // Keys are the tcp input's keys.
 func (c *TCPInputConfig) Keys(d *config.Decoder, field string) config.Keys {
-	return config.Keys{
-		"max_connections": func(v *yaml.Node) { c.MaxConnections, _ = d.Size(v, config.Field(field, "max_connections")) },
-		"idle_timeout":    func(v *yaml.Node) { c.IdleTimeout, _ = d.Duration(v, config.Field(field, "idle_timeout")) },
-	}
+	return c.Config.Keys(d, field, true)
 }
 
 // SetDefaults fills the unset settings.
-func (c *TCPInputConfig) SetDefaults() {
-	if c.MaxConnections == 0 {
-		c.MaxConnections = DefaultMaxConnections
-	}
-}
+func (c *TCPInputConfig) SetDefaults() { c.Config.SetDefaults(DefaultMaxConnections) }
 
 // Validate checks the settings.
-func (c *TCPInputConfig) Validate(s config.Scope) {
-	if c.MaxConnections < 0 {
-		s.Errorf("max_connections", "must be a positive integer, not %d", c.MaxConnections)
-	}
-}
+func (c *TCPInputConfig) Validate(s config.Scope) { c.Config.Validate(s) }
 
 var (
 	mConns       = desc("connections_total", "Connections accepted.", "input")
-	mConnsReject = desc("connections_rejected_total", "Connections refused over max_connections.", "input")
+	mConnsReject = desc("connections_rejected_total", "Connections refused over limits.max_connections.", "input")
 	mConnsIdle   = desc("connections_idle_closed_total", "Connections closed by idle_timeout.", "input")
 	mConnsActive = desc("connections_active", "Open connections.", "input")
 )
@@ -62,7 +51,7 @@ type tcpInput struct {
 	cfg    *InputConfig
 	set    *TCPInputConfig
 	env    *Env
-	ln     net.Listener
+	ln     *listen.Listener
 	stats  *inputStats
 	fmt    engine.Format
 	framer sync.Pool
@@ -74,18 +63,16 @@ type tcpInput struct {
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
 
-	connsTotal  atomic.Uint64
-	connsReject atomic.Uint64 // over max_connections
-	connsIdle   atomic.Uint64 // closed by idle_timeout
-	connsActive atomic.Int64
+	connsIdle atomic.Uint64 // closed by idle_timeout
 }
 
 func newTCPInput(ic *InputConfig, env *Env) (Input, error) {
-	ln, err := net.Listen("tcp", ic.Listen)
+	set := ic.Settings.(*TCPInputConfig)
+	ln, err := listen.Listen(ic.Listen, set.Options(ic.Name, env.Log))
 	if err != nil {
 		return nil, err
 	}
-	return &tcpInput{cfg: ic, set: ic.Settings.(*TCPInputConfig), env: env, ln: ln, stats: env.InputStats(),
+	return &tcpInput{cfg: ic, set: set, env: env, ln: ln, stats: env.InputStats(),
 		fmt: ic.Format.code(), done: make(chan struct{}), conns: map[net.Conn]struct{}{}}, nil
 }
 
@@ -100,12 +87,17 @@ func (t *tcpInput) Addr() net.Addr        { return t.ln.Addr() }
 func (t *tcpInput) Stats() *inputStats    { return t.stats }
 func (t *tcpInput) Close() error          { return t.ln.Close() }
 
+// Reload reads the TLS certificate files again (SIGHUP).
+func (t *tcpInput) Reload() { t.ln.Reload() }
+
 func (t *tcpInput) Collect(m metricSink) {
 	n := t.stats.name
-	m.counter(mConns, t.connsTotal.Load(), n)
-	m.counter(mConnsReject, t.connsReject.Load(), n)
+	st := t.ln.Stats()
+	m.counter(mConns, st.Accepted, n)
+	m.counter(mConnsReject, st.RefusedFor(listen.ReasonMaxConnections), n)
 	m.counter(mConnsIdle, t.connsIdle.Load(), n)
-	m.gauge(mConnsActive, float64(t.connsActive.Load()), n)
+	m.gauge(mConnsActive, float64(st.Active), n)
+	m.listener("input:"+n, t.ln)
 }
 
 func (t *tcpInput) serve() {
@@ -120,12 +112,6 @@ func (t *tcpInput) serve() {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		t.connsTotal.Add(1)
-		if t.connsActive.Load() >= int64(t.set.MaxConnections) {
-			t.connsReject.Add(1)
-			c.Close()
-			continue
-		}
 		t.mu.Lock()
 		if t.isStopping() {
 			t.mu.Unlock()
@@ -133,7 +119,6 @@ func (t *tcpInput) serve() {
 			continue
 		}
 		t.conns[c] = struct{}{}
-		t.connsActive.Add(1)
 		t.wg.Add(1)
 		t.mu.Unlock()
 		go t.serveConn(c)
@@ -183,8 +168,8 @@ func (r *connReader) Read(p []byte) (int, error) {
 				continue
 			}
 			deadline = time.Now().Add(r.bt.FlushInterval())
-		case t.set.IdleTimeout > 0:
-			deadline = time.Now().Add(t.set.IdleTimeout)
+		case t.set.Limits.IdleTimeout > 0:
+			deadline = time.Now().Add(t.set.Limits.IdleTimeout)
 		}
 		if err := r.c.SetReadDeadline(deadline); err != nil {
 			return 0, err
@@ -210,10 +195,12 @@ func (t *tcpInput) serveConn(c net.Conn) {
 		t.mu.Lock()
 		delete(t.conns, c)
 		t.mu.Unlock()
-		t.connsActive.Add(-1)
 		c.Close()
 	}()
 	bt := t.env.Batcher(t.stats, t.cfg.Format, false)
+	if id, _ := listen.Identity(c); id != "" {
+		bt.SetClient([]byte(id))
+	}
 	cr := &connReader{t: t, c: c, bt: bt}
 	// Wait for the first bytes before taking a framing buffer, so idle
 	// connections cost no buffer.

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/pprof"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/lutkit/lutkit/enrichd/internal/listen"
 	"github.com/lutkit/lutkit/enrichd/serve"
 	"github.com/lutkit/lutkit/tables"
 )
@@ -39,6 +41,28 @@ func (m metricSink) counter(d *prometheus.Desc, v uint64, labels ...string) {
 
 func (m metricSink) gauge(d *prometheus.Desc, v float64, labels ...string) {
 	m.ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+var (
+	mLnAccepted  = desc("listener_connections_total", "Connections a listener accepted from its socket, refused ones included.", "listener", "tls")
+	mLnActive    = desc("listener_connections_active", "Open connections of a listener (those in their TLS handshake included).", "listener")
+	mLnRefused   = desc("listener_connections_refused_total", "Connections a listener refused, by reason.", "listener", "reason")
+	mLnCertLoads = desc("listener_tls_certificate_loads_total", "Loads of a listener's TLS certificate files (the first included).", "listener")
+	mLnCertFails = desc("listener_tls_certificate_reload_failures_total", "Reloads of a listener's TLS certificate files that failed (the previous certificate stays).", "listener")
+)
+
+// listener writes the samples of a listener named name.
+func (m metricSink) listener(name string, ln *listen.Listener) {
+	st := ln.Stats()
+	m.counter(mLnAccepted, st.Accepted, name, strconv.FormatBool(ln.TLS()))
+	m.gauge(mLnActive, float64(st.Active), name)
+	for i, r := range listen.Reasons {
+		m.counter(mLnRefused, st.Refused[i], name, r)
+	}
+	if ln.TLS() {
+		m.counter(mLnCertLoads, st.CertLoads, name)
+		m.counter(mLnCertFails, st.CertReloadFailures, name)
+	}
 }
 
 // collect passes on the samples of a Prometheus collector (a histogram).
@@ -101,6 +125,12 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		if mc, ok := in.(metricsCollector); ok {
 			mc.Collect(m)
 		}
+	}
+	if d.httpLn != nil {
+		m.listener("http", d.httpLn)
+	}
+	if d.mcLn != nil {
+		m.listener("memcached", d.mcLn)
 	}
 	m.counter(mEventsOut, d.eventsOut.Load())
 	for _, r := range d.eng.Stats() {
@@ -187,7 +217,8 @@ func (d *Daemon) httpHandler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector{d}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	metricsAuth := serve.Auth{Token: d.cfg.HTTP.MetricsToken, Clients: d.cfg.HTTP.MetricsClients}
+	mux.Handle("/metrics", metricsAuth.Guard(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})

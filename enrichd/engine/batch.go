@@ -6,6 +6,10 @@ type Batch struct {
 	Buf    []byte
 	Msgs   []Msg
 	Format Format
+	// Client is the verified TLS client certificate's subject of the
+	// connection every message of the batch was read from, or nil: the
+	// value of the field tls.client.subject.
+	Client []byte
 	// Malformed and Truncated count, once the batch is processed, the
 	// events that failed to parse (tagged and passed on) and those their
 	// input truncated.
@@ -22,6 +26,7 @@ type Msg struct {
 func (b *Batch) Reset() {
 	b.Buf = b.Buf[:0]
 	b.Msgs = b.Msgs[:0]
+	b.Client = nil
 	b.Malformed, b.Truncated = 0, 0
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/lutkit/lutkit/enrichd/parse"
 	"github.com/lutkit/lutkit/internal/jsonstr"
-	"github.com/lutkit/lutkit/internal/rowjson"
 	"github.com/lutkit/lutkit/reader/mmdb"
 )
 
@@ -30,11 +29,14 @@ func (w *Worker) encode(i int, e *evState, out []byte) []byte {
 		t := bytes.TrimSpace(e.line)
 		inner := bytes.TrimSpace(t[1 : len(t)-1])
 		buf = append(buf, t[:len(t)-1]...)
+		oneLine(buf[len(buf)-len(t)+1:])
 		comma = len(inner) > 0
 	} else {
 		buf = append(buf, '{')
 	}
 	syslog := e.kind == Syslog && e.ev.Format != parse.FormatUnknown
+	// A PROCID is written as process.pid or as log.syslog.procid.
+	pid := syslog && isJSONUint(e.ev.ProcID)
 	frames, prog := w.frames, w.p.prog
 	for k := range prog {
 		o := &prog[k]
@@ -49,7 +51,7 @@ func (w *Worker) encode(i int, e *evState, out []byte) []byte {
 			continue
 		case lfClose:
 			if comma {
-				buf = append(buf, o.end...)
+				buf = o.end.append(buf)
 			} else {
 				f := frames[o.depth]
 				buf, comma = buf[:f.mark], f.comma
@@ -91,12 +93,12 @@ func (w *Worker) encode(i int, e *evState, out []byte) []byte {
 			}
 			buf = jsonstr.AppendString(o.key.append(buf, comma), e.ev.MsgID)
 		case lfProcIDStr:
-			if !syslog || e.ev.ProcID == nil || isDigits(e.ev.ProcID) {
+			if !syslog || e.ev.ProcID == nil || pid {
 				continue
 			}
 			buf = jsonstr.AppendString(o.key.append(buf, comma), e.ev.ProcID)
 		case lfPID:
-			if !syslog || !isDigits(e.ev.ProcID) {
+			if !pid {
 				continue
 			}
 			buf = append(o.key.append(buf, comma), e.ev.ProcID...)
@@ -114,6 +116,11 @@ func (w *Worker) encode(i int, e *evState, out []byte) []byte {
 			default:
 				buf = jsonstr.AppendString(o.key.append(buf, comma), e.line)
 			}
+		case lfTLSClient:
+			if w.client == nil {
+				continue
+			}
+			buf = jsonstr.AppendString(o.key.append(buf, comma), w.client)
 		case lfOriginal:
 			if e.kind == JSON {
 				continue
@@ -150,8 +157,8 @@ func (w *Worker) encode(i int, e *evState, out []byte) []byte {
 			buf = buf[:mark]
 			continue
 		}
-		if len(o.end) > 0 {
-			buf = append(buf, o.end...)
+		if len(o.end.b) > 0 {
+			buf = o.end.append(buf)
 		}
 		comma = true
 	}
@@ -161,34 +168,64 @@ func (w *Worker) encode(i int, e *evState, out []byte) []byte {
 	return append(buf, '}', '\n')
 }
 
-// memberKeyPad is the size of memberKey.pad.
-const memberKeyPad = 40
+// memberKeyPad is the size of each of memberKey.pad.
+const memberKeyPad = 48
 
-// memberKey is a member's pre-encoded `,"name":`. pad holds it too, so
-// that a key of up to 33 bytes is written with one fixed-size move.
+// memberKey is a member's pre-encoded `,"name":`. pad holds it twice,
+// without its comma and with it, so that a key of up to memberKeyPad bytes
+// is written with one fixed-size move and no arithmetic on its length.
 type memberKey struct {
 	b   []byte
-	pad [memberKeyPad]byte
+	pad [2][memberKeyPad]byte // [0] without the comma, [1] with it
+	n   [2]int                // the lengths in pad, or 0 for a longer key
 }
 
 func newMemberKey(b []byte) memberKey {
 	k := memberKey{b: b}
-	copy(k.pad[:], b)
+	if len(b) <= memberKeyPad {
+		copy(k.pad[0][:], b[1:])
+		copy(k.pad[1][:], b)
+		k.n = [2]int{len(b) - 1, len(b)}
+	}
 	return k
 }
 
 // append appends the key, without its comma when no member precedes it.
 func (k *memberKey) append(buf []byte, comma bool) []byte {
-	off := 1
+	c := 0
 	if comma {
-		off = 0
+		c = 1
 	}
-	n, l := len(k.b)-off, len(buf)
-	if n <= 32 && cap(buf)-l >= 32 {
-		rowjson.Copy32(buf[l:cap(buf)], k.pad[off:])
+	if l, n := len(buf), k.n[c]; n > 0 && cap(buf)-l >= memberKeyPad {
+		*(*[memberKeyPad]byte)(buf[l : l+memberKeyPad]) = k.pad[c]
 		return buf[:l+n]
 	}
-	return append(buf, k.b[off:]...)
+	return append(buf, k.b[1-c:]...)
+}
+
+// closePad is the size of closer.pad.
+const closePad = 8
+
+// closer is the pre-encoded end of a member or object (`}`, `}}`), padded
+// like memberKey for the short ones.
+type closer struct {
+	b   []byte
+	pad [closePad]byte
+}
+
+func newCloser(b []byte) closer {
+	c := closer{b: b}
+	copy(c.pad[:], b)
+	return c
+}
+
+// append appends the end.
+func (c *closer) append(buf []byte) []byte {
+	if l, n := len(buf), len(c.b); n <= closePad && cap(buf)-l >= closePad {
+		*(*[closePad]byte)(buf[l : l+closePad]) = c.pad
+		return buf[:l+n]
+	}
+	return append(buf, c.b...)
 }
 
 func (w *Worker) writeTags(buf []byte, e *evState, comma bool) []byte {
@@ -222,8 +259,11 @@ func (w *Worker) writeTags(buf []byte, e *evState, comma bool) []byte {
 	return append(buf, ']')
 }
 
-func isDigits(b []byte) bool {
-	if len(b) == 0 || len(b) > 18 {
+// isJSONUint reports whether b is a JSON number of up to 18 digits
+// without a sign, fraction or exponent: digits, and no leading zero
+// unless b is "0" (007 is not JSON).
+func isJSONUint(b []byte) bool {
+	if len(b) == 0 || len(b) > 18 || b[0] == '0' && len(b) > 1 {
 		return false
 	}
 	for _, c := range b {
@@ -232,6 +272,22 @@ func isDigits(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// oneLine turns the line breaks of a valid JSON text into spaces, so that
+// an object spread over several lines (one an octet-counted frame or a
+// Kafka message may hold) is written as one line. In valid JSON a '\n' or
+// '\r' can only be whitespace between tokens: inside a string it is
+// escaped.
+func oneLine(b []byte) {
+	if bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 {
+		return
+	}
+	for i, c := range b {
+		if c == '\n' || c == '\r' {
+			b[i] = ' '
+		}
+	}
 }
 
 // validJSONObject reports whether line is one JSON object in valid UTF-8.

@@ -71,6 +71,7 @@ type Options struct {
 	KV             KVMode
 	Original       bool // write event.original, the raw message
 	StructuredData bool // write log.syslog.structured_data
+	TLSClient      bool // write tls.client.subject, when the batch has one
 	// Split records where each event's line ends in the output (Lines.Line),
 	// for outputs that send events one by one.
 	Split bool

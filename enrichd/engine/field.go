@@ -23,6 +23,7 @@ const (
 	fkProcID
 	fkMsgID
 	fkMessage
+	fkTLSClient
 )
 
 type fieldRef struct {
@@ -41,7 +42,8 @@ func CheckField(name string) error {
 
 // parseFieldRef parses a rule's source field: "kv.NAME", "json.PATH",
 // "sd.ID.NAME", a syslog header field (host.name, log.syslog.appname,
-// process.pid, log.syslog.msgid, message), or a bare NAME (a key=value
+// process.pid, log.syslog.msgid, message), the verified TLS client
+// certificate's subject (tls.client.subject), or a bare NAME (a key=value
 // pair, or the JSON member NAME for JSON input).
 func parseFieldRef(s string) (fieldRef, error) {
 	switch s {
@@ -57,6 +59,8 @@ func parseFieldRef(s string) (fieldRef, error) {
 		return fieldRef{kind: fkMsgID}, nil
 	case "message":
 		return fieldRef{kind: fkMessage}, nil
+	case "tls.client.subject":
+		return fieldRef{kind: fkTLSClient}, nil
 	}
 	switch {
 	case strings.HasPrefix(s, "kv."):
@@ -149,6 +153,8 @@ func (w *Worker) fieldValue(i int, e *evState, f *fieldRef) []byte {
 		return e.ev.ProcID
 	case fkMsgID:
 		return e.ev.MsgID
+	case fkTLSClient:
+		return w.client
 	case fkMessage:
 		if e.kind == Syslog {
 			return e.ev.Message

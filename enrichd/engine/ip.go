@@ -5,36 +5,48 @@ import (
 )
 
 // parseIP parses an IPv4 dotted quad without allocating, falling back to
-// netip for anything else.
+// netip for anything else (IPv6, and what is not an address).
 func parseIP(b []byte) (netip.Addr, bool) {
-	var a [4]byte
-	part, val, digits := 0, 0, 0
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			if digits > 0 && val == 0 {
-				return parseIPSlow(b) // a leading zero: only IPv6 ("0db8:...") has them
+	if a, ok := parseIPv4(b); ok {
+		return netip.AddrFrom4(a), true
+	}
+	return parseIPSlow(b)
+}
+
+// parseIPv4 parses four decimal bytes of one to three digits, without
+// leading zeros, separated by dots: the IPv4 addresses netip takes. It
+// reports false for anything else, which may still be an address.
+func parseIPv4(b []byte) (a [4]byte, ok bool) {
+	i := 0
+	for p := range 4 {
+		if p > 0 {
+			if i >= len(b) || b[i] != '.' {
+				return a, false
 			}
-			val = val*10 + int(c-'0')
-			digits++
-			if val > 255 {
-				return parseIPSlow(b) // IPv6 ("2001:db8::1"), or not an address
-			}
-		case c == '.' && digits > 0 && part < 3:
-			a[part] = byte(val)
-			part++
-			val, digits = 0, 0
-		case c == ':':
-			return parseIPSlow(b)
-		default:
-			return parseIPSlow(b) // IPv6 ("fd00::1"), or not an address
+			i++
 		}
+		if i >= len(b) || b[i]-'0' > 9 {
+			return a, false
+		}
+		v := uint(b[i] - '0')
+		i++
+		if i < len(b) && b[i]-'0' <= 9 {
+			if v == 0 {
+				return a, false // a leading zero
+			}
+			v = v*10 + uint(b[i]-'0')
+			i++
+			if i < len(b) && b[i]-'0' <= 9 {
+				v = v*10 + uint(b[i]-'0')
+				i++
+				if v > 255 {
+					return a, false
+				}
+			}
+		}
+		a[p] = byte(v)
 	}
-	if part != 3 || digits == 0 {
-		return netip.Addr{}, false
-	}
-	a[3] = byte(val)
-	return netip.AddrFrom4(a), true
+	return a, i == len(b)
 }
 
 func parseIPSlow(b []byte) (netip.Addr, bool) {

@@ -23,6 +23,7 @@ const (
 	lfSD        // RFC 5424 structured data, as an object of objects
 	lfMessage
 	lfOriginal
+	lfTLSClient
 	lfKV      // the key=value pairs of the message, written as members of the enclosing object
 	lfLUTCol  // column col of rule's row (or its default on a miss)
 	lfLUTAll  // every column of rule's row as an object (or the defaults on a miss)
@@ -98,9 +99,10 @@ func buildTree(rules []Rule, opts Options) (*node, error) {
 		{"process.pid", lfPID},
 		{"message", lfMessage},
 		{"event.original", lfOriginal},
+		{"tls.client.subject", lfTLSClient},
 	}
 	for _, h := range hdr {
-		if h.kind == lfSD && !opts.StructuredData || h.kind == lfOriginal && !opts.Original {
+		if h.kind == lfSD && !opts.StructuredData || h.kind == lfOriginal && !opts.Original || h.kind == lfTLSClient && !opts.TLSClient {
 			continue
 		}
 		if err := add(h.path, &node{kind: h.kind}, "event header"); err != nil {
@@ -171,7 +173,7 @@ type op struct {
 	// (`,"a":{"b":{"c":`), and end closes it (`}}`). An lfNone op's key
 	// ends with the '{' of its object; an lfClose op's end holds its '}'.
 	key   memberKey
-	end   []byte
+	end   closer
 	rule  int
 	col   int    // as node.col
 	def   []byte // as node.def
@@ -198,12 +200,12 @@ func compileTree(root *node) (prog []op, depth int) {
 				end = append(end, '}')
 			}
 			if m.kind != lfNone {
-				prog = append(prog, op{kind: m.kind, key: newMemberKey(key), end: end, rule: m.rule, col: m.col, def: m.def})
+				prog = append(prog, op{kind: m.kind, key: newMemberKey(key), end: newCloser(end), rule: m.rule, col: m.col, def: m.def})
 				continue
 			}
 			prog = append(prog, op{kind: lfNone, key: newMemberKey(append(key, '{')), depth: d})
 			members(m, d+1)
-			prog = append(prog, op{kind: lfClose, end: append(end, '}'), depth: d})
+			prog = append(prog, op{kind: lfClose, end: newCloser(append(end, '}')), depth: d})
 		}
 	}
 	members(root, 0)

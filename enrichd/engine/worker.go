@@ -36,6 +36,7 @@ type Worker struct {
 	frames  []frame // the objects encode has open
 	snapGen uint64
 	ob      *Lines // the buffer being filled, when Engine.perEvent
+	client  []byte // the batch's Client
 }
 
 // NewWorker returns a worker that processes batchSize events at a time
@@ -93,6 +94,7 @@ func (w *Worker) process(b *Batch, out []byte, now time.Time) []byte {
 func (w *Worker) processChunk(b *Batch, msgs []Msg, out []byte, now time.Time) []byte {
 	p := w.p
 	w.now = now
+	w.client = b.Client
 	n := len(msgs)
 	evs := w.evs[:n]
 	var malformed, truncated uint64

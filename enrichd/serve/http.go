@@ -2,7 +2,6 @@ package serve
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"errors"
 	"io"
 	"net"
@@ -20,9 +19,14 @@ type HTTPOptions struct {
 	// Token, when set, must be presented as "Authorization: Bearer TOKEN"
 	// on every /v1/ request.
 	Token string
+	// Clients, when set, lets HTTPS clients whose verified certificate
+	// has one of these names (see listen.Allowed) use the API without the
+	// token.
+	Clients []string
 	// Listen is the address the HTTP server is bound to. When it is not a
-	// loopback address and Token is empty, the API refuses every request
-	// (403): tables must not be readable from the network without a token.
+	// loopback address and neither Token nor Clients is set, the API
+	// refuses every request (403): tables must not be readable from the
+	// network without authentication.
 	Listen string
 	// MaxBatchBytes bounds a _batch request body (default 16 MiB).
 	MaxBatchBytes int
@@ -46,7 +50,7 @@ const DefaultMaxBatchBytes = 16 << 20
 // "sep" query parameter).
 type API struct {
 	set      *tables.Set
-	token    []byte
+	auth     Auth
 	disabled bool
 	maxBatch int
 	pool     sync.Pool
@@ -66,11 +70,11 @@ var (
 
 // NewAPI returns the API over set.
 func NewAPI(set *tables.Set, opts HTTPOptions) *API {
-	a := &API{set: set, token: []byte(opts.Token), maxBatch: opts.MaxBatchBytes}
+	a := &API{set: set, auth: Auth{Token: opts.Token, Clients: opts.Clients}, maxBatch: opts.MaxBatchBytes}
 	if a.maxBatch <= 0 {
 		a.maxBatch = DefaultMaxBatchBytes
 	}
-	if opts.Token == "" && opts.Listen != "" && !IsLoopback(opts.Listen) {
+	if a.auth.Open() && opts.Listen != "" && !IsLoopback(opts.Listen) {
 		a.disabled = true
 	}
 	a.pool.New = func() any { return &httpBuf{out: make([]byte, 0, 4096), key: make([]byte, 0, 256)} }
@@ -125,26 +129,14 @@ func answer(w http.ResponseWriter, b []byte) {
 	_, _ = w.Write(b)
 }
 
-func (a *API) authorized(r *http.Request) bool {
-	if len(a.token) == 0 {
-		return true
-	}
-	v := r.Header["Authorization"]
-	if len(v) != 1 || len(v[0]) < 7 || !strings.EqualFold(v[0][:7], "bearer ") {
-		return false
-	}
-	return subtle.ConstantTimeCompare(sbytes(strings.TrimSpace(v[0][7:])), a.token) == 1
-}
-
 // ServeHTTP serves /v1/ requests.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if a.disabled {
-		httpError(w, http.StatusForbidden, "the lookup API on a non-loopback address needs http.token or http.token_file")
+		httpError(w, http.StatusForbidden, "the lookup API on a non-loopback address needs http.token (or token_file) or http.api_clients")
 		return
 	}
-	if !a.authorized(r) {
-		w.Header()["Www-Authenticate"] = []string{`Bearer realm="enrichd"`}
-		httpError(w, http.StatusUnauthorized, "missing or wrong bearer token")
+	if !a.auth.Allows(r) {
+		unauthorized(w, a.auth)
 		return
 	}
 	p := r.URL.Path

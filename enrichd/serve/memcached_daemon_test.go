@@ -30,7 +30,7 @@ drain_read_grace: 50ms
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Memcached.MaxConnections != 1 || cfg.Memcached.IdleTimeout != time.Hour {
+	if cfg.Memcached.Conn.Limits.MaxConnections != 1 || cfg.Memcached.Conn.Limits.IdleTimeout != time.Hour {
 		t.Fatalf("%+v", cfg.Memcached)
 	}
 	d, err := enrichd.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -197,7 +197,9 @@ func TestMemcachedGetAllocs(t *testing.T) {
 		c.r.Reset(c.in)
 		c.textStep()
 		c.textStep()
-		c.w.Flush()
+		if err := c.w.Flush(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	run()
 	if n := testing.AllocsPerRun(1000, run); n != 0 {

@@ -15,6 +15,7 @@ package rowjson
 import (
 	"encoding/binary"
 	"slices"
+	"unsafe"
 
 	"github.com/lutkit/lutkit/internal/jsonstr"
 	"github.com/lutkit/lutkit/reader"
@@ -96,15 +97,61 @@ func (e *Encoder) Append(buf []byte, v reader.View) []byte {
 	// The end offsets: read straight from the record when they are 16-bit
 	// (checked below as they are used), else checked and widened first.
 	e16, narrow := v.Ends16()
-	ends, cols := e.ends[:0], len(e16)/2
 	if !narrow {
-		var ok bool
-		if ends, ok = v.Ends(ends); !ok {
-			return e.appendEsc(buf, v) // a damaged row's bad values are empty
-		}
-		e.ends, cols = ends, len(ends)
+		return e.appendWide(buf, v, values)
 	}
-	keys := e.keys[:min(len(e.keys), cols)]
+	keys := e.keys[:min(len(e.keys), len(e16)/2)]
+	if len(keys) == 0 {
+		return append(buf, '{', '}')
+	}
+	if jsonstr.NeedsEscape(values) {
+		return e.appendEsc(buf, v)
+	}
+	mark := len(buf)
+	buf = slices.Grow(buf, len(values)+e.keysRoom+valPad)
+	b := buf[:cap(buf)]
+	// The moves below go through pointers: the room Grow made holds every
+	// key padded, every value and one valPad past the last, and a value
+	// is read valPad bytes at a time only where room has them.
+	dst := unsafe.Pointer(unsafe.SliceData(b))
+	room := values[:cap(values)]
+	src := unsafe.Pointer(unsafe.SliceData(room))
+	endp := unsafe.Pointer(unsafe.SliceData(e16))
+	nv, nroom := len(values), len(room)
+	l, start := len(buf), 0
+	for j := range keys {
+		k := &keys[j]
+		if len(k.b) <= keyPad {
+			*(*[keyPad]byte)(unsafe.Add(dst, l)) = k.pad
+		} else {
+			copy(b[l:], k.b)
+		}
+		l += len(k.b)
+		ep := (*[2]byte)(unsafe.Add(endp, 2*j))
+		end := int(ep[0]) | int(ep[1])<<8
+		if end < start || end > nv {
+			return e.appendEsc(buf[:mark], v) // damaged
+		}
+		if end-start <= valPad && start+valPad <= nroom {
+			copy32(unsafe.Add(dst, l), unsafe.Add(src, start))
+		} else {
+			copy(b[l:], values[start:end])
+		}
+		l += end - start
+		start = end
+	}
+	return append(buf[:l], '"', '}')
+}
+
+// appendWide is Append for a row whose value ends are 32-bit (a record of
+// 64 KiB or more).
+func (e *Encoder) appendWide(buf []byte, v reader.View, values []byte) []byte {
+	ends, ok := v.Ends(e.ends[:0])
+	if !ok {
+		return e.appendEsc(buf, v) // a damaged row's bad values are empty
+	}
+	e.ends = ends
+	keys := e.keys[:min(len(e.keys), len(ends))]
 	if len(keys) == 0 {
 		return append(buf, '{', '}')
 	}
@@ -125,12 +172,7 @@ func (e *Encoder) Append(buf []byte, v reader.View) []byte {
 			copy(b[l:], k.b)
 		}
 		l += len(k.b)
-		var end int
-		if narrow {
-			end = int(binary.LittleEndian.Uint16(e16[2*j:]))
-		} else {
-			end = int(ends[j])
-		}
+		end := int(ends[j])
 		if end < start || end > len(values) {
 			return e.appendEsc(buf[:mark], v) // damaged
 		}
@@ -157,6 +199,18 @@ func (e *Encoder) appendEsc(buf []byte, v reader.View) []byte {
 		buf = jsonstr.AppendEscaped(buf, val)
 	}
 	return append(buf, '"', '}')
+}
+
+// copy32 is Copy32 through pointers, without bounds checks: dst and src
+// must each have 32 bytes.
+func copy32(dst, src unsafe.Pointer) {
+	le := binary.LittleEndian
+	d, s := (*[32]byte)(dst), (*[32]byte)(src)
+	a0, a1, a2, a3 := le.Uint64(s[:]), le.Uint64(s[8:]), le.Uint64(s[16:]), le.Uint64(s[24:])
+	le.PutUint64(d[:], a0)
+	le.PutUint64(d[8:], a1)
+	le.PutUint64(d[16:], a2)
+	le.PutUint64(d[24:], a3)
 }
 
 // Copy32 copies the first 32 bytes of src to dst, as four words: an array

@@ -14,7 +14,8 @@ import (
 // enrichd is a running enrichd writing its JSON lines to out.
 type enrichd struct {
 	*proc
-	out string
+	out      string
+	httpAddr string
 }
 
 // startEnrichd starts the built enrichd with syslog inputs (args such as
@@ -23,14 +24,20 @@ type enrichd struct {
 // failure messages show.
 func startEnrichd(t testing.TB, name string, args ...string) *enrichd {
 	t.Helper()
+	return startEnrichdConfig(t, name, "pipeline: {original: true}\n", append([]string{"--format", "syslog"}, args...)...)
+}
+
+// startEnrichdConfig is startEnrichd with the configuration file yml.
+func startEnrichdConfig(t testing.TB, name, yml string, args ...string) *enrichd {
+	t.Helper()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "enrichd.yaml")
-	if err := os.WriteFile(conf, []byte("pipeline: {original: true}\n"), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(yml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out.json")
 	httpAddr := "127.0.0.1:" + freePort(t)
-	cmd := append([]string{enrichdBin, "--config", conf, "--format", "syslog", "--out", out, "--http", httpAddr}, args...)
+	cmd := append([]string{enrichdBin, "--config", conf, "--out", out, "--http", httpAddr}, args...)
 	p := start(t, name, cmd, nil)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -43,7 +50,7 @@ func startEnrichd(t testing.TB, name string, args ...string) *enrichd {
 		if r, err := http.Get("http://" + httpAddr + "/readyz"); err == nil {
 			r.Body.Close()
 			if r.StatusCode == http.StatusOK {
-				return &enrichd{p, out}
+				return &enrichd{p, out, httpAddr}
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
