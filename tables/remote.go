@@ -138,7 +138,8 @@ type RemoteStats struct {
 	// Failures counts failed checks and downloads by reason (Reason*
 	// constants).
 	Failures map[string]uint64
-	// DownloadsByFile counts verified downloads by artifact file name.
+	// DownloadsByFile counts verified downloads by artifact file name,
+	// for the versions the cache keeps.
 	DownloadsByFile map[string]uint64
 }
 

@@ -157,6 +157,7 @@ func (r *remote) published(local string) string {
 func (r *remote) prune() {
 	dir := r.o.CacheDir
 	keep := map[string]bool{}
+	keepName := map[string]bool{} // artifact names as published
 	keepVer := map[string]bool{}
 	for _, v := range r.state.Versions {
 		keepVer[v.Digest+".json"] = true
@@ -167,8 +168,18 @@ func (r *remote) prune() {
 		}
 		for i := range m.Tables {
 			keep[cacheFile(&m.Tables[i])] = true
+			keepName[m.Tables[i].File] = true
 		}
 	}
+	// The per-artifact download counts of versions no longer kept go
+	// too: the map does not grow with every version ever served.
+	r.mu.Lock()
+	for f := range r.stats.DownloadsByFile {
+		if !keepName[f] {
+			delete(r.stats.DownloadsByFile, f)
+		}
+	}
+	r.mu.Unlock()
 	if ents, err := os.ReadDir(filepath.Join(dir, cacheVersions)); err == nil {
 		for _, e := range ents {
 			if !keepVer[e.Name()] {

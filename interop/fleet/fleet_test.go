@@ -134,6 +134,12 @@ drain_read_grace: 300ms
 	n.stop, n.done = cancel, make(chan error, 1)
 	go func() { n.done <- d.Run(ctx) }()
 	t.Cleanup(func() { n.shutdown(t) })
+	for start := time.Now(); !d.Ready(); {
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("node %s not ready", name)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	return n
 }
 

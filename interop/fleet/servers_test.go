@@ -2,16 +2,10 @@ package fleet_test
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -23,6 +17,7 @@ import (
 
 	"github.com/lutkit/lutkit/internal/s3test"
 	"github.com/lutkit/lutkit/internal/testfiles"
+	"github.com/lutkit/lutkit/internal/testpki"
 )
 
 // pki is a certificate authority made by the test, with a server
@@ -31,62 +26,14 @@ type pki struct {
 	ca, serverCert, serverKey, clientCert, clientKey string
 }
 
-func writePEM(t *testing.T, path, typ string, der []byte) {
+// makePKI makes the CA (internal/testpki), whose files nginx and the
+// nodes read.
+func makePKI(t *testing.T) pki {
 	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func makePKI(t *testing.T, dir string) pki {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "lutkit test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	p := pki{
-		ca: filepath.Join(dir, "ca.pem"), serverCert: filepath.Join(dir, "server.pem"), serverKey: filepath.Join(dir, "server.key"),
-		clientCert: filepath.Join(dir, "client.pem"), clientKey: filepath.Join(dir, "client.key"),
-	}
-	writePEM(t, p.ca, "CERTIFICATE", caDER)
-	leaf := func(serial int64, cn string, usage x509.ExtKeyUsage, certPath, keyPath string) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn},
-			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-		}
-		if usage == x509.ExtKeyUsageServerAuth {
-			tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kder, err := x509.MarshalECPrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		writePEM(t, certPath, "CERTIFICATE", der)
-		writePEM(t, keyPath, "EC PRIVATE KEY", kder)
-	}
-	leaf(2, "127.0.0.1", x509.ExtKeyUsageServerAuth, p.serverCert, p.serverKey)
-	leaf(3, "enrichd node", x509.ExtKeyUsageClientAuth, p.clientCert, p.clientKey)
-	return p
+	ca := testpki.NewCA(t, "fleet")
+	srv := ca.Server(t, "fleet-store")
+	cli := ca.Client(t, "enrichd-node")
+	return pki{ca: ca.CertFile, serverCert: srv.CertFile, serverKey: srv.KeyFile, clientCert: cli.CertFile, clientKey: cli.KeyFile}
 }
 
 // nginx is a running nginx serving root over TLS with client
@@ -122,7 +69,7 @@ func startNginx(t *testing.T, token string, slow ...string) *nginx {
 	t.Helper()
 	bin := nginxBinary(t)
 	dir := t.TempDir()
-	n := &nginx{t: t, dir: dir, root: filepath.Join(dir, "www"), token: token, pki: makePKI(t, dir),
+	n := &nginx{t: t, dir: dir, root: filepath.Join(dir, "www"), token: token, pki: makePKI(t),
 		access: filepath.Join(dir, "access.log")}
 	if err := os.MkdirAll(filepath.Join(n.root, "tables"), 0o755); err != nil {
 		t.Fatal(err)
