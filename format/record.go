@@ -85,16 +85,26 @@ func (r Record) Value(i int) []byte {
 	if uint(i) >= uint(r.cols) {
 		return nil
 	}
-	start := 0
-	if i > 0 {
-		start = r.end(i - 1)
+	// ParseRecord checked that the header, which holds every end offset,
+	// lies within b.
+	b := r.b
+	var start, end int
+	if !r.wide {
+		if i > 0 {
+			start = int(binary.LittleEndian.Uint16(b[2*i:]))
+		}
+		end = int(binary.LittleEndian.Uint16(b[2*i+2:]))
+	} else {
+		if i > 0 {
+			start = int(binary.LittleEndian.Uint32(b[4*i+4:]))
+		}
+		end = int(binary.LittleEndian.Uint32(b[4*i+8:]))
 	}
-	end := r.end(i)
 	base := r.hdr + r.klen
-	if start > end || base+end > len(r.b) {
+	if start > end || base+end > len(b) {
 		return nil
 	}
-	return r.b[base+start : base+end]
+	return b[base+start : base+end]
 }
 
 // Values returns the values, concatenated as stored: every value is a
