@@ -19,20 +19,32 @@ type Record struct {
 // with cols columns. It checks that the record lies within data; it reports
 // false for a record that does not.
 func ParseRecord(data []byte, off uint64, cols int) (Record, bool) {
-	if off >= uint64(len(data)) {
+	var r Record
+	if !r.Parse(data, off, cols) {
 		return Record{}, false
+	}
+	return r, true
+}
+
+// Parse is ParseRecord into r, for lookups that fill a Record in place
+// rather than copy one through several returns. When it reports false, r
+// is left partly set and must not be used.
+func (r *Record) Parse(data []byte, off uint64, cols int) bool {
+	if off >= uint64(len(data)) {
+		return false
 	}
 	b := data[off:]
 	if len(b) < 2 {
-		return Record{}, false
+		return false
 	}
 	le := binary.LittleEndian
-	r := Record{cols: cols}
+	r.cols = cols
 	var vlen int
 	if k := le.Uint16(b); k != WideMarker {
+		r.wide = false
 		r.hdr = 2 * (cols + 1)
 		if len(b) < r.hdr {
-			return Record{}, false
+			return false
 		}
 		r.klen = int(k)
 		vlen = int(le.Uint16(b[r.hdr-2:]))
@@ -40,7 +52,7 @@ func ParseRecord(data []byte, off uint64, cols int) (Record, bool) {
 		r.wide = true
 		r.hdr = 4 * (cols + 2)
 		if len(b) < r.hdr {
-			return Record{}, false
+			return false
 		}
 		r.klen = int(le.Uint32(b[4:]))
 		vlen = int(le.Uint32(b[r.hdr-4:]))
@@ -50,10 +62,10 @@ func ParseRecord(data []byte, off uint64, cols int) (Record, bool) {
 		n = uint64(r.hdr) + uint64(r.klen)
 	}
 	if n > uint64(len(b)) {
-		return Record{}, false
+		return false
 	}
 	r.b = b[:n]
-	return r, true
+	return true
 }
 
 // Key returns the record's normalised key.
@@ -81,20 +93,30 @@ func (r Record) end(i int) int {
 
 // Value returns value i, or nil if i is out of range or the record's end
 // offsets are inconsistent (a damaged file).
-func (r Record) Value(i int) []byte {
+func (r *Record) Value(i int) []byte {
 	if uint(i) >= uint(r.cols) {
 		return nil
 	}
-	start := 0
-	if i > 0 {
-		start = r.end(i - 1)
+	// ParseRecord checked that the header, which holds every end offset,
+	// lies within b.
+	b := r.b
+	var start, end int
+	if !r.wide {
+		if i > 0 {
+			start = int(binary.LittleEndian.Uint16(b[2*i:]))
+		}
+		end = int(binary.LittleEndian.Uint16(b[2*i+2:]))
+	} else {
+		if i > 0 {
+			start = int(binary.LittleEndian.Uint32(b[4*i+4:]))
+		}
+		end = int(binary.LittleEndian.Uint32(b[4*i+8:]))
 	}
-	end := r.end(i)
 	base := r.hdr + r.klen
-	if start > end || base+end > len(r.b) {
+	if start > end || base+end > len(b) {
 		return nil
 	}
-	return r.b[base+start : base+end]
+	return b[base+start : base+end]
 }
 
 // Values returns the values, concatenated as stored: every value is a

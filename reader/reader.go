@@ -305,19 +305,25 @@ func (t *Table) key(key []byte, buf []byte) []byte {
 
 // find returns the record for a normalised key.
 func (t *Table) find(key []byte, h uint64) (format.Record, bool) {
-	if t.header.Rows == 0 {
+	var r format.Record
+	if !t.findInto(key, h, &r) {
 		return format.Record{}, false
+	}
+	return r, true
+}
+
+// findInto sets r to the record for a normalised key and reports whether
+// there is one (r is not to be used when there is not).
+func (t *Table) findInto(key []byte, h uint64, r *format.Record) bool {
+	if t.header.Rows == 0 {
+		return false
 	}
 	pos := t.mphf.Index(h)
 	slot := binary.LittleEndian.Uint64(t.slots[8*pos:])
 	if format.SlotFingerprint(slot) != format.Fingerprint(h) {
-		return format.Record{}, false
+		return false
 	}
-	r, ok := format.ParseRecord(t.data, format.SlotRecord(slot), t.ncols)
-	if !ok || !bytes.Equal(r.Key(), key) {
-		return format.Record{}, false
-	}
-	return r, true
+	return r.Parse(t.data, format.SlotRecord(slot), t.ncols) && bytes.Equal(r.Key(), key)
 }
 
 // Lookup returns a View of the row for key, aliasing the mapping. The
@@ -333,11 +339,13 @@ func (t *Table) Lookup(key []byte) (View, bool) {
 // Get copies the row for key into row and reports whether it was found.
 // With a reused row it does not allocate.
 func (t *Table) Get(key []byte, row *Row) bool {
-	v, ok := t.Lookup(key)
-	if !ok {
+	var buf [128]byte
+	k := t.key(key, buf[:])
+	var r format.Record
+	if !t.findInto(k, format.HashKey(k, t.header.Seed), &r) {
 		return false
 	}
-	row.rec, row.buf = v.rec.Clone(row.buf[:0])
+	row.rec, row.buf = r.Clone(row.buf[:0])
 	return true
 }
 
