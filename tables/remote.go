@@ -154,8 +154,41 @@ type remote struct {
 	state   remoteState
 	pending map[string]bool
 
+	// rejected is the last version rejected for good (an artifact bad,
+	// missing or over the size limit), owned like state.
+	rejected rejection
+
 	mu    sync.Mutex
 	stats RemoteStats
+}
+
+// rejection remembers a version rejected for good, so that one bad
+// publish does not make every node download its artifacts again at every
+// poll: the checks that find the same manifest again are answered with
+// the same error and download nothing, 1, 3, 7 ... up to 63 of them in a
+// row, doubling with every rejection of that version. Then it is tried
+// again, so an artifact put right in the store under the same manifest is
+// picked up.
+type rejection struct {
+	digest string
+	err    error
+	times  int
+	skip   int
+}
+
+// reject records err as the rejection of the version digest when it is
+// permanent, and returns err.
+func (r *remote) reject(digest string, err error) error {
+	if _, permanent := reasonOf(err); !permanent {
+		return err
+	}
+	if r.rejected.digest != digest {
+		r.rejected = rejection{digest: digest}
+	}
+	r.rejected.times++
+	r.rejected.err = err
+	r.rejected.skip = min(1<<min(r.rejected.times, 6)-1, 63)
+	return err
 }
 
 func newRemote(path string, o *RemoteOptions, log *slog.Logger) (*remote, error) {
@@ -263,20 +296,24 @@ func (r *remote) check(ctx context.Context) (installed bool, err error) {
 		_ = writeJSON(filepath.Join(r.o.CacheDir, cacheState), &r.state)
 		return false, nil
 	}
+	if r.rejected.digest == digest && r.rejected.skip > 0 {
+		r.rejected.skip--
+		return false, r.rejected.err
+	}
 	// Every artifact is checked before any download: a version that
 	// cannot be served is rejected without transferring anything.
 	for i := range m.Tables {
 		t := &m.Tables[i]
 		if t.Size > r.o.maxArtifact() {
 			r.fail(ReasonSizeLimit)
-			return false, ferr(ReasonSizeLimit, true, "%s: version %.16s rejected: table %s: artifact %s is %d bytes, over the limit of %d",
-				r.st.location(), digest, t.Name, t.File, t.Size, r.o.maxArtifact())
+			return false, r.reject(digest, ferr(ReasonSizeLimit, true, "%s: version %.16s rejected: table %s: artifact %s is %d bytes, over the limit of %d",
+				r.st.location(), digest, t.Name, t.File, t.Size, r.o.maxArtifact()))
 		}
 	}
 	for i := range m.Tables {
 		t := &m.Tables[i]
 		if err := r.fetchArtifact(ctx, t); err != nil {
-			return false, fmt.Errorf("%s: version %.16s rejected: table %s: artifact %s: %w", r.st.location(), digest, t.Name, t.File, err)
+			return false, r.reject(digest, fmt.Errorf("%s: version %.16s rejected: table %s: artifact %s: %w", r.st.location(), digest, t.Name, t.File, err))
 		}
 	}
 	if err := r.install(m, raw, digest, v, now); err != nil {

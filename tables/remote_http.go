@@ -3,6 +3,7 @@ package tables
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,7 +29,22 @@ func newHTTPStore(u *url.URL, o *RemoteOptions, tlsConf *tls.Config) (*httpStore
 	if m.Path == "" || strings.HasSuffix(m.Path, "/") {
 		m.Path += ManifestName
 	}
-	return &httpStore{manifestURL: &m, o: o, client: &http.Client{Transport: o.transport(tlsConf)}}, nil
+	return &httpStore{manifestURL: &m, o: o, client: &http.Client{Transport: o.transport(tlsConf), CheckRedirect: sameOrigin}}, nil
+}
+
+// sameOrigin follows a redirect only to the scheme and host of the first
+// request: the token and the extra headers are the store's, and go
+// neither to another host nor over plain HTTP.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	first := via[0].URL
+	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+		return ferr(ReasonHTTPStatus, true, "redirect to %s://%s refused: the store's credentials go only to %s://%s",
+			req.URL.Scheme, req.URL.Host, first.Scheme, first.Host)
+	}
+	return nil
 }
 
 // location is the manifest's URL without its credentials: the same
@@ -105,7 +121,8 @@ func (h *httpStore) manifest(ctx context.Context, cond validator, limit int64) (
 }
 
 func (h *httpStore) artifact(ctx context.Context, name string, offset int64) (io.ReadCloser, int64, bool, error) {
-	u := h.manifestURL.ResolveReference(&url.URL{Path: url.PathEscape(name)})
+	// One path segment, escaped once.
+	u := h.manifestURL.ResolveReference(&url.URL{Path: name, RawPath: url.PathEscape(name)})
 	ctx, cancel := context.WithCancelCause(ctx)
 	req, err := h.request(ctx, u)
 	if err != nil {

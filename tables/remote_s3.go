@@ -156,6 +156,9 @@ func (s *s3Store) manifest(ctx context.Context, cond validator, limit int64) ([]
 	if err != nil {
 		return nil, validator{}, err
 	}
+	if int64(len(b)) > limit {
+		return nil, validator{}, ferr(ReasonSizeLimit, true, "the manifest is over the limit of %d bytes", limit)
+	}
 	if info.Size >= 0 && int64(len(b)) != info.Size {
 		return nil, validator{}, ferr(ReasonTruncated, false, "the manifest ended after %d of %d bytes", len(b), info.Size)
 	}

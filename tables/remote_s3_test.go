@@ -114,6 +114,12 @@ func TestRemoteS3(t *testing.T) {
 	if _, err := c.PutObject(context.Background(), "tables", "prod/"+m3.Tables[0].File, bytes.NewReader(mustRead(t, filepath.Join(src, m3.Tables[0].File))), m3.Tables[0].Size, minio.PutObjectOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The check after a rejection skips the same manifest (it downloads
+	// nothing and says why); the one after it tries the version again.
+	err = set.Reload()
+	if reason, _ := reasonOf(err); reason != ReasonSize {
+		t.Fatalf("the check after a rejection: %v", err)
+	}
 	err = set.Reload()
 	if reason, _ := reasonOf(err); reason != ReasonNotFound {
 		t.Fatalf("a missing artifact: %v", err)

@@ -121,7 +121,9 @@ type store interface {
 func newStore(path string, o *RemoteOptions) (store, error) {
 	u, err := url.Parse(path)
 	if err != nil {
-		return nil, fmt.Errorf("tables path %q: %w", redactURL(path), err)
+		// Not err: url.Parse's error quotes the whole URL, password
+		// included.
+		return nil, fmt.Errorf("tables path %s: not a valid URL", redactURL(path))
 	}
 	tlsConf, err := o.tlsConfig()
 	if err != nil {

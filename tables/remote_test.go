@@ -558,3 +558,93 @@ func TestIsRemote(t *testing.T) {
 	}
 	_ = errors.New
 }
+
+// TestRemoteRejectedVersionNotDownloadedAgain: a version rejected for a
+// bad artifact is not downloaded again at every check; the checks that
+// find the same manifest skip it (1, then 3, ...), and once the artifact is
+// put right in the store under the same manifest it is taken.
+func TestRemoteRejectedVersionNotDownloadedAgain(t *testing.T) {
+	srv := newStoreServer(t)
+	srv.publish(1)
+	set, err := Open(srv.url(), remoteOpts(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	m2 := writeVersion(t, srv.dir, 2)
+	p := filepath.Join(srv.dir, m2.Tables[0].File)
+	good, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]byte(nil), good...)
+	bad[len(bad)/2] ^= 0xff
+	writeFile(t, p, bad)
+	srv.putManifest(m2)
+
+	if err := set.Reload(); err == nil {
+		t.Fatal("the bad version was accepted")
+	}
+	first := srv.count(m2.Tables[0].File)
+	if first == 0 {
+		t.Fatal("the bad artifact was never downloaded")
+	}
+	// The next check finds the same manifest: the same error, no download.
+	err = set.Reload()
+	if reason, _ := reasonOf(err); reason != ReasonDigest {
+		t.Fatalf("second check: %v", err)
+	}
+	if n := srv.count(m2.Tables[0].File); n != first {
+		t.Fatalf("the rejected artifact was downloaded again: %d downloads, then %d", first, n)
+	}
+	// Then it is tried again; put right, it is taken within a few checks.
+	writeFile(t, p, good)
+	for i := 0; i < 8 && setVersion(t, set) != 2; i++ {
+		_ = set.Reload()
+	}
+	if v := setVersion(t, set); v != 2 {
+		t.Fatalf("version %d after the artifact was put right, want 2", v)
+	}
+}
+
+// TestRemoteRedirectsStayOnTheStore: a redirect to another host is not
+// followed (the token would go with it), and a URL that does not parse is
+// reported without its password.
+func TestRemoteRedirectsStayOnTheStore(t *testing.T) {
+	other := newStoreServer(t)
+	other.publish(1)
+	var gotAuth atomic.Bool
+	other.srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			gotAuth.Store(true)
+		}
+		other.ServeHTTP(w, r)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirector := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.url(), http.StatusFound)
+	})}
+	go func() { _ = redirector.Serve(ln) }()
+	t.Cleanup(func() { redirector.Close() })
+	opts := remoteOpts(t.TempDir())
+	opts.Remote.Token = "redirect-secret"
+	set, err := Open("http://"+ln.Addr().String()+"/tables/"+ManifestName, opts)
+	if err == nil {
+		set.Close()
+		t.Fatal("a redirect to another host was followed")
+	}
+	if gotAuth.Load() {
+		t.Fatal("the token went to the other host")
+	}
+	if !strings.Contains(err.Error(), "redirect") {
+		t.Fatalf("error: %v", err)
+	}
+
+	_, err = Open("https://fleet:hunt%zzer2@example.invalid/x/", remoteOpts(t.TempDir()))
+	if err == nil || strings.Contains(err.Error(), "hunt") {
+		t.Fatalf("a URL that does not parse: %v", err)
+	}
+}
