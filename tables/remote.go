@@ -187,7 +187,7 @@ func (r *remote) reject(digest string, err error) error {
 	}
 	r.rejected.times++
 	r.rejected.err = err
-	r.rejected.skip = min(1<<min(r.rejected.times, 6)-1, 63)
+	r.rejected.skip = 1<<min(r.rejected.times, 6) - 1 // 1, 3, 7 ... 63
 	return err
 }
 

@@ -1,7 +1,6 @@
 package tables
 
 import (
-	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -556,7 +555,6 @@ func TestIsRemote(t *testing.T) {
 	if _, err := Open("https://example.invalid/MANIFEST.json", Options{}); err == nil || !strings.Contains(err.Error(), "cache") {
 		t.Fatalf("a remote set without a cache directory: %v", err)
 	}
-	_ = errors.New
 }
 
 // TestRemoteRejectedVersionNotDownloadedAgain: a version rejected for a
