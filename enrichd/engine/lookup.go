@@ -24,6 +24,7 @@ type ruleWork struct {
 	row    rowjson.Encoder // writes a whole row
 	nf     int             // mmdb: fields per event in mmVals
 	cache  ipCache
+	recs   mmdb.RecordCache // mmdb: values of recently decoded records
 	// mmdb batch lookups: the addresses the cache did not answer, their
 	// events, and the batch's values and matches.
 	addrs     []netip.Addr
@@ -97,6 +98,7 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 		c := &rw.cache
 		if c.gen != w.snapGen || c.slots == nil {
 			c.reset(nf, w.snapGen)
+			rw.recs.Reset()
 		}
 		// Answer what the cache holds; look the rest up in one batch.
 		useCache := c.on()
@@ -134,10 +136,10 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 			if len(addrs) == n {
 				// Every event is looked up: the values go straight to
 				// their events.
-				_ = rw.mm.LookupFieldsBatch(addrs, r.mmFields, rw.mmVals[:n*nf], ms)
+				_ = rw.mm.LookupFieldsCached(addrs, r.mmFields, rw.mmVals[:n*nf], ms, &rw.recs)
 			} else {
 				bv := rw.batchVals[:len(addrs)*nf]
-				_ = rw.mm.LookupFieldsBatch(addrs, r.mmFields, bv, ms)
+				_ = rw.mm.LookupFieldsCached(addrs, r.mmFields, bv, ms, &rw.recs)
 				for j, i := range idx {
 					copy(rw.mmVals[int(i)*nf:(int(i)+1)*nf], bv[j*nf:(j+1)*nf])
 				}

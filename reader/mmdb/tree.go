@@ -237,6 +237,10 @@ func (r *Reader) lookup(ip netip.Addr) (Match, error) {
 	return r.finish(ip, &s)
 }
 
+// cachedWalk marks in walkState.node a walk whose record the cache
+// answered.
+const cachedWalk = ^uint(0)
+
 // batchWalk is how many addresses LookupFieldsBatch walks down the tree
 // together: enough for many cache misses in flight, small enough for its
 // state to stay on the stack.
@@ -253,6 +257,13 @@ const batchWalk = 32
 // the zero Match; the first such error is returned after every address was
 // processed. It does not allocate.
 func (r *Reader) LookupFieldsBatch(addrs []netip.Addr, fields *Fields, out []Value, matches []Match) error {
+	return r.LookupFieldsCached(addrs, fields, out, matches, nil)
+}
+
+// LookupFieldsCached is LookupFieldsBatch answering from cache (when not
+// nil) the records it holds and adding to it those it decodes. It does not
+// allocate after the cache's first use with fields.
+func (r *Reader) LookupFieldsCached(addrs []netip.Addr, fields *Fields, out []Value, matches []Match, cache *RecordCache) error {
 	if r.db == nil {
 		return errClosed
 	}
@@ -269,6 +280,9 @@ func (r *Reader) LookupFieldsBatch(addrs []netip.Addr, fields *Fields, out []Val
 		pf     [batchWalk]uintptr
 	)
 	dataBase := uintptr(unsafe.Pointer(unsafe.SliceData(r.data)))
+	if cache != nil {
+		cache.bind(r, fields)
+	}
 	for base := 0; base < len(addrs); base += batchWalk {
 		ips := addrs[base:min(base+batchWalk, len(addrs))]
 		ms := matches[base : base+len(ips)]
@@ -315,6 +329,10 @@ func (r *Reader) LookupFieldsBatch(addrs []netip.Addr, fields *Fields, out []Val
 			}
 			ms[i] = m
 			if m.found {
+				if cache != nil && cache.get(m.offset, out[(base+i)*nf:(base+i+1)*nf]) {
+					st[i].node = cachedWalk
+					continue
+				}
 				pf[n] = dataBase + uintptr(m.offset)
 				n++
 			}
@@ -322,7 +340,7 @@ func (r *Reader) LookupFieldsBatch(addrs []netip.Addr, fields *Fields, out []Val
 		prefetch.Lines(pf[:n])
 		for i := range ips {
 			m := &ms[i]
-			if !m.found {
+			if !m.found || st[i].node == cachedWalk {
 				continue
 			}
 			o := out[(base+i)*nf : (base+i+1)*nf]
@@ -332,6 +350,10 @@ func (r *Reader) LookupFieldsBatch(addrs []netip.Addr, fields *Fields, out []Val
 				if first == nil {
 					first = err
 				}
+				continue
+			}
+			if cache != nil {
+				cache.put(m.offset, o)
 			}
 		}
 	}
