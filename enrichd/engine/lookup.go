@@ -118,7 +118,7 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 				// so a cached network that contains ip answers without a
 				// lookup.
 				if e := c.slot(ip); e.valid && e.prefix.Contains(ip) {
-					copy(rw.mmVals[i*nf:(i+1)*nf], c.vals[e.idx*nf:(e.idx+1)*nf])
+					copyValues(rw.mmVals[i*nf:(i+1)*nf], c.vals[e.idx*nf:(e.idx+1)*nf])
 					cached++
 					if e.found {
 						hit[i] = true
@@ -141,7 +141,7 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 				bv := rw.batchVals[:len(addrs)*nf]
 				_ = rw.mm.LookupFieldsCached(addrs, r.mmFields, bv, ms, &rw.recs)
 				for j, i := range idx {
-					copy(rw.mmVals[int(i)*nf:(int(i)+1)*nf], bv[j*nf:(j+1)*nf])
+					copyValues(rw.mmVals[int(i)*nf:(int(i)+1)*nf], bv[j*nf:(j+1)*nf])
 				}
 			}
 			for j, i := range idx {
@@ -156,7 +156,7 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 				if p := m.Prefix(); p.IsValid() {
 					e := c.slot(addrs[j])
 					e.valid, e.prefix, e.found = true, p, m.Found()
-					copy(c.vals[e.idx*nf:(e.idx+1)*nf], rw.mmVals[int(i)*nf:(int(i)+1)*nf])
+					copyValues(c.vals[e.idx*nf:(e.idx+1)*nf], rw.mmVals[int(i)*nf:(int(i)+1)*nf])
 				}
 			}
 		}

@@ -63,7 +63,12 @@ func (c *RecordCache) get(off uint, out []Value) bool {
 	if c.offs[i] != off+1 {
 		return false
 	}
-	copy(out, c.vals[i*uint(c.nf):(i+1)*uint(c.nf)])
+	// A loop of assignments: copy of values that hold pointers costs a
+	// call to typedslicecopy, several times the moves.
+	vals := c.vals[i*uint(c.nf) : (i+1)*uint(c.nf)]
+	for j := range vals {
+		out[j] = vals[j]
+	}
 	return true
 }
 
@@ -71,5 +76,8 @@ func (c *RecordCache) get(off uint, out []Value) bool {
 func (c *RecordCache) put(off uint, vals []Value) {
 	i := c.slot(off)
 	c.offs[i] = off + 1
-	copy(c.vals[i*uint(c.nf):(i+1)*uint(c.nf)], vals)
+	dst := c.vals[i*uint(c.nf) : (i+1)*uint(c.nf)]
+	for j := range dst {
+		dst[j] = vals[j]
+	}
 }

@@ -182,6 +182,51 @@ func (t *searchTree) start(ip netip.Addr, s *walkState) error {
 	return nil
 }
 
+// startTop is start for an IPv4 address when v4Top is set.
+func (t *searchTree) startTop(ip netip.Addr, s *walkState) {
+	a := ip.As4()
+	v := binary.BigEndian.Uint32(a[:])
+	p := v >> (32 - v4TopBits)
+	node, j := uint(t.v4Top[p]), v4TopBits
+	if node >= t.nodeCount {
+		j = int(t.v4TopShort[p])
+	}
+	s.hi, s.lo = uint64(v)<<(32+j), 0
+	s.node, s.depth, s.stop = node, t.v4Depth+j, t.v4Depth+32
+}
+
+// stepAll advances by one level each walk of active, which must all be in
+// the tree (node < nodeCount, depth < stop). It moves to the front of
+// active those still in the tree after the step and returns their count.
+func (t *searchTree) stepAll(st *[batchWalk]walkState, active []uint8) int {
+	k := 0
+	if t.recSize == 24 {
+		nodes, count := t.nodes, t.nodeCount
+		for _, i := range active {
+			s := &st[i&(batchWalk-1)]
+			o := s.node*6 + uint(s.hi>>63)*3
+			s.hi = s.hi<<1 | s.lo>>63
+			s.lo <<= 1
+			b := nodes[o : o+3 : o+3]
+			s.node = uint(b[0])<<16 | uint(b[1])<<8 | uint(b[2])
+			s.depth++
+			if s.node < count && s.depth < s.stop {
+				active[k] = i
+				k++
+			}
+		}
+		return k
+	}
+	for _, i := range active {
+		s := &st[i&(batchWalk-1)]
+		if t.step(s) && s.node < t.nodeCount && s.depth < s.stop {
+			active[k] = i
+			k++
+		}
+	}
+	return k
+}
+
 // step advances s by one level; it reports false when the walk is over.
 func (t *searchTree) step(s *walkState) bool {
 	if s.node >= t.nodeCount || s.depth >= s.stop {
@@ -237,9 +282,12 @@ func (r *Reader) lookup(ip netip.Addr) (Match, error) {
 	return r.finish(ip, &s)
 }
 
-// cachedWalk marks in walkState.node a walk whose record the cache
-// answered.
-const cachedWalk = ^uint(0)
+// cachedWalk and failedWalk mark in walkState.node a walk whose record
+// the cache answered and one that could not start (nodes are 32-bit).
+const (
+	cachedWalk = ^uint(0)
+	failedWalk = ^uint(0) - 1
+)
 
 // batchWalk is how many addresses LookupFieldsBatch walks down the tree
 // together: enough for many cache misses in flight, small enough for its
@@ -289,53 +337,58 @@ func (r *Reader) LookupFieldsCached(addrs []netip.Addr, fields *Fields, out []Va
 		t.prefetchTop(ips, &pf)
 		na := 0
 		for i, ip := range ips {
-			ms[i] = Match{}
-			if err := t.start(ip, &st[i]); err != nil {
+			s := &st[i]
+			if ip.Is4() && t.v4Top != nil {
+				t.startTop(ip, s)
+			} else if err := t.start(ip, s); err != nil {
+				ms[i] = Match{}
+				s.node = failedWalk
 				if first == nil {
 					first = err
 				}
 				continue
 			}
-			active[na] = uint8(i)
-			na++
+			if s.node < t.nodeCount && s.depth < s.stop {
+				active[na] = uint8(i)
+				na++
+			}
 		}
 		// One tree level per pass for every address still walking; the
 		// node reads of a pass are independent, and each pass starts
 		// loading the nodes of the next.
-		t.prefetchNodes(&st, active[:na], &pf)
 		for na > 0 {
-			k := 0
-			for _, i := range active[:na] {
-				s := &st[i]
-				if t.step(s) {
-					active[k] = i
-					k++
-				}
-			}
-			na = k
 			t.prefetchNodes(&st, active[:na], &pf)
+			na = t.stepAll(&st, active[:na])
 		}
 		n := 0
 		for i, ip := range ips {
-			if !ip.IsValid() || (t.ipv4Only && !ip.Is4()) {
+			s := &st[i]
+			if s.node == failedWalk {
 				continue
 			}
-			m, err := r.finish(ip, &st[i])
-			if err != nil {
+			m := &ms[i]
+			*m = Match{ip: ip, plen: uint8(s.depth), offset: notFound, ok: true}
+			if s.node == t.nodeCount {
+				continue
+			}
+			off := s.node - t.nodeCount - 16
+			if s.node < t.nodeCount+16 || off >= uint(len(r.data)) {
+				*m = Match{}
 				if first == nil {
-					first = err
+					first = errBadPointer
+					if s.node < t.nodeCount {
+						first = errInvalidNode
+					}
 				}
 				continue
 			}
-			ms[i] = m
-			if m.found {
-				if cache != nil && cache.get(m.offset, out[(base+i)*nf:(base+i+1)*nf]) {
-					st[i].node = cachedWalk
-					continue
-				}
-				pf[n] = dataBase + uintptr(m.offset)
-				n++
+			m.offset, m.found = off, true
+			if cache != nil && cache.get(off, out[(base+i)*nf:(base+i+1)*nf]) {
+				s.node = cachedWalk
+				continue
 			}
+			pf[n] = dataBase + uintptr(off)
+			n++
 		}
 		prefetch.Lines(pf[:n])
 		for i := range ips {
