@@ -15,36 +15,38 @@ func parseIP(b []byte) (netip.Addr, bool) {
 
 // parseIPv4 parses four decimal bytes of one to three digits, without
 // leading zeros, separated by dots: the IPv4 addresses netip takes. It
-// reports false for anything else, which may still be an address. One
-// pass over the bytes: a dot closes a byte, a digit adds to it.
+// reports false for anything else, which may still be an address.
 func parseIPv4(b []byte) (a [4]byte, ok bool) {
-	if len(b) < len("0.0.0.0") || len(b) > len("255.255.255.255") {
-		return a, false
-	}
-	// v is the byte being read, n its digits; at most 15 digits do not
-	// overflow v, and more than 3 make it over 255 (no leading zeros).
-	var v, n, p uint
-	for _, c := range b {
-		if d := uint(c - '0'); d <= 9 {
-			if n > 0 && v == 0 {
-				return a, false // a leading zero
+	i := 0
+	for p := range 4 {
+		if p > 0 {
+			if i >= len(b) || b[i] != '.' {
+				return a, false
 			}
-			v = v*10 + d
-			n++
-			continue
+			i++
 		}
-		if c != '.' || n == 0 || v > 255 || p >= 3 {
+		if i >= len(b) || b[i]-'0' > 9 {
 			return a, false
 		}
+		v := uint(b[i] - '0')
+		i++
+		if i < len(b) && b[i]-'0' <= 9 {
+			if v == 0 {
+				return a, false // a leading zero
+			}
+			v = v*10 + uint(b[i]-'0')
+			i++
+			if i < len(b) && b[i]-'0' <= 9 {
+				v = v*10 + uint(b[i]-'0')
+				i++
+				if v > 255 {
+					return a, false
+				}
+			}
+		}
 		a[p] = byte(v)
-		p++
-		v, n = 0, 0
 	}
-	if p != 3 || n == 0 || v > 255 {
-		return a, false
-	}
-	a[3] = byte(v)
-	return a, true
+	return a, i == len(b)
 }
 
 func parseIPSlow(b []byte) (netip.Addr, bool) {
