@@ -31,6 +31,10 @@ func (s section) extract(off uint, n *fieldNode, out []Value, depth int) error {
 	case KindMap:
 		want := len(n.children)
 		for ; size > 0 && want > 0; size-- {
+			if data, size, want = s.leafEntries(data, size, n, out, want); size == 0 || want == 0 {
+				return nil
+			}
+			// An entry leafEntries leaves: read in full, with its errors.
 			child, voff, err := s.mapKey(data, n.children)
 			if err != nil {
 				return err
@@ -84,6 +88,68 @@ func (v *Value) set(s section, kind Kind, size, data uint) {
 	case KindBool, KindMap, KindArray:
 		v.u = uint64(size)
 	}
+}
+
+// leafEntries reads the entries of a map, size of them from data, while
+// they are simple: a key that is a string of less than 29 bytes or a
+// pointer of up to 19 bits to one, and a value item decodes, stored when
+// its key names a leaf of n. It returns where it stopped: the offset of
+// the first entry it did not read, the entries left and the leaves still
+// wanted. The caller reads the entry it stopped at in full.
+func (s section) leafEntries(data, size uint, n *fieldNode, out []Value, want int) (uint, uint, int) {
+	end := uint(len(s))
+	for ; size > 0 && want > 0; size-- {
+		if data >= end {
+			break
+		}
+		koff, voff, inline := data, uint(0), false
+		switch b := s[data]; b >> 3 {
+		case byte(KindPointer) << 2: // a pointer of 11 bits
+			if end-data < 2 {
+				return data, size, want
+			}
+			koff, voff = uint(b&7)<<8|uint(s[data+1]), data+2
+		case byte(KindPointer)<<2 | 1: // a pointer of 19 bits
+			if end-data < 3 {
+				return data, size, want
+			}
+			koff, voff = (uint(b&7)<<16|uint(s[data+1])<<8|uint(s[data+2]))+2048, data+3
+		default:
+			inline = true
+		}
+		if koff >= end {
+			break
+		}
+		kb := s[koff]
+		klen := uint(kb & 0x1f)
+		if Kind(kb>>5) != KindString || klen >= 29 || klen >= end-koff {
+			break
+		}
+		if inline {
+			voff = koff + 1 + klen
+		}
+		key := s[koff+1 : koff+1+klen]
+		var child *fieldNode
+		for i := range n.children {
+			if c := &n.children[i]; c.key == string(key) {
+				child = c
+				break
+			}
+		}
+		kind, vsize, vdata, next, ok := s.item(voff)
+		if !ok {
+			break
+		}
+		if child != nil {
+			if len(child.children) != 0 || child.slot < 0 || child.slot >= len(out) {
+				break
+			}
+			out[child.slot].set(s, kind, vsize, vdata)
+			want--
+		}
+		data = next
+	}
+	return data, size, want
 }
 
 // mapKey reads the map key at off and returns the child of children it
