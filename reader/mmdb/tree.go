@@ -126,21 +126,6 @@ func (t *searchTree) prefetchTop(ips []netip.Addr, pf *[batchWalk]uintptr) {
 	prefetch.Lines(pf[:n])
 }
 
-// prefetchNodes starts loading the next node of each walk in active that
-// is still inside the tree.
-func (t *searchTree) prefetchNodes(st *[batchWalk]walkState, active []uint8, pf *[batchWalk]uintptr) {
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(t.nodes)))
-	size := t.recSize / 4
-	n := 0
-	for _, i := range active {
-		if node := st[i].node; node < t.nodeCount {
-			pf[n] = base + uintptr(node*size)
-			n++
-		}
-	}
-	prefetch.Lines(pf[:n])
-}
-
 // walkState is one address being walked down the tree.
 type walkState struct {
 	hi, lo uint64 // the address bits not yet used, most significant first
@@ -197,9 +182,11 @@ func (t *searchTree) startTop(ip netip.Addr, s *walkState) {
 
 // stepAll advances by one level each walk of active, which must all be in
 // the tree (node < nodeCount, depth < stop). It moves to the front of
-// active those still in the tree after the step and returns their count.
-func (t *searchTree) stepAll(st *[batchWalk]walkState, active []uint8) int {
+// active those still in the tree after the step, with the addresses of
+// their next nodes in pf, and returns their count.
+func (t *searchTree) stepAll(st *[batchWalk]walkState, active []uint8, pf *[batchWalk]uintptr) int {
 	k := 0
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(t.nodes)))
 	if t.recSize == 24 {
 		nodes, count := t.nodes, t.nodeCount
 		for _, i := range active {
@@ -212,15 +199,18 @@ func (t *searchTree) stepAll(st *[batchWalk]walkState, active []uint8) int {
 			s.depth++
 			if s.node < count && s.depth < s.stop {
 				active[k] = i
+				pf[k&(batchWalk-1)] = base + uintptr(s.node*6)
 				k++
 			}
 		}
 		return k
 	}
+	size := t.recSize / 4
 	for _, i := range active {
 		s := &st[i&(batchWalk-1)]
 		if t.step(s) && s.node < t.nodeCount && s.depth < s.stop {
 			active[k] = i
+			pf[k&(batchWalk-1)] = base + uintptr(s.node*size)
 			k++
 		}
 	}
@@ -328,6 +318,7 @@ func (r *Reader) LookupFieldsCached(addrs []netip.Addr, fields *Fields, out []Va
 		pf     [batchWalk]uintptr
 	)
 	dataBase := uintptr(unsafe.Pointer(unsafe.SliceData(r.data)))
+	nodesBase, nodeSize := uintptr(unsafe.Pointer(unsafe.SliceData(t.nodes))), t.recSize/4
 	if cache != nil {
 		cache.bind(r, fields)
 	}
@@ -350,6 +341,7 @@ func (r *Reader) LookupFieldsCached(addrs []netip.Addr, fields *Fields, out []Va
 			}
 			if s.node < t.nodeCount && s.depth < s.stop {
 				active[na] = uint8(i)
+				pf[na] = nodesBase + uintptr(s.node*nodeSize)
 				na++
 			}
 		}
@@ -357,8 +349,8 @@ func (r *Reader) LookupFieldsCached(addrs []netip.Addr, fields *Fields, out []Va
 		// node reads of a pass are independent, and each pass starts
 		// loading the nodes of the next.
 		for na > 0 {
-			t.prefetchNodes(&st, active[:na], &pf)
-			na = t.stepAll(&st, active[:na])
+			prefetch.Lines(pf[:na])
+			na = t.stepAll(&st, active[:na], &pf)
 		}
 		n := 0
 		for i, ip := range ips {
