@@ -25,5 +25,9 @@ func FuzzParseIP(f *testing.F) {
 		if ok != (err == nil) || ok && got != want.Unmap() {
 			t.Fatalf("parseIP(%q) = %v, %v; netip: %v, %v", b, got, ok, want, err)
 		}
+		// A dotted quad is parsed without netip.
+		if a, ok4 := parseIPv4(b); ok4 != (err == nil && want.Is4()) || ok4 && netip.AddrFrom4(a) != want {
+			t.Fatalf("parseIPv4(%q) = %v, %v; netip: %v, %v", b, a, ok4, want, err)
+		}
 	})
 }

@@ -24,6 +24,7 @@ type ruleWork struct {
 	row    rowjson.Encoder // writes a whole row
 	nf     int             // mmdb: fields per event in mmVals
 	cache  ipCache
+	recs   mmdb.RecordCache // mmdb: values of recently decoded records
 	// mmdb batch lookups: the addresses the cache did not answer, their
 	// events, and the batch's values and matches.
 	addrs     []netip.Addr
@@ -97,6 +98,7 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 		c := &rw.cache
 		if c.gen != w.snapGen || c.slots == nil {
 			c.reset(nf, w.snapGen)
+			rw.recs.Reset()
 		}
 		// Answer what the cache holds; look the rest up in one batch.
 		useCache := c.on()
@@ -116,7 +118,7 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 				// so a cached network that contains ip answers without a
 				// lookup.
 				if e := c.slot(ip); e.valid && e.prefix.Contains(ip) {
-					copy(rw.mmVals[i*nf:(i+1)*nf], c.vals[e.idx*nf:(e.idx+1)*nf])
+					copyValues(rw.mmVals[i*nf:(i+1)*nf], c.vals[e.idx*nf:(e.idx+1)*nf])
 					cached++
 					if e.found {
 						hit[i] = true
@@ -134,12 +136,12 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 			if len(addrs) == n {
 				// Every event is looked up: the values go straight to
 				// their events.
-				_ = rw.mm.LookupFieldsBatch(addrs, r.mmFields, rw.mmVals[:n*nf], ms)
+				_ = rw.mm.LookupFieldsCached(addrs, r.mmFields, rw.mmVals[:n*nf], ms, &rw.recs)
 			} else {
 				bv := rw.batchVals[:len(addrs)*nf]
-				_ = rw.mm.LookupFieldsBatch(addrs, r.mmFields, bv, ms)
+				_ = rw.mm.LookupFieldsCached(addrs, r.mmFields, bv, ms, &rw.recs)
 				for j, i := range idx {
-					copy(rw.mmVals[int(i)*nf:(int(i)+1)*nf], bv[j*nf:(j+1)*nf])
+					copyValues(rw.mmVals[int(i)*nf:(int(i)+1)*nf], bv[j*nf:(j+1)*nf])
 				}
 			}
 			for j, i := range idx {
@@ -154,7 +156,7 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 				if p := m.Prefix(); p.IsValid() {
 					e := c.slot(addrs[j])
 					e.valid, e.prefix, e.found = true, p, m.Found()
-					copy(c.vals[e.idx*nf:(e.idx+1)*nf], rw.mmVals[int(i)*nf:(int(i)+1)*nf])
+					copyValues(c.vals[e.idx*nf:(e.idx+1)*nf], rw.mmVals[int(i)*nf:(int(i)+1)*nf])
 				}
 			}
 		}

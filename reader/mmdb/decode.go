@@ -279,3 +279,39 @@ func (s section) uint128(data, size uint) (hi, lo uint64) {
 	}
 	return hi, lo
 }
+
+// itemLen[b] is the length of an item whose control byte is b, when that
+// byte alone gives it and the item is valid as far as its size goes: a
+// pointer (the pointer itself, not its target), or a string, bytes, double
+// or 16- or 32-bit unsigned integer of a size below 29 that its kind
+// allows. It is 0 for the rest (maps, extended types, longer sizes), which
+// ctrl decodes.
+var itemLen = func() (t [256]uint8) {
+	for b := range t {
+		kind, size := Kind(b>>5), uint(b&0x1f)
+		switch kind {
+		case KindPointer:
+			t[b] = uint8(2 + (b>>3)&3)
+		case KindString, KindDouble, KindBytes, KindUint16, KindUint32:
+			if lim := scalarSizes[kind]; size < 29 && size >= lim[0] && size <= lim[1] {
+				t[b] = uint8(1 + size)
+			}
+		}
+	}
+	return t
+}()
+
+// pointer returns the target of the pointer at off, whose control byte b
+// is, and whose itemLen(b) bytes the section holds.
+func (s section) pointer(off uint, b byte) uint {
+	v := uint(b & 7)
+	switch (b >> 3) & 3 {
+	case 0:
+		return v<<8 | uint(s[off+1])
+	case 1:
+		return (v<<16 | uint(s[off+1])<<8 | uint(s[off+2])) + 2048
+	case 2:
+		return (v<<24 | uint(s[off+1])<<16 | uint(s[off+2])<<8 | uint(s[off+3])) + 526336
+	}
+	return uint(s[off+1])<<24 | uint(s[off+2])<<16 | uint(s[off+3])<<8 | uint(s[off+4])
+}

@@ -18,6 +18,9 @@
 // compiled paths, and stops as soon as every path below a map was seen. It
 // does not allocate: string values alias the mapping (Value.Bytes,
 // Value.UnsafeString) and must be copied to outlive the Reader.
+// LookupFieldsBatch walks many addresses together; LookupFieldsCached adds
+// a RecordCache (one per goroutine), so that a record many networks share
+// is decoded once.
 //
 // # Checks
 //

@@ -359,4 +359,16 @@ func BenchmarkCityLookup3FieldsBatch(b *testing.B) {
 			done += k
 		}
 	})
+	// With a RecordCache: records shared by many networks are decoded once.
+	b.Run("lutkit-LookupFieldsCached", func(b *testing.B) {
+		var c RecordCache
+		b.ReportAllocs()
+		done := 0
+		for done < b.N {
+			k := min(n, b.N-done)
+			off := done % (len(ips) - n)
+			_ = r.LookupFieldsCached(ips[off:off+k], f, out, ms, &c)
+			done += k
+		}
+	})
 }

@@ -126,21 +126,6 @@ func (t *searchTree) prefetchTop(ips []netip.Addr, pf *[batchWalk]uintptr) {
 	prefetch.Lines(pf[:n])
 }
 
-// prefetchNodes starts loading the next node of each walk in active that
-// is still inside the tree.
-func (t *searchTree) prefetchNodes(st *[batchWalk]walkState, active []uint8, pf *[batchWalk]uintptr) {
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(t.nodes)))
-	size := t.recSize / 4
-	n := 0
-	for _, i := range active {
-		if node := st[i].node; node < t.nodeCount {
-			pf[n] = base + uintptr(node*size)
-			n++
-		}
-	}
-	prefetch.Lines(pf[:n])
-}
-
 // walkState is one address being walked down the tree.
 type walkState struct {
 	hi, lo uint64 // the address bits not yet used, most significant first
@@ -180,6 +165,56 @@ func (t *searchTree) start(ip netip.Addr, s *walkState) error {
 	s.hi, s.lo = binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(a[8:])
 	s.node, s.depth, s.stop = 0, 0, 128
 	return nil
+}
+
+// startTop is start for an IPv4 address when v4Top is set.
+func (t *searchTree) startTop(ip netip.Addr, s *walkState) {
+	a := ip.As4()
+	v := binary.BigEndian.Uint32(a[:])
+	p := v >> (32 - v4TopBits)
+	node, j := uint(t.v4Top[p]), v4TopBits
+	if node >= t.nodeCount {
+		j = int(t.v4TopShort[p])
+	}
+	s.hi, s.lo = uint64(v)<<(32+j), 0
+	s.node, s.depth, s.stop = node, t.v4Depth+j, t.v4Depth+32
+}
+
+// stepAll advances by one level each walk of active, which must all be in
+// the tree (node < nodeCount, depth < stop). It moves to the front of
+// active those still in the tree after the step, with the addresses of
+// their next nodes in pf, and returns their count.
+func (t *searchTree) stepAll(st *[batchWalk]walkState, active []uint8, pf *[batchWalk]uintptr) int {
+	k := 0
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(t.nodes)))
+	if t.recSize == 24 {
+		nodes, count := t.nodes, t.nodeCount
+		for _, i := range active {
+			s := &st[i&(batchWalk-1)]
+			o := s.node*6 + uint(s.hi>>63)*3
+			s.hi = s.hi<<1 | s.lo>>63
+			s.lo <<= 1
+			b := nodes[o : o+3 : o+3]
+			s.node = uint(b[0])<<16 | uint(b[1])<<8 | uint(b[2])
+			s.depth++
+			if s.node < count && s.depth < s.stop {
+				active[k] = i
+				pf[k&(batchWalk-1)] = base + uintptr(s.node*6)
+				k++
+			}
+		}
+		return k
+	}
+	size := t.recSize / 4
+	for _, i := range active {
+		s := &st[i&(batchWalk-1)]
+		if t.step(s) && s.node < t.nodeCount && s.depth < s.stop {
+			active[k] = i
+			pf[k&(batchWalk-1)] = base + uintptr(s.node*size)
+			k++
+		}
+	}
+	return k
 }
 
 // step advances s by one level; it reports false when the walk is over.
@@ -237,6 +272,13 @@ func (r *Reader) lookup(ip netip.Addr) (Match, error) {
 	return r.finish(ip, &s)
 }
 
+// cachedWalk and failedWalk mark in walkState.node a walk whose record
+// the cache answered and one that could not start (nodes are 32-bit).
+const (
+	cachedWalk = ^uint(0)
+	failedWalk = ^uint(0) - 1
+)
+
 // batchWalk is how many addresses LookupFieldsBatch walks down the tree
 // together: enough for many cache misses in flight, small enough for its
 // state to stay on the stack.
@@ -253,6 +295,13 @@ const batchWalk = 32
 // the zero Match; the first such error is returned after every address was
 // processed. It does not allocate.
 func (r *Reader) LookupFieldsBatch(addrs []netip.Addr, fields *Fields, out []Value, matches []Match) error {
+	return r.LookupFieldsCached(addrs, fields, out, matches, nil)
+}
+
+// LookupFieldsCached is LookupFieldsBatch answering from cache (when not
+// nil) the records it holds and adding to it those it decodes. It does not
+// allocate after the cache's first use with fields.
+func (r *Reader) LookupFieldsCached(addrs []netip.Addr, fields *Fields, out []Value, matches []Match, cache *RecordCache) error {
 	if r.db == nil {
 		return errClosed
 	}
@@ -269,60 +318,74 @@ func (r *Reader) LookupFieldsBatch(addrs []netip.Addr, fields *Fields, out []Val
 		pf     [batchWalk]uintptr
 	)
 	dataBase := uintptr(unsafe.Pointer(unsafe.SliceData(r.data)))
+	nodesBase, nodeSize := uintptr(unsafe.Pointer(unsafe.SliceData(t.nodes))), t.recSize/4
+	if cache != nil {
+		cache.bind(r, fields)
+	}
 	for base := 0; base < len(addrs); base += batchWalk {
 		ips := addrs[base:min(base+batchWalk, len(addrs))]
 		ms := matches[base : base+len(ips)]
 		t.prefetchTop(ips, &pf)
 		na := 0
 		for i, ip := range ips {
-			ms[i] = Match{}
-			if err := t.start(ip, &st[i]); err != nil {
+			s := &st[i]
+			if ip.Is4() && t.v4Top != nil {
+				t.startTop(ip, s)
+			} else if err := t.start(ip, s); err != nil {
+				ms[i] = Match{}
+				s.node = failedWalk
 				if first == nil {
 					first = err
 				}
 				continue
 			}
-			active[na] = uint8(i)
-			na++
+			if s.node < t.nodeCount && s.depth < s.stop {
+				active[na] = uint8(i)
+				pf[na] = nodesBase + uintptr(s.node*nodeSize)
+				na++
+			}
 		}
 		// One tree level per pass for every address still walking; the
 		// node reads of a pass are independent, and each pass starts
 		// loading the nodes of the next.
-		t.prefetchNodes(&st, active[:na], &pf)
 		for na > 0 {
-			k := 0
-			for _, i := range active[:na] {
-				s := &st[i]
-				if t.step(s) {
-					active[k] = i
-					k++
-				}
-			}
-			na = k
-			t.prefetchNodes(&st, active[:na], &pf)
+			prefetch.Lines(pf[:na])
+			na = t.stepAll(&st, active[:na], &pf)
 		}
 		n := 0
 		for i, ip := range ips {
-			if !ip.IsValid() || (t.ipv4Only && !ip.Is4()) {
+			s := &st[i]
+			if s.node == failedWalk {
 				continue
 			}
-			m, err := r.finish(ip, &st[i])
-			if err != nil {
+			m := &ms[i]
+			*m = Match{ip: ip, plen: uint8(s.depth), offset: notFound, ok: true}
+			if s.node == t.nodeCount {
+				continue
+			}
+			off := s.node - t.nodeCount - 16
+			if s.node < t.nodeCount+16 || off >= uint(len(r.data)) {
+				*m = Match{}
 				if first == nil {
-					first = err
+					first = errBadPointer
+					if s.node < t.nodeCount {
+						first = errInvalidNode
+					}
 				}
 				continue
 			}
-			ms[i] = m
-			if m.found {
-				pf[n] = dataBase + uintptr(m.offset)
-				n++
+			m.offset, m.found = off, true
+			if cache != nil && cache.get(off, out[(base+i)*nf:(base+i+1)*nf]) {
+				s.node = cachedWalk
+				continue
 			}
+			pf[n] = dataBase + uintptr(off)
+			n++
 		}
 		prefetch.Lines(pf[:n])
 		for i := range ips {
 			m := &ms[i]
-			if !m.found {
+			if !m.found || st[i].node == cachedWalk {
 				continue
 			}
 			o := out[(base+i)*nf : (base+i+1)*nf]
@@ -332,6 +395,10 @@ func (r *Reader) LookupFieldsBatch(addrs []netip.Addr, fields *Fields, out []Val
 				if first == nil {
 					first = err
 				}
+				continue
+			}
+			if cache != nil {
+				cache.put(m.offset, o)
 			}
 		}
 	}
