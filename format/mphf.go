@@ -95,12 +95,17 @@ func (f *MPHF) Index(h uint64) uint64 {
 		return 0
 	}
 	b, _ := bits.Mul64(h, f.nb)
-	p := binary.LittleEndian.Uint16(f.pilots[2*b:])
-	pos := position(h, p, f.m)
+	pos := position(h, binary.LittleEndian.Uint16(f.pilots[2*b:]), f.m)
 	if pos >= f.n {
-		pos = uint64(binary.LittleEndian.Uint32(f.remap[4*(pos-f.n):]))
+		return f.remapped(pos)
 	}
 	return pos
+}
+
+// remapped returns the slot below n that position pos, at or beyond n, is
+// remapped to (about 1% of keys).
+func (f *MPHF) remapped(pos uint64) uint64 {
+	return uint64(binary.LittleEndian.Uint32(f.remap[4*(pos-f.n):]))
 }
 
 // PilotAddr returns the address of the pilot Index reads for h, for a

@@ -10,8 +10,8 @@ import (
 type Record struct {
 	b    []byte // header, key and values (no padding)
 	cols int
-	hdr  int
-	klen int
+	hdr  int // start of the key
+	vals int // start of the values: hdr + key length
 	wide bool
 }
 
@@ -34,42 +34,45 @@ func (r *Record) Parse(data []byte, off uint64, cols int) bool {
 		return false
 	}
 	b := data[off:]
+	le := binary.LittleEndian
 	if len(b) < 2 {
 		return false
 	}
-	le := binary.LittleEndian
 	r.cols = cols
-	var vlen int
 	if k := le.Uint16(b); k != WideMarker {
-		r.wide = false
-		r.hdr = 2 * (cols + 1)
-		if len(b) < r.hdr {
+		hdr := 2 * (cols + 1)
+		if uint(len(b)) < uint(hdr) || cols < 0 {
 			return false
 		}
-		r.klen = int(k)
-		vlen = int(le.Uint16(b[r.hdr-2:]))
-	} else {
-		r.wide = true
-		r.hdr = 4 * (cols + 2)
-		if len(b) < r.hdr {
+		vals := hdr + int(k)
+		n := vals
+		if cols > 0 {
+			n += int(le.Uint16(b[hdr-2:]))
+		}
+		if uint(n) > uint(len(b)) {
 			return false
 		}
-		r.klen = int(le.Uint32(b[4:]))
-		vlen = int(le.Uint32(b[r.hdr-4:]))
+		r.b, r.hdr, r.vals, r.wide = b[:n], hdr, vals, false
+		return true
 	}
-	n := uint64(r.hdr) + uint64(r.klen) + uint64(vlen)
-	if cols == 0 {
-		n = uint64(r.hdr) + uint64(r.klen)
+	hdr := 4 * (cols + 2)
+	if uint(len(b)) < uint(hdr) || cols < 0 {
+		return false
+	}
+	klen := uint64(le.Uint32(b[4:]))
+	n := uint64(hdr) + klen
+	if cols > 0 {
+		n += uint64(le.Uint32(b[hdr-4:]))
 	}
 	if n > uint64(len(b)) {
 		return false
 	}
-	r.b = b[:n]
+	r.b, r.hdr, r.vals, r.wide = b[:n], hdr, hdr+int(klen), true
 	return true
 }
 
 // Key returns the record's normalised key.
-func (r Record) Key() []byte { return r.b[r.hdr : r.hdr+r.klen] }
+func (r Record) Key() []byte { return r.b[r.hdr:r.vals] }
 
 // Columns returns the number of values.
 func (r Record) Columns() int { return r.cols }
@@ -94,34 +97,47 @@ func (r Record) end(i int) int {
 // Value returns value i, or nil if i is out of range or the record's end
 // offsets are inconsistent (a damaged file).
 func (r *Record) Value(i int) []byte {
+	if r.wide || uint(i) >= uint(r.cols) {
+		return r.wideValue(i)
+	}
+	// Parse checked that the header, which holds every end offset, lies
+	// within b. The four bytes at 2*i are the end of value i-1 (for i = 0,
+	// the key length instead) and the end of value i.
+	b := r.b
+	w := binary.LittleEndian.Uint32(b[2*i:])
+	start, end := int(w&0xffff), int(w>>16)
+	if i == 0 {
+		start = 0
+	}
+	if start > end || end > len(b)-r.vals {
+		return nil
+	}
+	return b[r.vals+start : r.vals+end]
+}
+
+// wideValue is Value for a wide record, and for an i out of range. It is
+// kept out of line so that Value, small enough, is inlined.
+//
+//go:noinline
+func (r *Record) wideValue(i int) []byte {
 	if uint(i) >= uint(r.cols) {
 		return nil
 	}
-	// ParseRecord checked that the header, which holds every end offset,
-	// lies within b.
 	b := r.b
-	var start, end int
-	if !r.wide {
-		if i > 0 {
-			start = int(binary.LittleEndian.Uint16(b[2*i:]))
-		}
-		end = int(binary.LittleEndian.Uint16(b[2*i+2:]))
-	} else {
-		if i > 0 {
-			start = int(binary.LittleEndian.Uint32(b[4*i+4:]))
-		}
-		end = int(binary.LittleEndian.Uint32(b[4*i+8:]))
+	var start int
+	if i > 0 {
+		start = int(binary.LittleEndian.Uint32(b[4*i+4:]))
 	}
-	base := r.hdr + r.klen
-	if start > end || base+end > len(b) {
+	end := int(binary.LittleEndian.Uint32(b[4*i+8:]))
+	if start > end || end > len(b)-r.vals {
 		return nil
 	}
-	return b[base+start : base+end]
+	return b[r.vals+start : r.vals+end]
 }
 
 // Values returns the values, concatenated as stored: every value is a
 // part of it.
-func (r Record) Values() []byte { return r.b[r.hdr+r.klen:] }
+func (r Record) Values() []byte { return r.b[r.vals:] }
 
 // AppendValues appends every value to dst, as Value returns them, and
 // returns the extended slice.
@@ -167,7 +183,7 @@ func (r Record) Ends16() ([]byte, bool) {
 // It reports false, with dst unchanged, when the offsets decrease or run
 // past the values (a damaged record), where AppendValues gives nil values.
 func (r Record) AppendEnds(dst []int32) ([]int32, bool) {
-	n, nv := len(dst), len(r.b)-r.hdr-r.klen
+	n, nv := len(dst), len(r.b)-r.vals
 	dst = slices.Grow(dst, r.cols)[:n+r.cols]
 	out, prev := dst[n:], 0
 	if r.wide {
@@ -212,6 +228,10 @@ func (r Record) Valid() bool {
 	}
 	return true
 }
+
+// Rebase makes r read its bytes from b, a copy of Bytes (it panics if b
+// is shorter).
+func (r *Record) Rebase(b []byte) { r.b = b[:len(r.b)] }
 
 // Clone returns a Record backed by a copy of its bytes appended to buf, and
 // the grown buf. The result aliases buf.

@@ -1,7 +1,6 @@
 package reader
 
 import (
-	"bytes"
 	"encoding/binary"
 	"unsafe"
 
@@ -52,7 +51,7 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 		ks, os := keys[:n], out[:n]
 		// Stage 1: hash; start loading the pilots.
 		for i, k := range ks {
-			h := format.HashKey(k, t.header.Seed)
+			h := t.hasher.Hash(k)
 			hs[i] = h
 			addrs[i] = t.mphf.PilotAddr(h)
 		}
@@ -86,7 +85,7 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 				continue
 			}
 			r, ok := format.ParseRecord(t.data, format.SlotRecord(slots[i]), t.ncols)
-			if ok && bytes.Equal(r.Key(), k) {
+			if ok && string(r.Key()) == string(k) {
 				os[i] = View{r}
 				found++
 			}

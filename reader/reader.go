@@ -43,7 +43,6 @@
 package reader
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/binary"
 	"encoding/json"
@@ -68,6 +67,7 @@ type Table struct {
 	schema   *format.Schema
 	meta     Meta
 	mphf     *format.MPHF
+	hasher   format.KeyHasher
 	slots    []byte
 	data     []byte
 	ncols    int
@@ -158,6 +158,7 @@ func openBytes(b []byte, mapped bool) (*Table, error) {
 	}
 	t := &Table{file: b, mapped: mapped, header: h, ncols: int(h.Columns), fold: h.Incompat&format.FeatureFoldCase != 0}
 	t.touch = uint64(format.RecordHeaderSize(t.ncols, false)) + 8
+	t.hasher = format.NewKeyHasher(h.Seed)
 	t.sections, err = format.DecodeSections(b, &h)
 	if err != nil {
 		return nil, err
@@ -294,15 +295,6 @@ func alignPage(b []byte, off, n uint64) []byte {
 	return b[start : off+n]
 }
 
-// key normalises a lookup key: composite parts are already joined by the
-// caller; case folding happens here, into buf.
-func (t *Table) key(key []byte, buf []byte) []byte {
-	if t.fold {
-		return format.FoldKey(buf[:0], key)
-	}
-	return key
-}
-
 // find returns the record for a normalised key.
 func (t *Table) find(key []byte, h uint64) (format.Record, bool) {
 	var r format.Record
@@ -312,40 +304,73 @@ func (t *Table) find(key []byte, h uint64) (format.Record, bool) {
 	return r, true
 }
 
-// findInto sets r to the record for a normalised key and reports whether
-// there is one (r is not to be used when there is not).
+// findInto sets r to the record for a normalised key whose hash is h and
+// reports whether there is one (r is not to be used when there is not).
 func (t *Table) findInto(key []byte, h uint64, r *format.Record) bool {
-	if t.header.Rows == 0 {
+	pos := t.mphf.Index(h)
+	// An empty table has no slots: the check below covers it.
+	if pos >= uint64(len(t.slots))/8 {
 		return false
 	}
-	pos := t.mphf.Index(h)
 	slot := binary.LittleEndian.Uint64(t.slots[8*pos:])
 	if format.SlotFingerprint(slot) != format.Fingerprint(h) {
 		return false
 	}
-	return r.Parse(t.data, format.SlotRecord(slot), t.ncols) && bytes.Equal(r.Key(), key)
+	return r.Parse(t.data, format.SlotRecord(slot), t.ncols) && string(r.Key()) == string(key)
+}
+
+// foldedKey returns key case-folded, in buf if it fits, for a table
+// compiled with FeatureFoldCase.
+func foldedKey(key []byte, buf *[128]byte) []byte {
+	return format.FoldKey(buf[:0], key)
 }
 
 // Lookup returns a View of the row for key, aliasing the mapping. The
 // caller must hold a reference (see Acquire) for as long as it uses the
 // View.
 func (t *Table) Lookup(key []byte) (View, bool) {
+	if t.fold {
+		return t.lookupFolded(key)
+	}
+	var v View
+	ok := t.findInto(key, t.hasher.Hash(key), &v.rec)
+	if !ok {
+		v = View{}
+	}
+	return v, ok
+}
+
+// lookupFolded is Lookup in a table whose keys are case-folded.
+func (t *Table) lookupFolded(key []byte) (View, bool) {
 	var buf [128]byte
-	k := t.key(key, buf[:])
-	r, ok := t.find(k, format.HashKey(k, t.header.Seed))
+	k := foldedKey(key, &buf)
+	r, ok := t.find(k, t.hasher.Hash(k))
 	return View{r}, ok
 }
 
 // Get copies the row for key into row and reports whether it was found.
 // With a reused row it does not allocate.
 func (t *Table) Get(key []byte, row *Row) bool {
-	var buf [128]byte
-	k := t.key(key, buf[:])
+	if t.fold {
+		return t.getFolded(key, row)
+	}
 	var r format.Record
-	if !t.findInto(k, format.HashKey(k, t.header.Seed), &r) {
+	if !t.findInto(key, t.hasher.Hash(key), &r) {
 		return false
 	}
-	row.rec, row.buf = r.Clone(row.buf[:0])
+	row.set(&r)
+	return true
+}
+
+// getFolded is Get in a table whose keys are case-folded.
+func (t *Table) getFolded(key []byte, row *Row) bool {
+	var buf [128]byte
+	k := foldedKey(key, &buf)
+	var r format.Record
+	if !t.findInto(k, t.hasher.Hash(k), &r) {
+		return false
+	}
+	row.set(&r)
 	return true
 }
 
@@ -395,6 +420,18 @@ func (v View) Ends16() ([]byte, bool) { return v.rec.Ends16() }
 type Row struct {
 	rec format.Record
 	buf []byte
+}
+
+// set makes the row a copy of r.
+func (row *Row) set(r *format.Record) {
+	b := r.Bytes()
+	if cap(row.buf) < len(b) {
+		row.buf = make([]byte, len(b), max(2*len(b), 256))
+	}
+	row.buf = row.buf[:len(b)]
+	copy(row.buf, b)
+	row.rec = *r
+	row.rec.Rebase(row.buf)
 }
 
 // Len returns the number of columns.
