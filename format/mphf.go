@@ -95,7 +95,8 @@ func (f *MPHF) Index(h uint64) uint64 {
 		return 0
 	}
 	b, _ := bits.Mul64(h, f.nb)
-	pos := position(h, binary.LittleEndian.Uint16(f.pilots[2*b:]), f.m)
+	pl := f.pilots[2*b : 2*b+2]
+	pos := position(h, uint16(pl[0])|uint16(pl[1])<<8, f.m)
 	if pos >= f.n {
 		return f.remapped(pos)
 	}
@@ -105,7 +106,8 @@ func (f *MPHF) Index(h uint64) uint64 {
 // remapped returns the slot below n that position pos, at or beyond n, is
 // remapped to (about 1% of keys).
 func (f *MPHF) remapped(pos uint64) uint64 {
-	return uint64(binary.LittleEndian.Uint32(f.remap[4*(pos-f.n):]))
+	i := 4 * (pos - f.n)
+	return uint64(binary.LittleEndian.Uint32(f.remap[i : i+4]))
 }
 
 // PilotAddr returns the address of the pilot Index reads for h, for a

@@ -295,28 +295,22 @@ func alignPage(b []byte, off, n uint64) []byte {
 	return b[start : off+n]
 }
 
-// find returns the record for a normalised key.
+// find returns the record for a normalised key whose hash is h.
 func (t *Table) find(key []byte, h uint64) (format.Record, bool) {
-	var r format.Record
-	if !t.findInto(key, h, &r) {
+	pos := t.mphf.Index(h)
+	// An empty table has no slots: this check covers it.
+	if pos >= uint64(len(t.slots))/8 {
+		return format.Record{}, false
+	}
+	slot := binary.LittleEndian.Uint64(t.slots[8*pos : 8*pos+8])
+	if format.SlotFingerprint(slot) != format.Fingerprint(h) {
+		return format.Record{}, false
+	}
+	r, ok := format.ParseRecord(t.data, format.SlotRecord(slot), t.ncols)
+	if !ok || string(r.Key()) != string(key) {
 		return format.Record{}, false
 	}
 	return r, true
-}
-
-// findInto sets r to the record for a normalised key whose hash is h and
-// reports whether there is one (r is not to be used when there is not).
-func (t *Table) findInto(key []byte, h uint64, r *format.Record) bool {
-	pos := t.mphf.Index(h)
-	// An empty table has no slots: the check below covers it.
-	if pos >= uint64(len(t.slots))/8 {
-		return false
-	}
-	slot := binary.LittleEndian.Uint64(t.slots[8*pos:])
-	if format.SlotFingerprint(slot) != format.Fingerprint(h) {
-		return false
-	}
-	return r.Parse(t.data, format.SlotRecord(slot), t.ncols) && string(r.Key()) == string(key)
 }
 
 // foldedKey returns key case-folded, in buf if it fits, for a table
@@ -332,12 +326,8 @@ func (t *Table) Lookup(key []byte) (View, bool) {
 	if t.fold {
 		return t.lookupFolded(key)
 	}
-	var v View
-	ok := t.findInto(key, t.hasher.Hash(key), &v.rec)
-	if !ok {
-		v = View{}
-	}
-	return v, ok
+	r, ok := t.find(key, t.hasher.Hash(key))
+	return View{r}, ok
 }
 
 // lookupFolded is Lookup in a table whose keys are case-folded.
@@ -354,11 +344,11 @@ func (t *Table) Get(key []byte, row *Row) bool {
 	if t.fold {
 		return t.getFolded(key, row)
 	}
-	var r format.Record
-	if !t.findInto(key, t.hasher.Hash(key), &r) {
+	r, ok := t.find(key, t.hasher.Hash(key))
+	if !ok {
 		return false
 	}
-	row.set(&r)
+	row.set(r)
 	return true
 }
 
@@ -366,11 +356,11 @@ func (t *Table) Get(key []byte, row *Row) bool {
 func (t *Table) getFolded(key []byte, row *Row) bool {
 	var buf [128]byte
 	k := foldedKey(key, &buf)
-	var r format.Record
-	if !t.findInto(k, t.hasher.Hash(k), &r) {
+	r, ok := t.find(k, t.hasher.Hash(k))
+	if !ok {
 		return false
 	}
-	row.set(&r)
+	row.set(r)
 	return true
 }
 
@@ -423,16 +413,19 @@ type Row struct {
 }
 
 // set makes the row a copy of r.
-func (row *Row) set(r *format.Record) {
-	b := r.Bytes()
-	if cap(row.buf) < len(b) {
-		row.buf = make([]byte, len(b), max(2*len(b), 256))
+func (row *Row) set(r format.Record) {
+	n := r.Size()
+	if cap(row.buf) < n {
+		row.grow(n)
 	}
-	row.buf = row.buf[:len(b)]
-	copy(row.buf, b)
-	row.rec = *r
-	row.rec.Rebase(row.buf)
+	b := row.buf[:n]
+	copy(b, r.Bytes())
+	r.Rebase(b)
+	row.rec = r
 }
+
+// grow gives the row a buffer of at least n bytes.
+func (row *Row) grow(n int) { row.buf = make([]byte, n, max(2*n, 256)) }
 
 // Len returns the number of columns.
 func (r *Row) Len() int { return r.rec.Columns() }
