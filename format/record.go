@@ -104,41 +104,42 @@ func (r Record) end(i int) int {
 // Value returns value i, or nil if i is out of range or the record's end
 // offsets are inconsistent (a damaged file).
 func (r Record) Value(i int) []byte {
+	b := r.b
 	if r.vals&wideBit != 0 || uint(i) >= uint(r.cols) {
 		return r.wideValue(i)
 	}
 	// ParseRecord checked that the header, which holds every end offset,
-	// lies within b. The four bytes at 2*i are the end of value i-1 (for
-	// i = 0, the key length instead) and the end of value i.
-	b, vals := r.b, int(r.vals)
+	// and the start of the values lie within b. The four bytes at 2*i are
+	// the end of value i-1 (for i = 0, the key length instead) and the end
+	// of value i.
 	w := binary.LittleEndian.Uint32(b[2*i : 2*i+4])
-	start, end := int(w&0xffff), int(w>>16)
+	start, end := uint(w&0xffff), uint(w>>16)
 	if i == 0 {
 		start = 0
 	}
-	if start > end || end > len(b)-vals {
+	v := b[r.vals:]
+	if start > end || end > uint(len(v)) {
 		return nil
 	}
-	return b[vals+start : vals+end]
+	return v[start:end]
 }
 
 // wideValue is Value for a wide record, and for an i out of range.
-//
-//go:noinline
 func (r Record) wideValue(i int) []byte {
 	if uint(i) >= uint(r.cols) {
 		return nil
 	}
-	b, vals := r.b, r.valStart()
-	var start int
+	b := r.b
+	var start uint
 	if i > 0 {
-		start = int(binary.LittleEndian.Uint32(b[4*i+4:]))
+		start = uint(binary.LittleEndian.Uint32(b[4*i+4:]))
 	}
-	end := int(binary.LittleEndian.Uint32(b[4*i+8:]))
-	if start > end || end > len(b)-vals {
+	end := uint(binary.LittleEndian.Uint32(b[4*i+8:]))
+	v := b[r.valStart():]
+	if start > end || end > uint(len(v)) {
 		return nil
 	}
-	return b[vals+start : vals+end]
+	return v[start:end]
 }
 
 // Values returns the values, concatenated as stored: every value is a

@@ -85,7 +85,7 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 				continue
 			}
 			r, ok := format.ParseRecord(t.data, format.SlotRecord(slots[i]), t.ncols)
-			if ok && string(r.Key()) == string(k) {
+			if ok && equalKey(r.Key(), k) {
 				os[i] = View{r}
 				found++
 			}

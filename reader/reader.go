@@ -307,7 +307,7 @@ func (t *Table) find(key []byte, h uint64) (format.Record, bool) {
 		return format.Record{}, false
 	}
 	r, ok := format.ParseRecord(t.data, format.SlotRecord(slot), t.ncols)
-	if !ok || string(r.Key()) != string(key) {
+	if !ok || !equalKey(r.Key(), key) {
 		return format.Record{}, false
 	}
 	return r, true

@@ -1,0 +1,19 @@
+package reader
+
+import "encoding/binary"
+
+// equalKey reports whether a and b are the same bytes. Keys of 4 to 8
+// bytes (identifiers, the usual lookup keys) are compared with two
+// overlapping loads from each side, without a call; equalKey is small
+// enough to be inlined.
+func equalKey(a, b []byte) bool {
+	n := len(a)
+	if n != len(b) {
+		return false
+	}
+	if uint(n-4) <= 4 {
+		le := binary.LittleEndian
+		return (le.Uint32(a)^le.Uint32(b))|(le.Uint32(a[n-4:])^le.Uint32(b[n-4:])) == 0
+	}
+	return string(a) == string(b)
+}
