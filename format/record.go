@@ -117,11 +117,12 @@ func (r Record) Value(i int) []byte {
 	if i == 0 {
 		start = 0
 	}
-	v := b[r.vals:]
-	if start > end || end > uint(len(v)) {
+	start += uint(r.vals)
+	end += uint(r.vals)
+	if start > end || end > uint(len(b)) {
 		return nil
 	}
-	return v[start:end]
+	return b[start:end]
 }
 
 // wideValue is Value for a wide record, and for an i out of range.
@@ -236,9 +237,9 @@ func (r Record) Valid() bool {
 	return true
 }
 
-// Rebase makes r read its bytes from b, a copy of Bytes (it panics if b
-// is shorter).
-func (r *Record) Rebase(b []byte) { r.b = b[:len(r.b)] }
+// Rebased returns r reading its bytes from b, a copy of Bytes (it panics
+// if b is shorter).
+func (r Record) Rebased(b []byte) Record { r.b = b[:len(r.b)]; return r }
 
 // Clone returns a Record backed by a copy of its bytes appended to buf, and
 // the grown buf. The result aliases buf.

@@ -295,8 +295,9 @@ func alignPage(b []byte, off, n uint64) []byte {
 	return b[start : off+n]
 }
 
-// find returns the record for a normalised key whose hash is h.
-func (t *Table) find(key []byte, h uint64) (format.Record, bool) {
+// find returns the record for a normalised key.
+func (t *Table) find(key []byte) (format.Record, bool) {
+	h := t.hasher.Hash(key)
 	pos := t.mphf.Index(h)
 	// An empty table has no slots: this check covers it.
 	if pos >= uint64(len(t.slots))/8 {
@@ -326,7 +327,7 @@ func (t *Table) Lookup(key []byte) (View, bool) {
 	if t.fold {
 		return t.lookupFolded(key)
 	}
-	r, ok := t.find(key, t.hasher.Hash(key))
+	r, ok := t.find(key)
 	return View{r}, ok
 }
 
@@ -334,7 +335,7 @@ func (t *Table) Lookup(key []byte) (View, bool) {
 func (t *Table) lookupFolded(key []byte) (View, bool) {
 	var buf [128]byte
 	k := foldedKey(key, &buf)
-	r, ok := t.find(k, t.hasher.Hash(k))
+	r, ok := t.find(k)
 	return View{r}, ok
 }
 
@@ -344,7 +345,7 @@ func (t *Table) Get(key []byte, row *Row) bool {
 	if t.fold {
 		return t.getFolded(key, row)
 	}
-	r, ok := t.find(key, t.hasher.Hash(key))
+	r, ok := t.find(key)
 	if !ok {
 		return false
 	}
@@ -356,7 +357,7 @@ func (t *Table) Get(key []byte, row *Row) bool {
 func (t *Table) getFolded(key []byte, row *Row) bool {
 	var buf [128]byte
 	k := foldedKey(key, &buf)
-	r, ok := t.find(k, t.hasher.Hash(k))
+	r, ok := t.find(k)
 	if !ok {
 		return false
 	}
@@ -420,8 +421,7 @@ func (row *Row) set(r format.Record) {
 	}
 	b := row.buf[:n]
 	copy(b, r.Bytes())
-	r.Rebase(b)
-	row.rec = r
+	row.rec = r.Rebased(b)
 }
 
 // grow gives the row a buffer of at least n bytes.
@@ -493,7 +493,7 @@ func (t *Table) Records(fn func(View) bool) error {
 		if !ok {
 			return format.Corruptf(int64(t.sections[format.SectionData].Off+off), "malformed record")
 		}
-		if live, found := t.find(r.Key(), format.HashKey(r.Key(), t.header.Seed)); found && live.Bytes() != nil && &live.Bytes()[0] == &r.Bytes()[0] {
+		if live, found := t.find(r.Key()); found && live.Bytes() != nil && &live.Bytes()[0] == &r.Bytes()[0] {
 			if !fn(View{r}) {
 				return nil
 			}
