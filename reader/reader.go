@@ -419,9 +419,10 @@ func (row *Row) set(r format.Record) {
 	if cap(row.buf) < n {
 		row.grow(n)
 	}
-	b := row.buf[:n]
-	copy(b, r.Bytes())
-	row.rec = r.Rebased(b)
+	// The copy comes last, so that nothing is kept across its call.
+	src := r.Bytes()
+	row.rec = r.Rebased(row.buf)
+	copy(row.buf[:n], src)
 }
 
 // grow gives the row a buffer of at least n bytes.
