@@ -52,16 +52,11 @@ func NewKeyHasher(seed uint64) KeyHasher {
 
 // Hash returns HashKey(key, seed) for the hasher's seed.
 func (k *KeyHasher) Hash(key []byte) uint64 {
-	le := binary.LittleEndian
 	switch l := len(key); {
 	case l >= 4 && l <= 8:
-		x := uint64(le.Uint32(key[l-4:])) + uint64(le.Uint32(key))<<32
-		return rrmxmx(x^k.c4, uint64(l))
+		return k.hash4to8(key)
 	case l > 8 && l <= 16:
-		lo := le.Uint64(key) ^ k.c9lo
-		hi := le.Uint64(key[l-8:]) ^ k.c9hi
-		m1, m0 := bits.Mul64(lo, hi)
-		return avalanche(uint64(l) + bits.ReverseBytes64(lo) + hi + (m1 ^ m0))
+		return k.hash9to16(key)
 	case l > 0 && l < 4:
 		x := uint64(key[0])<<16 | uint64(key[l>>1])<<24 | uint64(key[l-1]) | uint64(l)<<8
 		return avalancheSmall(x ^ k.c1)
@@ -69,6 +64,25 @@ func (k *KeyHasher) Hash(key []byte) uint64 {
 		return k.empty
 	}
 	return xxh3.HashSeed(key, k.seed)
+}
+
+// hash4to8 is Hash for a key of 4 to 8 bytes (small enough to be inlined
+// in Finder.Find).
+func (k *KeyHasher) hash4to8(key []byte) uint64 {
+	le := binary.LittleEndian
+	l := len(key)
+	x := uint64(le.Uint32(key[l-4:])) + uint64(le.Uint32(key))<<32
+	return rrmxmx(x^k.c4, uint64(l))
+}
+
+// hash9to16 is Hash for a key of 9 to 16 bytes.
+func (k *KeyHasher) hash9to16(key []byte) uint64 {
+	le := binary.LittleEndian
+	l := len(key)
+	lo := le.Uint64(key) ^ k.c9lo
+	hi := le.Uint64(key[l-8:]) ^ k.c9hi
+	m1, m0 := bits.Mul64(lo, hi)
+	return avalanche(uint64(l) + bits.ReverseBytes64(lo) + hi + (m1 ^ m0))
 }
 
 func avalancheSmall(x uint64) uint64 {

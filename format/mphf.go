@@ -94,13 +94,18 @@ func (f *MPHF) Index(h uint64) uint64 {
 	if f.n == 0 {
 		return 0
 	}
-	b, _ := bits.Mul64(h, f.nb)
-	pl := f.pilots[2*b : 2*b+2]
-	pos := position(h, uint16(pl[0])|uint16(pl[1])<<8, f.m)
+	pos := position(h, f.pilot(h), f.m)
 	if pos >= f.n {
 		return f.remapped(pos)
 	}
 	return pos
+}
+
+// pilot returns the pilot of h's bucket (the function must not be empty).
+func (f *MPHF) pilot(h uint64) uint16 {
+	b, _ := bits.Mul64(h, f.nb)
+	pl := f.pilots[2*b : 2*b+2]
+	return uint16(pl[0]) | uint16(pl[1])<<8
 }
 
 // remapped returns the slot below n that position pos, at or beyond n, is

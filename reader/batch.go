@@ -1,7 +1,6 @@
 package reader
 
 import (
-	"encoding/binary"
 	"unsafe"
 
 	"github.com/lutkit/lutkit/format"
@@ -51,7 +50,7 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 		ks, os := keys[:n], out[:n]
 		// Stage 1: hash; start loading the pilots.
 		for i, k := range ks {
-			h := t.hasher.Hash(k)
+			h := t.finder.Hash(k)
 			hs[i] = h
 			addrs[i] = t.mphf.PilotAddr(h)
 		}
@@ -68,7 +67,7 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 		// later.
 		m := 0
 		for i := range ks {
-			slots[i] = binary.LittleEndian.Uint64(t.slots[8*slots[i]:])
+			slots[i] = t.finder.Slot(slots[i])
 			if format.SlotFingerprint(slots[i]) == format.Fingerprint(hs[i]) {
 				if off := format.SlotRecord(slots[i]); off <= last {
 					addrs[m] = dataBase + uintptr(off)
@@ -80,13 +79,9 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 		prefetch.Lines(addrs[:m])
 		// Stage 4: parse and compare.
 		for i, k := range ks {
-			os[i] = View{}
-			if format.SlotFingerprint(slots[i]) != format.Fingerprint(hs[i]) {
-				continue
-			}
-			r, ok := format.ParseRecord(t.data, format.SlotRecord(slots[i]), t.ncols)
-			if ok && equalKey(r.Key(), k) {
-				os[i] = View{r}
+			r, ok := t.finder.Match(slots[i], hs[i], k)
+			os[i] = View{r}
+			if ok {
 				found++
 			}
 		}

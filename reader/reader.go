@@ -67,7 +67,7 @@ type Table struct {
 	schema   *format.Schema
 	meta     Meta
 	mphf     *format.MPHF
-	hasher   format.KeyHasher
+	finder   format.Finder
 	slots    []byte
 	data     []byte
 	ncols    int
@@ -158,7 +158,6 @@ func openBytes(b []byte, mapped bool) (*Table, error) {
 	}
 	t := &Table{file: b, mapped: mapped, header: h, ncols: int(h.Columns), fold: h.Incompat&format.FeatureFoldCase != 0}
 	t.touch = uint64(format.RecordHeaderSize(t.ncols, false)) + 8
-	t.hasher = format.NewKeyHasher(h.Seed)
 	t.sections, err = format.DecodeSections(b, &h)
 	if err != nil {
 		return nil, err
@@ -177,6 +176,9 @@ func openBytes(b []byte, mapped bool) (*Table, error) {
 		return nil, format.Corruptf(int64(t.sections[format.SectionSlots].Off), "SLOTS section of %d bytes does not hold %d rows", len(t.slots), h.Rows)
 	}
 	t.data = sec(format.SectionData)
+	if t.finder, err = format.NewFinder(h.Seed, t.mphf, t.slots, t.data, t.ncols); err != nil {
+		return nil, format.Corruptf(int64(t.sections[format.SectionSlots].Off), "%v", err)
+	}
 	if err := json.Unmarshal(sec(format.SectionMeta), &t.meta); err != nil {
 		return nil, format.Corruptf(int64(t.sections[format.SectionMeta].Off), "META section: %v", err)
 	}
@@ -296,23 +298,7 @@ func alignPage(b []byte, off, n uint64) []byte {
 }
 
 // find returns the record for a normalised key.
-func (t *Table) find(key []byte) (format.Record, bool) {
-	h := t.hasher.Hash(key)
-	pos := t.mphf.Index(h)
-	// An empty table has no slots: this check covers it.
-	if pos >= uint64(len(t.slots))/8 {
-		return format.Record{}, false
-	}
-	slot := binary.LittleEndian.Uint64(t.slots[8*pos : 8*pos+8])
-	if format.SlotFingerprint(slot) != format.Fingerprint(h) {
-		return format.Record{}, false
-	}
-	r, ok := format.ParseRecord(t.data, format.SlotRecord(slot), t.ncols)
-	if !ok || !equalKey(r.Key(), key) {
-		return format.Record{}, false
-	}
-	return r, true
-}
+func (t *Table) find(key []byte) (format.Record, bool) { return t.finder.Find(key) }
 
 // foldedKey returns key case-folded, in buf if it fits, for a table
 // compiled with FeatureFoldCase.
