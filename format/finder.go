@@ -85,28 +85,31 @@ func (f *Finder) Match(slot, h uint64, key []byte) (Record, bool) {
 	if SlotFingerprint(slot) != Fingerprint(h) {
 		return Record{}, false
 	}
-	off := SlotRecord(slot)
-	if off >= uint64(len(f.data)) {
-		return Record{}, false
-	}
-	b := f.data[off:]
-	var r Record
-	if hdr := f.narrow; uint(len(b)) >= uint(hdr) && hdr > 0 && binary.LittleEndian.Uint16(b) != WideMarker {
-		// ParseRecord's narrow case, for a header known to fit.
+	data, off, hdr := f.data, SlotRecord(slot), uint64(f.narrow)
+	n := uint64(len(key))
+	// A narrow record and a key of 4 to 8 bytes: ParseRecord's narrow case
+	// and equalKey's short one, without a call.
+	if n-4 <= 4 && hdr > 0 && off < uint64(len(data)) && uint64(len(data))-off >= hdr {
 		le := binary.LittleEndian
-		vals := hdr + int(le.Uint16(b))
-		n := vals + int(le.Uint16(b[hdr-2:hdr]))
-		if uint(n) > uint(len(b)) {
-			return Record{}, false
-		}
-		r = Record{b: b[:n], cols: uint32(f.cols), vals: uint32(vals)}
-	} else {
-		var ok bool
-		if r, ok = ParseRecord(f.data, off, f.cols); !ok {
-			return Record{}, false
+		if k := uint64(le.Uint16(data[off : off+2])); k == n {
+			key0, vals := off+hdr, off+hdr+k
+			end := vals + uint64(le.Uint16(data[key0-2:key0]))
+			if end > uint64(len(data)) {
+				return Record{}, false
+			}
+			if !equal4to8(data[key0:vals], key) {
+				return Record{}, false
+			}
+			return Record{b: data[off:end], cols: uint32(f.cols), vals: uint32(vals - off)}, true
 		}
 	}
-	if !equalKey(r.b[r.keyStart():r.valStart()], key) {
+	return f.match(off, key)
+}
+
+// match is Match's general case: any record, any key.
+func (f *Finder) match(off uint64, key []byte) (Record, bool) {
+	r, ok := ParseRecord(f.data, off, f.cols)
+	if !ok || !equalKey(r.Key(), key) {
 		return Record{}, false
 	}
 	return r, true

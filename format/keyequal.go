@@ -12,8 +12,14 @@ func equalKey(a, b []byte) bool {
 		return false
 	}
 	if uint(n-4) <= 4 {
-		le := binary.LittleEndian
-		return (le.Uint32(a)^le.Uint32(b))|(le.Uint32(a[n-4:])^le.Uint32(b[n-4:])) == 0
+		return equal4to8(a, b)
 	}
 	return string(a) == string(b)
+}
+
+// equal4to8 is equalKey for a and b of the same length, 4 to 8 bytes.
+func equal4to8(a, b []byte) bool {
+	le := binary.LittleEndian
+	n := len(a)
+	return (le.Uint32(a)^le.Uint32(b))|(le.Uint32(a[n-4:])^le.Uint32(b[n-4:])) == 0
 }
