@@ -69,7 +69,24 @@ func (f *Finder) Find(key []byte) (Record, bool) {
 	if pos >= m.n {
 		pos = m.remapped(pos)
 	}
-	return f.Match(f.Slot(pos), h, key)
+	// Match, in line.
+	slot := f.Slot(pos)
+	if SlotFingerprint(slot) != Fingerprint(h) {
+		return Record{}, false
+	}
+	data, off, hdr, n := f.data, SlotRecord(slot), uint64(f.narrow), uint64(len(key))
+	if n-4 <= 4 && hdr > 0 && off < uint64(len(data)) && uint64(len(data))-off >= hdr {
+		le := binary.LittleEndian
+		if k := uint64(le.Uint16(data[off : off+2])); k == n {
+			key0, vals := off+hdr, off+hdr+k
+			end := vals + uint64(le.Uint16(data[key0-2:key0]))
+			if end > uint64(len(data)) || !equal4to8(data[key0:vals], key) {
+				return Record{}, false
+			}
+			return Record{b: data[off:end], cols: uint32(f.cols), vals: uint32(vals - off)}, true
+		}
+	}
+	return f.match(off, key)
 }
 
 // Slot returns the SLOTS entry at pos, which must be below the row count
@@ -88,16 +105,14 @@ func (f *Finder) Match(slot, h uint64, key []byte) (Record, bool) {
 	data, off, hdr := f.data, SlotRecord(slot), uint64(f.narrow)
 	n := uint64(len(key))
 	// A narrow record and a key of 4 to 8 bytes: ParseRecord's narrow case
-	// and equalKey's short one, without a call.
+	// and equalKey's short one, without a call. (Find has the same code in
+	// line; TestFinder checks that they agree.)
 	if n-4 <= 4 && hdr > 0 && off < uint64(len(data)) && uint64(len(data))-off >= hdr {
 		le := binary.LittleEndian
 		if k := uint64(le.Uint16(data[off : off+2])); k == n {
 			key0, vals := off+hdr, off+hdr+k
 			end := vals + uint64(le.Uint16(data[key0-2:key0]))
-			if end > uint64(len(data)) {
-				return Record{}, false
-			}
-			if !equal4to8(data[key0:vals], key) {
+			if end > uint64(len(data)) || !equal4to8(data[key0:vals], key) {
 				return Record{}, false
 			}
 			return Record{b: data[off:end], cols: uint32(f.cols), vals: uint32(vals - off)}, true
