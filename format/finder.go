@@ -102,6 +102,13 @@ func (f *Finder) Match(slot, h uint64, key []byte) (Record, bool) {
 	if SlotFingerprint(slot) != Fingerprint(h) {
 		return Record{}, false
 	}
+	return f.At(slot, key)
+}
+
+// At returns the record a SLOTS entry points at, if its key is key, for a
+// caller that has checked the entry's fingerprint (Match is At with the
+// check). It checks that the record lies within DATA.
+func (f *Finder) At(slot uint64, key []byte) (Record, bool) {
 	data, off, hdr := f.data, SlotRecord(slot), uint64(f.narrow)
 	n := uint64(len(key))
 	// A narrow record and a key of 4 to 8 bytes: ParseRecord's narrow case

@@ -40,6 +40,7 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 	var (
 		hs    [batchChunk]uint64
 		slots [batchChunk]uint64
+		cand  [batchChunk]bool // the slot's fingerprint is the key's
 		addrs [2 * batchChunk]uintptr
 	)
 	slotBase := uintptr(unsafe.Pointer(unsafe.SliceData(t.slots)))
@@ -67,19 +68,23 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 		// later.
 		m := 0
 		for i := range ks {
-			slots[i] = t.finder.Slot(slots[i])
-			if format.SlotFingerprint(slots[i]) == format.Fingerprint(hs[i]) {
-				if off := format.SlotRecord(slots[i]); off <= last {
-					addrs[m] = dataBase + uintptr(off)
-					addrs[m+1] = dataBase + uintptr(min(off+t.touch, last))
-					m += 2
-				}
+			slot := t.finder.Slot(slots[i])
+			slots[i] = slot
+			cand[i] = format.SlotFingerprint(slot) == format.Fingerprint(hs[i])
+			if off := format.SlotRecord(slot); cand[i] && off <= last {
+				addrs[m] = dataBase + uintptr(off)
+				addrs[m+1] = dataBase + uintptr(min(off+t.touch, last))
+				m += 2
 			}
 		}
 		prefetch.Lines(addrs[:m])
 		// Stage 4: parse and compare.
 		for i, k := range ks {
-			r, ok := t.finder.Match(slots[i], hs[i], k)
+			var r format.Record
+			ok := false
+			if cand[i] {
+				r, ok = t.finder.At(slots[i], k)
+			}
 			os[i] = View{r}
 			if ok {
 				found++
