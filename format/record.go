@@ -26,12 +26,17 @@ func (r Record) isWide() bool  { return r.vals&wideBit != 0 }
 func (r Record) valStart() int { return int(r.vals &^ wideBit) }
 func (r Record) keyStart() int { return RecordHeaderSize(int(r.cols), r.isWide()) }
 
+// maxRecordColumns bounds the column count ParseRecord accepts, so that a
+// record's header size cannot overflow an int on any platform. (A table
+// of more columns would have a schema of more than a gigabyte.)
+const maxRecordColumns = 1 << 28
+
 // ParseRecord parses the record at off in data, a DATA section of a table
 // with cols columns. It checks that the record lies within data; it reports
-// false for a record that does not. (The Record is returned in registers:
-// lookups call it rather than Parse.)
+// false for a record that does not, and for cols beyond 2^28. (The Record
+// is returned in registers: lookups call it rather than Parse.)
 func ParseRecord(data []byte, off uint64, cols int) (Record, bool) {
-	if off >= uint64(len(data)) || uint(cols) > 0xffffffff {
+	if off >= uint64(len(data)) || uint(cols) > maxRecordColumns {
 		return Record{}, false
 	}
 	b := data[off:]
@@ -49,7 +54,7 @@ func ParseRecord(data []byte, off uint64, cols int) (Record, bool) {
 		if cols > 0 {
 			n += int(le.Uint16(b[hdr-2 : hdr]))
 		}
-		if uint(n) > uint(len(b)) || vals >= wideBit {
+		if uint(n) > uint(len(b)) || uint64(vals) >= wideBit {
 			return Record{}, false
 		}
 		return Record{b: b[:n], cols: uint32(cols), vals: uint32(vals)}, true
