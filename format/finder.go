@@ -74,16 +74,19 @@ func (f *Finder) Find(key []byte) (Record, bool) {
 	if SlotFingerprint(slot) != Fingerprint(h) {
 		return Record{}, false
 	}
-	data, off, hdr, n := f.data, SlotRecord(slot), uint64(f.narrow), uint64(len(key))
-	if n-4 <= 4 && hdr > 0 && off < uint64(len(data)) && uint64(len(data))-off >= hdr {
-		le := binary.LittleEndian
-		if k := uint64(le.Uint16(data[off : off+2])); k == n {
-			key0, vals := off+hdr, off+hdr+k
-			end := vals + uint64(le.Uint16(data[key0-2:key0]))
-			if end > uint64(len(data)) || !equal4to8(data[key0:vals], key) {
-				return Record{}, false
+	off := SlotRecord(slot)
+	if n := len(key); uint(n-4) <= 4 && off < uint64(len(f.data)) {
+		rec, hdr := f.data[off:], f.narrow
+		if hdr >= 2 && len(rec) >= hdr {
+			le := binary.LittleEndian
+			if int(le.Uint16(rec)) == n {
+				vals := hdr + n
+				end := vals + int(le.Uint16(rec[hdr-2:hdr]))
+				if end > len(rec) || !equal4to8(rec[hdr:vals], key) {
+					return Record{}, false
+				}
+				return Record{b: rec[:end], cols: uint32(f.cols), vals: uint32(vals)}, true
 			}
-			return Record{b: data[off:end], cols: uint32(f.cols), vals: uint32(vals - off)}, true
 		}
 	}
 	return f.match(off, key)
@@ -109,20 +112,22 @@ func (f *Finder) Match(slot, h uint64, key []byte) (Record, bool) {
 // caller that has checked the entry's fingerprint (Match is At with the
 // check). It checks that the record lies within DATA.
 func (f *Finder) At(slot uint64, key []byte) (Record, bool) {
-	data, off, hdr := f.data, SlotRecord(slot), uint64(f.narrow)
-	n := uint64(len(key))
 	// A narrow record and a key of 4 to 8 bytes: ParseRecord's narrow case
 	// and equalKey's short one, without a call. (Find has the same code in
 	// line; TestFinder checks that they agree.)
-	if n-4 <= 4 && hdr > 0 && off < uint64(len(data)) && uint64(len(data))-off >= hdr {
-		le := binary.LittleEndian
-		if k := uint64(le.Uint16(data[off : off+2])); k == n {
-			key0, vals := off+hdr, off+hdr+k
-			end := vals + uint64(le.Uint16(data[key0-2:key0]))
-			if end > uint64(len(data)) || !equal4to8(data[key0:vals], key) {
-				return Record{}, false
+	off := SlotRecord(slot)
+	if n := len(key); uint(n-4) <= 4 && off < uint64(len(f.data)) {
+		rec, hdr := f.data[off:], f.narrow
+		if hdr >= 2 && len(rec) >= hdr {
+			le := binary.LittleEndian
+			if int(le.Uint16(rec)) == n {
+				vals := hdr + n
+				end := vals + int(le.Uint16(rec[hdr-2:hdr]))
+				if end > len(rec) || !equal4to8(rec[hdr:vals], key) {
+					return Record{}, false
+				}
+				return Record{b: rec[:end], cols: uint32(f.cols), vals: uint32(vals)}, true
 			}
-			return Record{b: data[off:end], cols: uint32(f.cols), vals: uint32(vals - off)}, true
 		}
 	}
 	return f.match(off, key)
