@@ -8,9 +8,10 @@ import (
 // Finder looks a table's records up by key, reading its MPHF, SLOTS and
 // DATA sections in place. Find does in one function what HashKey,
 // MPHF.Index, the slot's fingerprint check, ParseRecord and the key
-// comparison do, so that a lookup of a short key in a narrow record makes
-// one call: a lookup is a few hundred instructions, and calls between
-// them (with the registers saved around each) were a large part.
+// comparison do, so that the lookup of a key of 4 to 16 bytes in a narrow
+// record makes no call: in a lookup of a few hundred instructions, the
+// calls between those steps, with the registers saved around each, were
+// a large part.
 type Finder struct {
 	hasher KeyHasher
 	mphf   MPHF
@@ -46,9 +47,6 @@ func NewFinder(seed uint64, f *MPHF, slots, data []byte, cols int) (Finder, erro
 // Hash returns HashKey(key, seed) for the table's seed.
 func (f *Finder) Hash(key []byte) uint64 { return f.hasher.Hash(key) }
 
-// MPHF returns the table's perfect hash.
-func (f *Finder) MPHF() *MPHF { return &f.mphf }
-
 // Find returns the record of a normalised key, and reports whether there
 // is one.
 func (f *Finder) Find(key []byte) (Record, bool) {
@@ -75,14 +73,14 @@ func (f *Finder) Find(key []byte) (Record, bool) {
 		return Record{}, false
 	}
 	off := SlotRecord(slot)
-	if n := len(key); uint(n-4) <= 4 && off < uint64(len(f.data)) {
+	if n := len(key); uint(n-4) <= 12 && off < uint64(len(f.data)) {
 		rec, hdr := f.data[off:], f.narrow
 		if hdr >= 2 && len(rec) >= hdr {
 			le := binary.LittleEndian
 			if int(le.Uint16(rec)) == n {
 				vals := hdr + n
 				end := vals + int(le.Uint16(rec[hdr-2:hdr]))
-				if end > len(rec) || !equal4to8(rec[hdr:vals], key) {
+				if end > len(rec) || !equalShort(rec[hdr:vals], key) {
 					return Record{}, false
 				}
 				return Record{b: rec[:end], cols: uint32(f.cols), vals: uint32(vals)}, true
@@ -112,18 +110,18 @@ func (f *Finder) Match(slot, h uint64, key []byte) (Record, bool) {
 // caller that has checked the entry's fingerprint (Match is At with the
 // check). It checks that the record lies within DATA.
 func (f *Finder) At(slot uint64, key []byte) (Record, bool) {
-	// A narrow record and a key of 4 to 8 bytes: ParseRecord's narrow case
-	// and equalKey's short one, without a call. (Find has the same code in
+	// A narrow record and a key of 4 to 16 bytes: ParseRecord's narrow
+	// case and equalKey's short one, without a call. (Find has the same code in
 	// line; TestFinder checks that they agree.)
 	off := SlotRecord(slot)
-	if n := len(key); uint(n-4) <= 4 && off < uint64(len(f.data)) {
+	if n := len(key); uint(n-4) <= 12 && off < uint64(len(f.data)) {
 		rec, hdr := f.data[off:], f.narrow
 		if hdr >= 2 && len(rec) >= hdr {
 			le := binary.LittleEndian
 			if int(le.Uint16(rec)) == n {
 				vals := hdr + n
 				end := vals + int(le.Uint16(rec[hdr-2:hdr]))
-				if end > len(rec) || !equal4to8(rec[hdr:vals], key) {
+				if end > len(rec) || !equalShort(rec[hdr:vals], key) {
 					return Record{}, false
 				}
 				return Record{b: rec[:end], cols: uint32(f.cols), vals: uint32(vals)}, true
