@@ -94,13 +94,25 @@ func (f *MPHF) Index(h uint64) uint64 {
 	if f.n == 0 {
 		return 0
 	}
-	b, _ := bits.Mul64(h, f.nb)
-	p := binary.LittleEndian.Uint16(f.pilots[2*b:])
-	pos := position(h, p, f.m)
+	pos := position(h, f.pilot(h), f.m)
 	if pos >= f.n {
-		pos = uint64(binary.LittleEndian.Uint32(f.remap[4*(pos-f.n):]))
+		return f.remapped(pos)
 	}
 	return pos
+}
+
+// pilot returns the pilot of h's bucket (the function must not be empty).
+func (f *MPHF) pilot(h uint64) uint16 {
+	b, _ := bits.Mul64(h, f.nb)
+	pl := f.pilots[2*b : 2*b+2]
+	return uint16(pl[0]) | uint16(pl[1])<<8
+}
+
+// remapped returns the slot below n that position pos, at or beyond n, is
+// remapped to (about 1% of keys).
+func (f *MPHF) remapped(pos uint64) uint64 {
+	i := 4 * (pos - f.n)
+	return uint64(binary.LittleEndian.Uint32(f.remap[i : i+4]))
 }
 
 // PilotAddr returns the address of the pilot Index reads for h, for a

@@ -1,8 +1,6 @@
 package reader
 
 import (
-	"bytes"
-	"encoding/binary"
 	"unsafe"
 
 	"github.com/lutkit/lutkit/format"
@@ -42,6 +40,7 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 	var (
 		hs    [batchChunk]uint64
 		slots [batchChunk]uint64
+		cand  [batchChunk]bool // the slot's fingerprint is the key's
 		addrs [2 * batchChunk]uintptr
 	)
 	slotBase := uintptr(unsafe.Pointer(unsafe.SliceData(t.slots)))
@@ -52,7 +51,7 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 		ks, os := keys[:n], out[:n]
 		// Stage 1: hash; start loading the pilots.
 		for i, k := range ks {
-			h := format.HashKey(k, t.header.Seed)
+			h := t.finder.Hash(k)
 			hs[i] = h
 			addrs[i] = t.mphf.PilotAddr(h)
 		}
@@ -69,25 +68,25 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 		// later.
 		m := 0
 		for i := range ks {
-			slots[i] = binary.LittleEndian.Uint64(t.slots[8*slots[i]:])
-			if format.SlotFingerprint(slots[i]) == format.Fingerprint(hs[i]) {
-				if off := format.SlotRecord(slots[i]); off <= last {
-					addrs[m] = dataBase + uintptr(off)
-					addrs[m+1] = dataBase + uintptr(min(off+t.touch, last))
-					m += 2
-				}
+			slot := t.finder.Slot(slots[i])
+			slots[i] = slot
+			cand[i] = format.SlotFingerprint(slot) == format.Fingerprint(hs[i])
+			if off := format.SlotRecord(slot); cand[i] && off <= last {
+				addrs[m] = dataBase + uintptr(off)
+				addrs[m+1] = dataBase + uintptr(min(off+t.touch, last))
+				m += 2
 			}
 		}
 		prefetch.Lines(addrs[:m])
 		// Stage 4: parse and compare.
 		for i, k := range ks {
-			os[i] = View{}
-			if format.SlotFingerprint(slots[i]) != format.Fingerprint(hs[i]) {
-				continue
+			var r format.Record
+			ok := false
+			if cand[i] {
+				r, ok = t.finder.At(slots[i], k)
 			}
-			r, ok := format.ParseRecord(t.data, format.SlotRecord(slots[i]), t.ncols)
-			if ok && bytes.Equal(r.Key(), k) {
-				os[i] = View{r}
+			os[i] = View{r}
+			if ok {
 				found++
 			}
 		}

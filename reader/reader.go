@@ -43,7 +43,6 @@
 package reader
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/binary"
 	"encoding/json"
@@ -68,6 +67,7 @@ type Table struct {
 	schema   *format.Schema
 	meta     Meta
 	mphf     *format.MPHF
+	finder   format.Finder
 	slots    []byte
 	data     []byte
 	ncols    int
@@ -176,6 +176,9 @@ func openBytes(b []byte, mapped bool) (*Table, error) {
 		return nil, format.Corruptf(int64(t.sections[format.SectionSlots].Off), "SLOTS section of %d bytes does not hold %d rows", len(t.slots), h.Rows)
 	}
 	t.data = sec(format.SectionData)
+	if t.finder, err = format.NewFinder(h.Seed, t.mphf, t.slots, t.data, t.ncols); err != nil {
+		return nil, format.Corruptf(int64(t.sections[format.SectionSlots].Off), "%v", err)
+	}
 	if err := json.Unmarshal(sec(format.SectionMeta), &t.meta); err != nil {
 		return nil, format.Corruptf(int64(t.sections[format.SectionMeta].Off), "META section: %v", err)
 	}
@@ -294,58 +297,57 @@ func alignPage(b []byte, off, n uint64) []byte {
 	return b[start : off+n]
 }
 
-// key normalises a lookup key: composite parts are already joined by the
-// caller; case folding happens here, into buf.
-func (t *Table) key(key []byte, buf []byte) []byte {
-	if t.fold {
-		return format.FoldKey(buf[:0], key)
-	}
-	return key
-}
-
 // find returns the record for a normalised key.
-func (t *Table) find(key []byte, h uint64) (format.Record, bool) {
-	var r format.Record
-	if !t.findInto(key, h, &r) {
-		return format.Record{}, false
-	}
-	return r, true
-}
+func (t *Table) find(key []byte) (format.Record, bool) { return t.finder.Find(key) }
 
-// findInto sets r to the record for a normalised key and reports whether
-// there is one (r is not to be used when there is not).
-func (t *Table) findInto(key []byte, h uint64, r *format.Record) bool {
-	if t.header.Rows == 0 {
-		return false
-	}
-	pos := t.mphf.Index(h)
-	slot := binary.LittleEndian.Uint64(t.slots[8*pos:])
-	if format.SlotFingerprint(slot) != format.Fingerprint(h) {
-		return false
-	}
-	return r.Parse(t.data, format.SlotRecord(slot), t.ncols) && bytes.Equal(r.Key(), key)
+// foldedKey returns key case-folded, in buf if it fits, for a table
+// compiled with FeatureFoldCase.
+func foldedKey(key []byte, buf *[128]byte) []byte {
+	return format.FoldKey(buf[:0], key)
 }
 
 // Lookup returns a View of the row for key, aliasing the mapping. The
 // caller must hold a reference (see Acquire) for as long as it uses the
 // View.
 func (t *Table) Lookup(key []byte) (View, bool) {
+	if t.fold {
+		return t.lookupFolded(key)
+	}
+	r, ok := t.find(key)
+	return View{r}, ok
+}
+
+// lookupFolded is Lookup in a table whose keys are case-folded.
+func (t *Table) lookupFolded(key []byte) (View, bool) {
 	var buf [128]byte
-	k := t.key(key, buf[:])
-	r, ok := t.find(k, format.HashKey(k, t.header.Seed))
+	k := foldedKey(key, &buf)
+	r, ok := t.find(k)
 	return View{r}, ok
 }
 
 // Get copies the row for key into row and reports whether it was found.
 // With a reused row it does not allocate.
 func (t *Table) Get(key []byte, row *Row) bool {
-	var buf [128]byte
-	k := t.key(key, buf[:])
-	var r format.Record
-	if !t.findInto(k, format.HashKey(k, t.header.Seed), &r) {
+	if t.fold {
+		return t.getFolded(key, row)
+	}
+	r, ok := t.find(key)
+	if !ok {
 		return false
 	}
-	row.rec, row.buf = r.Clone(row.buf[:0])
+	row.set(r)
+	return true
+}
+
+// getFolded is Get in a table whose keys are case-folded.
+func (t *Table) getFolded(key []byte, row *Row) bool {
+	var buf [128]byte
+	k := foldedKey(key, &buf)
+	r, ok := t.find(k)
+	if !ok {
+		return false
+	}
+	row.set(r)
 	return true
 }
 
@@ -396,6 +398,21 @@ type Row struct {
 	rec format.Record
 	buf []byte
 }
+
+// set makes the row a copy of r.
+func (row *Row) set(r format.Record) {
+	n := r.Size()
+	if cap(row.buf) < n {
+		row.grow(n)
+	}
+	// The copy comes last, so that nothing is kept across its call.
+	src := r.Bytes()
+	row.rec = r.Rebased(row.buf)
+	copy(row.buf[:n], src)
+}
+
+// grow gives the row a buffer of at least n bytes.
+func (row *Row) grow(n int) { row.buf = make([]byte, n, max(2*n, 256)) }
 
 // Len returns the number of columns.
 func (r *Row) Len() int { return r.rec.Columns() }
@@ -463,7 +480,7 @@ func (t *Table) Records(fn func(View) bool) error {
 		if !ok {
 			return format.Corruptf(int64(t.sections[format.SectionData].Off+off), "malformed record")
 		}
-		if live, found := t.find(r.Key(), format.HashKey(r.Key(), t.header.Seed)); found && live.Bytes() != nil && &live.Bytes()[0] == &r.Bytes()[0] {
+		if live, found := t.find(r.Key()); found && live.Bytes() != nil && &live.Bytes()[0] == &r.Bytes()[0] {
 			if !fn(View{r}) {
 				return nil
 			}

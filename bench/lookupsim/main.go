@@ -85,6 +85,23 @@ func lookupPass(t *reader.Table, keys [][]byte) int {
 }
 
 //go:noinline
+func batchPass(t *reader.Table, keys [][]byte) int {
+	const batch = 256 // as BenchmarkGet's batch loop
+	out := make([]reader.View, batch)
+	sink := 0
+	for len(keys) >= batch {
+		if t.LookupBatch(keys[:batch], out) != batch {
+			panic("a key of the batch not found")
+		}
+		for _, v := range out {
+			sink += len(v.Col(email))
+		}
+		keys = keys[batch:]
+	}
+	return sink
+}
+
+//go:noinline
 func mapPass(m map[string][]string, keys [][]byte) int {
 	sink := 0
 	for _, k := range keys {
@@ -105,15 +122,17 @@ func main() {
 	// Keep the lookups on the main thread, whose costs callgrind's
 	// --separate-threads=yes reports apart from the runtime's threads.
 	runtime.LockOSThread()
-	hot := keys(7, rows, 1<<16)      // the benchmark's hot set
-	warm := keys(7, rows, 1<<18)     // uniform, for the warm-up pass
-	uniform := keys(8, rows, 1<<18)  // uniform, measured: other rows
-	uniform2 := keys(9, rows, 1<<18) // uniform, measured for Lookup
+	hot := keys(7, rows, 1<<16)       // the benchmark's hot set
+	warm := keys(7, rows, 1<<18)      // uniform, for the warm-up pass
+	uniform := keys(8, rows, 1<<18)   // uniform, measured: other rows
+	uniform2 := keys(9, rows, 1<<18)  // uniform, measured for Lookup
+	uniform3 := keys(10, rows, 1<<18) // uniform, measured for LookupBatch
 	sink := 0
 	// Instrumentation starts before each key set's warm-up pass; the
 	// statistics are zeroed after it and dumped after the measured pass,
 	// so that each dump (callgrind.out.N-01) holds one measured pass:
-	// 1 hot, 2 uniform, and for lut also 3 Lookup hot, 4 Lookup uniform.
+	// 1 hot, 2 uniform, and for lut also 3 Lookup hot, 4 Lookup uniform,
+	// 5 LookupBatch hot, 6 LookupBatch uniform.
 	switch os.Args[1] {
 	case "lut":
 		t, err := reader.Open(os.Args[2])
@@ -136,6 +155,13 @@ func main() {
 		dumpStats()
 		zeroStats()
 		sink += lookupPass(t, uniform2)
+		dumpStats()
+		sink += batchPass(t, hot)
+		zeroStats()
+		sink += batchPass(t, hot)
+		dumpStats()
+		zeroStats()
+		sink += batchPass(t, uniform3)
 		dumpStats()
 	case "map":
 		m := make(map[string][]string, rows)
