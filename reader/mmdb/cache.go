@@ -66,7 +66,7 @@ func (c *RecordCache) get(off uint, out []Value) bool {
 	// A loop of assignments: copy of values that hold pointers costs a
 	// call to typedslicecopy, several times the moves.
 	vals := c.vals[i*uint(c.nf) : (i+1)*uint(c.nf)]
-	for j := range vals {
+	for j := range vals { //nolint:staticcheck // see above: copy costs a typedslicecopy call
 		out[j] = vals[j]
 	}
 	return true
