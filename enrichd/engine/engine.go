@@ -131,6 +131,7 @@ type Engine struct {
 	perEvent  bool
 	outNames  []string
 	outFields []fieldRef
+	fused     fusedPlan // how prog is fused for an event's present members
 }
 
 // Check checks what rules make together with opts, without tables: the
@@ -245,6 +246,7 @@ func New(rules []Rule, opts Options, set *tables.Set) (*Engine, error) {
 	for _, k := range p.kvKeys {
 		p.kvSkip = append(p.kvSkip, p.topNames[k])
 	}
+	p.planFused()
 	return p, nil
 }
 
