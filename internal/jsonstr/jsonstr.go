@@ -59,9 +59,18 @@ func needsEscape8(v uint64) uint64 {
 }
 
 // NeedsEscape reports whether any byte of s needs escaping in a JSON
-// string. It checks 8 bytes at a time, 32 per step of its loop, so that a
-// long s costs one predictable loop.
+// string. From 16 bytes on it checks 16 at a time (needsEscapeLong);
+// shorter, 8 at a time.
 func NeedsEscape(s []byte) bool {
+	if len(s) >= 16 {
+		return needsEscapeLong(unsafe.SliceData(s), len(s))
+	}
+	return needsEscapeWords(s)
+}
+
+// needsEscapeWords is NeedsEscape 8 bytes at a time, 32 per step of its
+// loop, so that a long s costs one predictable loop.
+func needsEscapeWords(s []byte) bool {
 	var acc uint64
 	i := 0
 	le := binary.LittleEndian
@@ -93,9 +102,16 @@ func NeedsEscape(s []byte) bool {
 
 // AppendEscaped appends the contents of AppendString's string literal for
 // s: s escaped, without the quotes. The common case, a string with nothing
-// to escape, is copied 8 bytes at a time while checked; from the first word
-// that needs escaping on, it escapes byte by byte.
+// to escape, is checked 16 bytes at a time and copied whole when it has 16
+// bytes or more, else copied 8 bytes at a time while checked; from the
+// first word that needs escaping on, it escapes byte by byte.
 func AppendEscaped(dst, s []byte) []byte {
+	if len(s) >= 16 {
+		if needsEscapeLong(unsafe.SliceData(s), len(s)) {
+			return appendEscapedSlow(dst, s)
+		}
+		return append(dst, s...)
+	}
 	n := len(dst)
 	if cap(dst)-n < len(s) {
 		dst = slices.Grow(dst, len(s))
