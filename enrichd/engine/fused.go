@@ -2,7 +2,6 @@ package engine
 
 import (
 	"math"
-	"strconv"
 
 	"github.com/lutkit/lutkit/enrichd/parse"
 	"github.com/lutkit/lutkit/internal/jsonstr"
@@ -341,8 +340,25 @@ func (w *Worker) setHitBits() {
 	}
 }
 
+// appendCode appends a syslog facility or severity code: from 0 to 23,
+// as a parsed PRI (at most 191) gives them.
+func appendCode(buf []byte, c int) []byte {
+	if uint(c) < 10 {
+		return append(buf, byte('0'+c))
+	}
+	return append(buf, byte('0'+c/10%10), byte('0'+c%10))
+}
+
 // mmPresent reports whether mmValue writes v.
 func mmPresent(v mmdb.Value) bool {
+	if v.Kind() == mmdb.KindString {
+		return true
+	}
+	return mmPresentKind(v)
+}
+
+// mmPresentKind is mmPresent for values other than strings.
+func mmPresentKind(v mmdb.Value) bool {
 	switch v.Kind() {
 	case mmdb.KindString, mmdb.KindBytes, mmdb.KindUint16, mmdb.KindUint32, mmdb.KindUint64,
 		mmdb.KindInt32, mmdb.KindBool:
@@ -366,16 +382,15 @@ func (w *Worker) encodeFused(fp *fusedProg, i int, e *evState, out []byte) ([]by
 		sg := &fp.segs[s]
 		buf = sg.lit.append(buf)
 		o := sg.op
-		ok := true
 		switch sg.kind {
 		case lfTimestamp:
 			buf = parse.AppendTimestampRFC3339(buf, &e.ev, w.now)
 		case lfHostName:
 			buf = jsonstr.AppendEscaped(buf, e.ev.Host)
 		case lfFacility:
-			buf = strconv.AppendInt(buf, int64(e.ev.Facility), 10)
+			buf = appendCode(buf, e.ev.Facility)
 		case lfSeverity:
-			buf = strconv.AppendInt(buf, int64(e.ev.Severity), 10)
+			buf = appendCode(buf, e.ev.Severity)
 		case lfAppName:
 			buf = jsonstr.AppendEscaped(buf, e.ev.App)
 		case lfMsgID:
@@ -385,7 +400,10 @@ func (w *Worker) encodeFused(fp *fusedProg, i int, e *evState, out []byte) ([]by
 		case lfPID:
 			buf = append(buf, e.ev.ProcID...)
 		case lfSD:
-			buf, ok = w.writeSD(buf, e.ev.StructuredData)
+			var ok bool
+			if buf, ok = w.writeSD(buf, e.ev.StructuredData); !ok {
+				return out, false
+			}
 		case lfMessage:
 			if e.kind == Syslog {
 				buf = jsonstr.AppendEscaped(buf, e.ev.Message)
@@ -410,11 +428,11 @@ func (w *Worker) encodeFused(fp *fusedProg, i int, e *evState, out []byte) ([]by
 			case lfLUTAll:
 				buf = rw.row.Append(buf, rw.views[i])
 			case lfMMDB:
-				buf, ok = mmValue(buf, rw.mmVals[i*rw.nf+o.col])
+				var ok bool
+				if buf, ok = mmValue(buf, rw.mmVals[i*rw.nf+o.col]); !ok {
+					return out, false
+				}
 			}
-		}
-		if !ok {
-			return out, false
 		}
 	}
 	buf = fp.tail.append(buf)
