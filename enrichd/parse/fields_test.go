@@ -3,6 +3,7 @@ package parse
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -191,5 +192,32 @@ func TestAppendUnquote(t *testing.T) {
 			t.Fatal(err)
 		}
 		f(lit, s)
+	}
+}
+
+// TestExtractPlain: messages without quotes, with tokens of every length
+// around the 8-byte words tokens are found in, separated by SPs and tabs,
+// give each key the value KV gives it.
+func TestExtractPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	keys := []string{"cust", "src", "a", "cust", "="} // few enough for scanPlain
+	x := NewExtractor(keys)
+	vals := make([][]byte, len(keys))
+	parts := []string{"cust=", "src=", "a=", "=", "a", "b", "!", "\xa0", ")", "c", "x=y", "\x01"}
+	for range 50000 {
+		var msg []byte
+		for range rng.IntN(12) {
+			msg = append(msg, parts[rng.IntN(len(parts))]...)
+			if rng.IntN(3) == 0 {
+				msg = append(msg, " \t"[rng.IntN(2)])
+			}
+		}
+		x.Extract(msg, vals)
+		for j, k := range keys {
+			v, ok := KV(msg, []byte(k))
+			if (vals[j] != nil) != ok || string(vals[j]) != string(v) {
+				t.Fatalf("%q: key %q: Extract gives %q, KV %q %v", msg, k, vals[j], v, ok)
+			}
+		}
 	}
 }
