@@ -67,8 +67,9 @@ func ascii(s []byte) bool {
 	return true
 }
 
-// TestNeedsEscapeLong: the 16-byte check agrees with the 8-byte one at
-// every length from 16 to 100 with a byte of each value at each position.
+// TestNeedsEscapeLong: the 16- and 32-byte checks agree with the 8-byte
+// one at every length from 16 to 100 with a byte of each value at each
+// position.
 func TestNeedsEscapeLong(t *testing.T) {
 	for n := 16; n <= 100; n++ {
 		s := []byte(strings.Repeat("abcdefgh", 13)[:n])
@@ -78,8 +79,11 @@ func TestNeedsEscapeLong(t *testing.T) {
 		for pos := range n {
 			for c := range 256 {
 				s[pos] = byte(c)
-				if got, want := needsEscapeLong(&s[0], n), needsEscapeWords(s); got != want {
-					t.Fatalf("length %d, byte %#x at %d: %v, want %v", n, c, pos, got, want)
+				want := needsEscapeWords(s)
+				for _, f := range needsEscapeLongs(n) {
+					if got := f.fn(&s[0], n); got != want {
+						t.Fatalf("%s, length %d, byte %#x at %d: %v, want %v", f.name, n, c, pos, got, want)
+					}
 				}
 			}
 			s[pos] = 'a'
