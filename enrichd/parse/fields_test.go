@@ -196,8 +196,9 @@ func TestAppendUnquote(t *testing.T) {
 }
 
 // TestExtractPlain: messages without quotes, with tokens of every length
-// around the 8-byte words tokens are found in, separated by SPs and tabs,
-// give each key the value KV gives it.
+// around the 8-byte words values are scanned in, separated by SPs and
+// tabs, give each key by Extract and by KV the value the tokeniser
+// (EachKV) finds.
 func TestExtractPlain(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	keys := []string{"cust", "src", "a", "cust", "="} // few enough for scanPlain
@@ -214,9 +215,18 @@ func TestExtractPlain(t *testing.T) {
 		}
 		x.Extract(msg, vals)
 		for j, k := range keys {
+			// The tokeniser is the reference.
+			var ref []byte
+			EachKV(msg, func(kk, v []byte) bool {
+				if string(kk) == k {
+					ref = v
+					return false
+				}
+				return true
+			})
 			v, ok := KV(msg, []byte(k))
-			if (vals[j] != nil) != ok || string(vals[j]) != string(v) {
-				t.Fatalf("%q: key %q: Extract gives %q, KV %q %v", msg, k, vals[j], v, ok)
+			if (vals[j] != nil) != (ref != nil) || string(vals[j]) != string(ref) || ok != (ref != nil) || string(v) != string(ref) {
+				t.Fatalf("%q: key %q: Extract gives %q, KV %q %v, EachKV %q", msg, k, vals[j], v, ok, ref)
 			}
 		}
 	}
