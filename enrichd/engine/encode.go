@@ -176,7 +176,7 @@ func (w *Worker) encodeProgram(i int, e *evState, out []byte) []byte {
 		}
 		comma = true
 	}
-	if e.tags != 0 || e.misses != 0 {
+	if e.tags != 0 || e.misses&w.p.missTags != 0 {
 		buf = w.writeTags(buf, e, comma)
 	}
 	return append(buf, '}', '\n')

@@ -436,7 +436,7 @@ func (w *Worker) encodeFused(fp *fusedProg, i int, e *evState, out []byte) ([]by
 		}
 	}
 	buf = fp.tail.append(buf)
-	if e.tags != 0 || e.misses != 0 {
+	if e.tags != 0 || e.misses&w.p.missTags != 0 {
 		buf = w.writeTags(buf, e, fp.comma)
 	}
 	return append(buf, '}', '\n'), true
