@@ -1,5 +1,18 @@
 #include "textflag.h"
 
+// func needsEscapeLong(p *byte, n int) bool
+//
+// needsEscapeAVX2 when n >= 32 and the CPU has AVX2, else needsEscapeSSE2.
+TEXT ·needsEscapeLong(SB), NOSPLIT, $0-17
+	CMPQ n+8(FP), $32
+	JB sse2
+	CMPB ·hasAVX2(SB), $1
+	JNE sse2
+	JMP ·needsEscapeAVX2(SB)
+
+sse2:
+	JMP ·needsEscapeSSE2(SB)
+
 // func needsEscapeSSE2(p *byte, n int) bool
 //
 // Whether any of the n >= 16 bytes from p needs escaping in a JSON string:
