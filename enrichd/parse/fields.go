@@ -230,17 +230,20 @@ func (x *Extractor) Keys() []string { return x.keys }
 // vals must have at least len(Keys()) elements; values alias msg.
 func (x *Extractor) Extract(msg []byte, vals [][]byte) {
 	vals = vals[:len(x.keys)]
-	clear(vals)
 	if x.index == nil && x.unique <= extractorSearchMax && bytes.IndexByte(msg, '"') < 0 {
-		// No quotes: one substring search per key beats tokenising.
+		// No quotes: one substring search per key beats tokenising. Each
+		// key that is not a duplicate gets its value or nil.
 		for i, k := range x.bkeys {
-			if x.dup[i] < 0 && x.plain[i] {
-				if v, ok := kvPlain(msg, k); ok {
-					vals[i] = v
+			if x.dup[i] < 0 {
+				var v []byte
+				if x.plain[i] {
+					v, _ = kvPlain(msg, k)
 				}
+				vals[i] = v
 			}
 		}
 	} else {
+		clear(vals)
 		x.scan(msg, vals)
 	}
 	if x.unique != len(x.keys) {
