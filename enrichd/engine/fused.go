@@ -340,6 +340,15 @@ func (w *Worker) setHitBits() {
 	}
 }
 
+// appendPart appends s, a part of an event's line, as the contents of a
+// JSON string: as it is when clean says the line has no byte to escape.
+func appendPart(buf, s []byte, clean bool) []byte {
+	if clean {
+		return append(buf, s...)
+	}
+	return jsonstr.AppendEscaped(buf, s)
+}
+
 // appendCode appends a syslog facility or severity code: from 0 to 23,
 // as a parsed PRI (at most 191) gives them.
 func appendCode(buf []byte, c int) []byte {
@@ -378,6 +387,9 @@ func mmPresentKind(v mmdb.Value) bool {
 // to be absent after all.
 func (w *Worker) encodeFused(fp *fusedProg, i int, e *evState, out []byte) ([]byte, bool) {
 	buf := out
+	// The header fields, the message and the key=value values are parts
+	// of the line: when it has no byte to escape, neither have they.
+	clean := !jsonstr.NeedsEscape(e.line)
 	for s := range fp.segs {
 		sg := &fp.segs[s]
 		buf = sg.lit.append(buf)
@@ -386,17 +398,17 @@ func (w *Worker) encodeFused(fp *fusedProg, i int, e *evState, out []byte) ([]by
 		case lfTimestamp:
 			buf = parse.AppendTimestampRFC3339(buf, &e.ev, w.now)
 		case lfHostName:
-			buf = jsonstr.AppendEscaped(buf, e.ev.Host)
+			buf = appendPart(buf, e.ev.Host, clean)
 		case lfFacility:
 			buf = appendCode(buf, e.ev.Facility)
 		case lfSeverity:
 			buf = appendCode(buf, e.ev.Severity)
 		case lfAppName:
-			buf = jsonstr.AppendEscaped(buf, e.ev.App)
+			buf = appendPart(buf, e.ev.App, clean)
 		case lfMsgID:
-			buf = jsonstr.AppendEscaped(buf, e.ev.MsgID)
+			buf = appendPart(buf, e.ev.MsgID, clean)
 		case lfProcIDStr:
-			buf = jsonstr.AppendEscaped(buf, e.ev.ProcID)
+			buf = appendPart(buf, e.ev.ProcID, clean)
 		case lfPID:
 			buf = append(buf, e.ev.ProcID...)
 		case lfSD:
@@ -406,16 +418,16 @@ func (w *Worker) encodeFused(fp *fusedProg, i int, e *evState, out []byte) ([]by
 			}
 		case lfMessage:
 			if e.kind == Syslog {
-				buf = jsonstr.AppendEscaped(buf, e.ev.Message)
+				buf = appendPart(buf, e.ev.Message, clean)
 			} else {
-				buf = jsonstr.AppendEscaped(buf, e.line)
+				buf = appendPart(buf, e.line, clean)
 			}
 		case lfTLSClient:
 			buf = jsonstr.AppendEscaped(buf, w.client)
 		case lfOriginal:
-			buf = jsonstr.AppendEscaped(buf, e.line)
+			buf = appendPart(buf, e.line, clean)
 		case lfKV:
-			buf = jsonstr.AppendEscaped(buf, w.kvVals[i*len(w.p.kvKeys)+sg.kv])
+			buf = appendPart(buf, w.kvVals[i*len(w.p.kvKeys)+sg.kv], clean)
 		default:
 			if e.misses&(1<<uint(o.rule)) != 0 {
 				buf = append(buf, o.def...)
