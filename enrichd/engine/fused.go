@@ -17,7 +17,8 @@ import (
 // walking every open, key and close of the program.
 //
 // An event's set of present leaves is its presence mask, bit n for the
-// n-th leaf op of the program. Workers build the fused program of a mask
+// n-th leaf of the program (its leaf ops, with one leaf for each
+// key=value pair the lfKV op may write). Workers build the fused program of a mask
 // the first time they meet it and keep it (events have few distinct
 // masks: the header fields a sender writes, which rules hit).
 
