@@ -19,10 +19,24 @@ type frame struct {
 	comma bool
 }
 
-// encode appends event e as one JSON line: it runs the engine's encoding
-// program, writing each member that has a value and dropping objects that
-// end up empty.
+// encode appends event e as one JSON line: with the fused program of its
+// present members when there is one, else with the encoding program.
 func (w *Worker) encode(i int, e *evState, out []byte) []byte {
+	if e.kind != JSON && w.p.fused.ok {
+		syslog := e.kind == Syslog && e.ev.Format != parse.FormatUnknown
+		pid := syslog && isJSONUint(e.ev.ProcID)
+		if fp := w.fusedFor(w.presence(i, e, syslog, pid)); fp != nil {
+			if buf, ok := w.encodeFused(fp, i, e, out); ok {
+				return buf
+			}
+		}
+	}
+	return w.encodeProgram(i, e, out)
+}
+
+// encodeProgram is encode by the engine's encoding program: it writes each
+// member that has a value and drops objects that end up empty.
+func (w *Worker) encodeProgram(i int, e *evState, out []byte) []byte {
 	buf := out
 	comma := false
 	if e.kind == JSON {
@@ -162,7 +176,7 @@ func (w *Worker) encode(i int, e *evState, out []byte) []byte {
 		}
 		comma = true
 	}
-	if e.tags != 0 || e.misses != 0 {
+	if e.tags != 0 || e.misses&w.p.missTags != 0 {
 		buf = w.writeTags(buf, e, comma)
 	}
 	return append(buf, '}', '\n')

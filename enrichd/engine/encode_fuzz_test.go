@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -13,7 +14,8 @@ import (
 // FuzzEncode runs any message, in any input format, through every rule
 // set of TestEncodeGolden (rows that need escaping, the real city MMDB,
 // composite keys, key=value pairs, structured data) and checks that each
-// event becomes one line that is a valid JSON object.
+// event becomes one line that is a valid JSON object, the same by the
+// event's fused program as by the encoding program.
 func FuzzEncode(f *testing.F) {
 	for format, evs := range goldenEvents {
 		for _, ev := range evs {
@@ -61,6 +63,7 @@ func FuzzEncode(f *testing.F) {
 					t.Fatalf("config %d, format %d: %q gave a line that is not a JSON object: %s", ci, format%3, msg, l)
 				}
 			}
+			checkFused(t, w, 3, fmt.Sprintf("config %d, format %d, %q", ci, format%3, msg))
 		}
 	})
 }

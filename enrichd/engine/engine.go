@@ -131,6 +131,10 @@ type Engine struct {
 	perEvent  bool
 	outNames  []string
 	outFields []fieldRef
+	fused     fusedPlan // how prog is fused for an event's present members
+	// missTags has bit i set when rule i has a miss tag: an event without
+	// system tags and without a miss of those rules has no tags.
+	missTags uint64
 }
 
 // Check checks what rules make together with opts, without tables: the
@@ -210,6 +214,7 @@ func New(rules []Rule, opts Options, set *tables.Set) (*Engine, error) {
 		}
 		if rc.MissTag != "" {
 			r.missTag = jsonstr.AppendStringS(nil, rc.MissTag)
+			p.missTags |= 1 << len(p.rules)
 		}
 		for _, f := range rc.Fields {
 			fr, err := p.fieldRef(f, kvIndex)
@@ -245,6 +250,7 @@ func New(rules []Rule, opts Options, set *tables.Set) (*Engine, error) {
 	for _, k := range p.kvKeys {
 		p.kvSkip = append(p.kvSkip, p.topNames[k])
 	}
+	p.planFused()
 	return p, nil
 }
 

@@ -67,22 +67,33 @@ func TestAppendRowDamaged(t *testing.T) {
 	}
 	// Row 1 as FORMAT.md lays it out: key length 1, value ends 1, 5, 9
 	// (Index, a, b), key "1", values "1AAAABBBB". Move a's end past the
-	// values.
+	// values, or before its start.
 	rec := []byte("\x01\x00\x01\x00\x05\x00\x09\x00" + "1" + "1AAAABBBB")
 	if bytes.Count(data, rec) != 1 {
 		t.Fatalf("row 1 not found once in the file as laid out by FORMAT.md")
 	}
 	at := bytes.Index(data, rec)
-	data[at+4] = 10
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	lines := encodeCustomers(t, dir, 2)
-	want := []map[string]any{{"Index": "1", "a": "", "b": ""}, {"Index": "2", "a": "CCCC", "b": "DDDD"}}
-	for i, l := range lines {
-		c, _ := decode(t, l)["customer"].(map[string]any)
-		if fmt.Sprint(c) != fmt.Sprint(want[i]) {
-			t.Fatalf("row %d: got %v, want %v: %s", i+1, c, want[i], l)
+	for _, c := range []struct {
+		off  int
+		end  byte
+		want map[string]any
+	}{
+		{4, 10, map[string]any{"Index": "1", "a": "", "b": ""}},         // a ends past the values
+		{2, 6, map[string]any{"Index": "1AAAAB", "a": "", "b": "BBBB"}}, // a ends before it starts
+		{4, 0, map[string]any{"Index": "1", "a": "", "b": "1AAAABBBB"}}, // a ends before it starts
+	} {
+		d := bytes.Clone(data)
+		d[at+c.off] = c.end
+		if err := os.WriteFile(path, d, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lines := encodeCustomers(t, dir, 2)
+		want := []map[string]any{c.want, {"Index": "2", "a": "CCCC", "b": "DDDD"}}
+		for i, l := range lines {
+			cm, _ := decode(t, l)["customer"].(map[string]any)
+			if fmt.Sprint(cm) != fmt.Sprint(want[i]) {
+				t.Fatalf("end %d at %d: row %d: got %v, want %v: %s", c.end, c.off, i+1, cm, want[i], l)
+			}
 		}
 	}
 }

@@ -37,6 +37,10 @@ type Worker struct {
 	snapGen uint64
 	ob      *Lines // the buffer being filled, when Engine.perEvent
 	client  []byte // the batch's Client
+	// hitBits are, per rule, the leaves a hit writes whatever the event
+	// (see setHitBits); fusedProgs the fused programs met so far.
+	hitBits    []uint64
+	fusedProgs fusedCache
 }
 
 // NewWorker returns a worker that processes batchSize events at a time
@@ -61,6 +65,7 @@ func (p *Engine) NewWorker(batchSize int) *Worker {
 	}
 	w.scratch = make([]byte, 0, 64<<10)
 	w.frames = make([]frame, p.depth)
+	w.hitBits = make([]uint64, len(p.rules))
 	return w
 }
 
@@ -152,6 +157,9 @@ func (w *Worker) processChunk(b *Batch, msgs []Msg, out []byte, now time.Time) [
 	w.scratch = w.scratch[:0]
 	for ri, r := range p.rules {
 		w.runRule(ri, r, snap, evs)
+	}
+	if p.fused.ok {
+		w.setHitBits()
 	}
 	// 3. Encode. The rows found are fetched rowsAhead events ahead of
 	// their encoding, so that their cache misses overlap instead of

@@ -2,6 +2,8 @@ package parse
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -122,14 +124,49 @@ func kvPlain(msg, key []byte) ([]byte, bool) {
 		j += off
 		if e := j + n; e < len(msg) && msg[e] == '=' && (j == 0 || kvClass[msg[j-1]]&clSpace != 0) {
 			vs := e + 1
-			k := vs
-			for k < len(msg) && kvClass[msg[k]]&clSpace == 0 {
-				k++
-			}
+			k := tokenEnd(msg, vs)
 			return msg[vs:k:k], true
 		}
 		off = j + 1
 	}
+}
+
+// tokenEnd returns the index of the first ' ' or '\t' of msg from i on, or
+// len(msg). It looks at 8 bytes at a time, the last 8 of msg overlapping.
+func tokenEnd(msg []byte, i int) int {
+	le := binary.LittleEndian
+	for ; i+8 <= len(msg); i += 8 {
+		if z := sepBytes(le.Uint64(msg[i:])); z != 0 {
+			return i + bits.TrailingZeros64(z)>>3
+		}
+	}
+	if i >= len(msg) {
+		return len(msg)
+	}
+	if n := len(msg); n >= 8 {
+		// The bytes before i are in the word too: their bits are dropped.
+		b := 8 * uint(i-(n-8))
+		if z := sepBytes(le.Uint64(msg[n-8:])) >> b << b; z != 0 {
+			return n - 8 + bits.TrailingZeros64(z)>>3
+		}
+		return n
+	}
+	for ; i < len(msg); i++ {
+		if kvClass[msg[i]]&clSpace != 0 {
+			return i
+		}
+	}
+	return i
+}
+
+// sepBytes returns the high bit of each byte of v that is ' ' or '\t',
+// and no other bit.
+func sepBytes(v uint64) uint64 {
+	const lo7 = 0x7f7f7f7f7f7f7f7f
+	a, b := v^0x2020202020202020, v^0x0909090909090909
+	// The high bit of a byte of (x&lo7 + lo7) | x is clear exactly where
+	// the byte of x is 0 (the sum cannot carry across bytes).
+	return ^((a&lo7+lo7|a)&(b&lo7+lo7|b) | lo7)
 }
 
 // EachKV calls fn for every key=value token in msg, in order, until fn
@@ -193,17 +230,20 @@ func (x *Extractor) Keys() []string { return x.keys }
 // vals must have at least len(Keys()) elements; values alias msg.
 func (x *Extractor) Extract(msg []byte, vals [][]byte) {
 	vals = vals[:len(x.keys)]
-	clear(vals)
 	if x.index == nil && x.unique <= extractorSearchMax && bytes.IndexByte(msg, '"') < 0 {
-		// No quotes: one substring search per key beats tokenising.
+		// No quotes: one substring search per key beats tokenising. Each
+		// key that is not a duplicate gets its value or nil.
 		for i, k := range x.bkeys {
-			if x.dup[i] < 0 && x.plain[i] {
-				if v, ok := kvPlain(msg, k); ok {
-					vals[i] = v
+			if x.dup[i] < 0 {
+				var v []byte
+				if x.plain[i] {
+					v, _ = kvPlain(msg, k)
 				}
+				vals[i] = v
 			}
 		}
 	} else {
+		clear(vals)
 		x.scan(msg, vals)
 	}
 	if x.unique != len(x.keys) {

@@ -3,6 +3,7 @@ package parse
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -191,5 +192,42 @@ func TestAppendUnquote(t *testing.T) {
 			t.Fatal(err)
 		}
 		f(lit, s)
+	}
+}
+
+// TestExtractPlain: messages without quotes, with tokens of every length
+// around the 8-byte words values are scanned in, separated by SPs and
+// tabs, give each key by Extract and by KV the value the tokeniser
+// (EachKV) finds.
+func TestExtractPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	keys := []string{"cust", "src", "a", "cust", "="} // few enough for scanPlain
+	x := NewExtractor(keys)
+	vals := make([][]byte, len(keys))
+	parts := []string{"cust=", "src=", "a=", "=", "a", "b", "!", "\xa0", ")", "c", "x=y", "\x01"}
+	for range 50000 {
+		var msg []byte
+		for range rng.IntN(12) {
+			msg = append(msg, parts[rng.IntN(len(parts))]...)
+			if rng.IntN(3) == 0 {
+				msg = append(msg, " \t"[rng.IntN(2)])
+			}
+		}
+		x.Extract(msg, vals)
+		for j, k := range keys {
+			// The tokeniser is the reference.
+			var ref []byte
+			EachKV(msg, func(kk, v []byte) bool {
+				if string(kk) == k {
+					ref = v
+					return false
+				}
+				return true
+			})
+			v, ok := KV(msg, []byte(k))
+			if (vals[j] != nil) != (ref != nil) || string(vals[j]) != string(ref) || ok != (ref != nil) || string(v) != string(ref) {
+				t.Fatalf("%q: key %q: Extract gives %q, KV %q %v, EachKV %q", msg, k, vals[j], v, ok, ref)
+			}
+		}
 	}
 }

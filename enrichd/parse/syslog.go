@@ -2,7 +2,9 @@ package parse
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"math/bits"
 )
 
 // Format says which syslog format ParseSyslog recognised.
@@ -138,8 +140,69 @@ func field(msg []byte, i int) ([]byte, int) {
 	return tok, next
 }
 
+// parse5424 parses the RFC 5424 message after "<PRI>1 ", which starts at
+// msg[i].
 func parse5424(msg []byte, i int, ev *Event) {
 	ev.Format = FormatRFC5424
+	sp, ok := headerSpaces(msg, i)
+	if !ok {
+		// The header is cut short: field by field, as far as it goes.
+		parse5424Fields(msg, i, ev)
+		return
+	}
+	ev.Timestamp = token(msg, i, sp[0])
+	ev.Host = token(msg, sp[0]+1, sp[1])
+	ev.App = token(msg, sp[1]+1, sp[2])
+	ev.ProcID = token(msg, sp[2]+1, sp[3])
+	ev.MsgID = token(msg, sp[3]+1, sp[4])
+	if i = sp[4] + 1; i >= len(msg) {
+		ev.Malformed = true
+		return
+	}
+	parse5424Rest(msg, i, ev)
+}
+
+// token is msg[i:j] as a header field: nil when empty or "-".
+func token(msg []byte, i, j int) []byte {
+	tok := msg[i:j:j]
+	if len(tok) == 0 || len(tok) == 1 && tok[0] == '-' {
+		return nil
+	}
+	return tok
+}
+
+// headerSpaces returns the indexes of the first five SPs of msg from i on,
+// the ends of the five space-terminated fields of an RFC 5424 header, or
+// false when msg has fewer. It looks at 8 bytes at a time.
+func headerSpaces(msg []byte, i int) (sp [5]int, ok bool) {
+	const lo7, hi = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	n := 0
+	for ; i+8 <= len(msg); i += 8 {
+		// The high bit of each byte of z is set where msg has a SP: a byte
+		// of x is 0 exactly there, and the sum cannot carry across bytes.
+		x := binary.LittleEndian.Uint64(msg[i:]) ^ 0x2020202020202020
+		z := ^((x&lo7 + lo7) | x | lo7)
+		for ; z != 0; z &= z - 1 {
+			sp[n] = i + bits.TrailingZeros64(z)>>3
+			if n++; n == 5 {
+				return sp, true
+			}
+		}
+	}
+	for ; i < len(msg); i++ {
+		if msg[i] == ' ' {
+			sp[n] = i
+			if n++; n == 5 {
+				return sp, true
+			}
+		}
+	}
+	return sp, false
+}
+
+// parse5424Fields is parse5424 one field at a time, for a header cut
+// short.
+func parse5424Fields(msg []byte, i int, ev *Event) {
 	if ev.Timestamp, i = field(msg, i); i < 0 {
 		ev.Malformed = true
 		return
@@ -160,6 +223,12 @@ func parse5424(msg []byte, i int, ev *Event) {
 		ev.Malformed = true
 		return
 	}
+	parse5424Rest(msg, i, ev)
+}
+
+// parse5424Rest parses the structured data and message at msg[i:], after
+// the header.
+func parse5424Rest(msg []byte, i int, ev *Event) {
 	// STRUCTURED-DATA = NILVALUE / 1*SD-ELEMENT
 	switch msg[i] {
 	case '-':

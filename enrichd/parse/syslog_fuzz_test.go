@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,9 @@ func FuzzParseSyslog(f *testing.F) {
 			}
 			if ev.Format == FormatRFC3164 {
 				check3164Fields(t, msg, &ev)
+			}
+			if ev.Format == FormatRFC5424 {
+				check5424Fields(t, msg, &ev)
 			}
 			EachSDParam(ev.StructuredData, func(id, name, value []byte) bool {
 				if !within(msg, id) || !within(msg, name) || !within(msg, value) {
@@ -151,4 +155,52 @@ func FuzzParse3164Forms(f *testing.F) {
 			t.Fatalf("ParseSyslog(%q) = %s; want host %q app %q pid %q msg %q", line, evString(&ev), host, app, pid, wantMsg)
 		}
 	})
+}
+
+// check5424Fields checks that ev, parsed from the RFC 5424 message msg,
+// is what parsing its header field by field gives.
+func check5424Fields(t *testing.T, msg []byte, ev *Event) {
+	t.Helper()
+	_, i := parsePRI(msg)
+	ref := Event{Raw: msg, Facility: ev.Facility, Severity: ev.Severity, Format: FormatRFC5424}
+	parse5424Fields(msg, i+2, &ref)
+	if got, want := evString(ev), evString(&ref); got != want {
+		t.Fatalf("%q:\nparsed     %s\nfield by field %s", msg, got, want)
+	}
+	for _, f := range [][2][]byte{{ev.Timestamp, ref.Timestamp}, {ev.Host, ref.Host}, {ev.App, ref.App}, {ev.ProcID, ref.ProcID}, {ev.MsgID, ref.MsgID}, {ev.Message, ref.Message}} {
+		if (f[0] == nil) != (f[1] == nil) || len(f[0]) > 0 && (&f[0][0] != &f[1][0] || cap(f[0]) != cap(f[1])) {
+			t.Fatalf("%q: a field differs from field by field in where it is", msg)
+		}
+	}
+}
+
+// TestParse5424Header: headers of every field length around the 8-byte
+// words the SPs are found in, NILVALUEs, empty fields and headers cut
+// short parse as field by field.
+func TestParse5424Header(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var ev Event
+	for range 50000 {
+		msg := []byte("<14>1 ")
+		nf := 3 + rng.IntN(4)
+		for k := range nf {
+			switch rng.IntN(6) {
+			case 0:
+				msg = append(msg, '-')
+			case 1:
+			default:
+				for range rng.IntN(20) {
+					msg = append(msg, "ab-:[]=\"x!\xa0"[rng.IntN(11)])
+				}
+			}
+			if k < nf-1 || rng.IntN(2) == 0 {
+				msg = append(msg, ' ')
+			}
+		}
+		msg = append(msg, []string{"", "-", "- m", "[a b=\"c\"] m", "x y", "-x"}[rng.IntN(6)]...)
+		if err := ParseSyslog(msg, &ev); err != nil || ev.Format != FormatRFC5424 {
+			t.Fatalf("%q: %v, %s", msg, err, evString(&ev))
+		}
+		check5424Fields(t, msg, &ev)
+	}
 }

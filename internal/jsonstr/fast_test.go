@@ -31,13 +31,13 @@ func TestAppendStringFast(t *testing.T) {
 		"\xe2\x80", "\xe2\x80\xa8", "a\xe2\x80\xa9", "\xff\xfe\xfd", "\x7f\x00"} {
 		appendStrSame(t, []byte(s))
 	}
-	// Every length up to 40 with one byte of each class at each position,
-	// so that every word, the overlapping last word and the short cases
-	// meet it.
-	for n := 1; n <= 40; n++ {
+	// Every length up to 80 with one byte of each class at each position,
+	// so that every word and 16-byte block, the overlapping last ones and
+	// the short cases meet it.
+	for n := 1; n <= 80; n++ {
 		for pos := range n {
 			for _, c := range []byte{0, 0x1f, ' ', '"', '\\', 0x7f, 0x80, 0xc3, 0xe2, 0xff} {
-				s := []byte(strings.Repeat("abcdefgh", 5)[:n])
+				s := []byte(strings.Repeat("abcdefgh", 10)[:n])
 				s[pos] = c
 				appendStrSame(t, s)
 			}
@@ -46,7 +46,7 @@ func TestAppendStringFast(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	alphabet := []byte("ab \"\\\x00\x1f\x7f\x80\xbf\xc3\xa9\xe2\x80\xa8\xf0\x9f\x98\x80\xff")
 	for range 20000 {
-		s := make([]byte, rng.IntN(40))
+		s := make([]byte, rng.IntN(80))
 		for i := range s {
 			if rng.IntN(4) == 0 {
 				s[i] = alphabet[rng.IntN(len(alphabet))]
@@ -65,4 +65,28 @@ func ascii(s []byte) bool {
 		}
 	}
 	return true
+}
+
+// TestNeedsEscapeLong: the 16- and 32-byte checks agree with the 8-byte
+// one at every length from 16 to 100 with a byte of each value at each
+// position.
+func TestNeedsEscapeLong(t *testing.T) {
+	for n := 16; n <= 100; n++ {
+		s := []byte(strings.Repeat("abcdefgh", 13)[:n])
+		if needsEscapeLong(&s[0], n) {
+			t.Fatalf("length %d: plain text needs escaping", n)
+		}
+		for pos := range n {
+			for c := range 256 {
+				s[pos] = byte(c)
+				want := needsEscapeWords(s)
+				for _, f := range needsEscapeLongs(n) {
+					if got := f.fn(&s[0], n); got != want {
+						t.Fatalf("%s, length %d, byte %#x at %d: %v, want %v", f.name, n, c, pos, got, want)
+					}
+				}
+			}
+			s[pos] = 'a'
+		}
+	}
 }

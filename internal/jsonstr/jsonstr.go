@@ -59,9 +59,18 @@ func needsEscape8(v uint64) uint64 {
 }
 
 // NeedsEscape reports whether any byte of s needs escaping in a JSON
-// string. It checks 8 bytes at a time, 32 per step of its loop, so that a
-// long s costs one predictable loop.
+// string. From 16 bytes on it checks 16 at a time (needsEscapeLong);
+// shorter, 8 at a time.
 func NeedsEscape(s []byte) bool {
+	if len(s) >= 16 {
+		return needsEscapeLong(unsafe.SliceData(s), len(s))
+	}
+	return needsEscapeWords(s)
+}
+
+// needsEscapeWords is NeedsEscape 8 bytes at a time, 32 per step of its
+// loop, so that a long s costs one predictable loop.
+func needsEscapeWords(s []byte) bool {
 	var acc uint64
 	i := 0
 	le := binary.LittleEndian
@@ -93,48 +102,40 @@ func NeedsEscape(s []byte) bool {
 
 // AppendEscaped appends the contents of AppendString's string literal for
 // s: s escaped, without the quotes. The common case, a string with nothing
-// to escape, is copied 8 bytes at a time while checked; from the first word
-// that needs escaping on, it escapes byte by byte.
+// to escape, is checked 16 bytes at a time and copied whole when it has 16
+// bytes or more, else checked and copied as two overlapping words; a
+// string with a byte to escape is escaped byte by byte.
 func AppendEscaped(dst, s []byte) []byte {
+	if len(s) >= 16 {
+		if needsEscapeLong(unsafe.SliceData(s), len(s)) {
+			return appendEscapedSlow(dst, s)
+		}
+		return append(dst, s...)
+	}
 	n := len(dst)
 	if cap(dst)-n < len(s) {
 		dst = slices.Grow(dst, len(s))
 	}
 	d := dst[n : n+len(s)]
-	i := 0
-	if len(s) >= 8 {
-		// Whole words, through pointers: d has len(s) bytes.
-		le := binary.LittleEndian
-		sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
-		for ; i+8 <= len(s); i += 8 {
-			v := le.Uint64((*[8]byte)(unsafe.Add(sp, i))[:])
-			if needsEscape8(v) != 0 {
-				return appendEscapedSlow(dst[:n+i], s[i:])
-			}
-			le.PutUint64((*[8]byte)(unsafe.Add(dp, i))[:], v)
-		}
-	}
+	le := binary.LittleEndian
 	switch {
-	case i == len(s):
 	case len(s) >= 8:
-		// The last partial word: check and copy the last 8 bytes, which
-		// overlap the bytes already done.
-		j := len(s) - 8
-		v := binary.LittleEndian.Uint64(s[j:])
-		if needsEscape8(v) != 0 {
-			return appendEscapedSlow(dst[:n+i], s[i:])
+		// Two 8-byte words, overlapping when s is shorter than 16.
+		lo, hi := le.Uint64(s), le.Uint64(s[len(s)-8:])
+		if needsEscape8(lo)|needsEscape8(hi) != 0 {
+			return appendEscapedSlow(dst[:n], s)
 		}
-		binary.LittleEndian.PutUint64(d[j:], v)
+		le.PutUint64(d, lo)
+		le.PutUint64(d[len(s)-8:], hi)
 	case len(s) >= 4:
 		// Two 4-byte words, overlapping when s is shorter than 8.
-		lo := binary.LittleEndian.Uint32(s)
-		hi := binary.LittleEndian.Uint32(s[len(s)-4:])
+		lo, hi := le.Uint32(s), le.Uint32(s[len(s)-4:])
 		if needsEscape8(uint64(lo)|uint64(hi)<<32) != 0 {
 			return appendEscapedSlow(dst[:n], s)
 		}
-		binary.LittleEndian.PutUint32(d, lo)
-		binary.LittleEndian.PutUint32(d[len(s)-4:], hi)
-	default:
+		le.PutUint32(d, lo)
+		le.PutUint32(d[len(s)-4:], hi)
+	case len(s) > 0:
 		// 1 to 3 bytes: the first, middle and last byte are all of them.
 		a, b, c := s[0], s[len(s)/2], s[len(s)-1]
 		if needsEscape8(space&^0xffffff|uint64(a)|uint64(b)<<8|uint64(c)<<16) != 0 {

@@ -48,6 +48,7 @@ const valPad = 32
 type key struct {
 	b   []byte
 	pad [keyPad]byte
+	n   int // len(b)
 }
 
 // Encoder writes the rows of one table. It keeps scratch memory: use one
@@ -57,8 +58,10 @@ type Encoder struct {
 	// keysRoom is the room the keys of a row take in Append: each at
 	// least keyPad bytes.
 	keysRoom int
-	ends     []int32  // scratch for a row's value ends
-	vals     [][]byte // scratch for a row's values
+	// shortKeys is set when every key fits its pad.
+	shortKeys bool
+	ends      []int32  // scratch for a row's value ends
+	vals      [][]byte // scratch for a row's values
 }
 
 // NewEncoder returns an encoder for rows with columns.
@@ -70,16 +73,17 @@ func NewEncoder(columns []string) *Encoder {
 
 // Reset makes e an encoder for rows with columns, reusing its memory.
 func (e *Encoder) Reset(columns []string) {
-	e.keys, e.keysRoom = e.keys[:0], 0
+	e.keys, e.keysRoom, e.shortKeys = e.keys[:0], 0, true
 	for j, c := range columns {
 		k := []byte(`",`)
 		if j == 0 {
 			k = []byte{'{'}
 		}
 		k = append(jsonstr.AppendKeyS(k, c), '"')
-		e.keys = append(e.keys, key{b: k})
+		e.keys = append(e.keys, key{b: k, n: len(k)})
 		copy(e.keys[j].pad[:], k)
 		e.keysRoom += max(len(k), keyPad)
+		e.shortKeys = e.shortKeys && len(k) <= keyPad
 	}
 	e.vals = slices.Grow(e.vals[:0], len(e.keys))
 }
@@ -92,6 +96,13 @@ func (e *Encoder) Reset(columns []string) {
 // (the mapping goes on after the row, so they can be read; what is copied
 // too much, the next key or value overwrites). A row with a byte to escape
 // is encoded value by value.
+//
+// When the mapping has 2*valPad bytes past the values and every key fits
+// its pad (the rows of a table but its last few), a value of up to
+// 2*valPad bytes is copied with one or two moves and checked with two
+// compares: its end is at most the values' end, and its length, taken
+// unsigned, is at most the move (which also catches an end before its
+// start).
 func (e *Encoder) Append(buf []byte, v reader.View) []byte {
 	values := v.Values()
 	// The end offsets: read straight from the record when they are 16-bit
@@ -108,17 +119,44 @@ func (e *Encoder) Append(buf []byte, v reader.View) []byte {
 		return e.appendEsc(buf, v)
 	}
 	mark := len(buf)
-	buf = slices.Grow(buf, len(values)+e.keysRoom+valPad)
+	buf = slices.Grow(buf, len(values)+e.keysRoom+2*valPad)
 	b := buf[:cap(buf)]
 	// The moves below go through pointers: the room Grow made holds every
-	// key padded, every value and one valPad past the last, and a value
-	// is read valPad bytes at a time only where room has them.
+	// key padded, every value and 2*valPad past the last, and a value is
+	// read valPad bytes at a time only where room has them.
 	dst := unsafe.Pointer(unsafe.SliceData(b))
 	room := values[:cap(values)]
 	src := unsafe.Pointer(unsafe.SliceData(room))
 	endp := unsafe.Pointer(unsafe.SliceData(e16))
 	nv, nroom := len(values), len(room)
 	l, start := len(buf), 0
+	if e.shortKeys && nroom-nv >= 2*valPad {
+		for j := range keys {
+			k := &keys[j]
+			*(*[keyPad]byte)(unsafe.Add(dst, l)) = k.pad
+			l += k.n
+			ep := (*[2]byte)(unsafe.Add(endp, 2*j))
+			end := int(ep[0]) | int(ep[1])<<8
+			if end > nv {
+				return e.appendEsc(buf[:mark], v) // damaged
+			}
+			// start <= nv: the reads below end within room.
+			switch n := end - start; {
+			case uint(n) <= valPad:
+				copy32(unsafe.Add(dst, l), unsafe.Add(src, start))
+			case uint(n) <= 2*valPad:
+				copy32(unsafe.Add(dst, l), unsafe.Add(src, start))
+				copy32(unsafe.Add(dst, l+valPad), unsafe.Add(src, start+valPad))
+			case n < 0:
+				return e.appendEsc(buf[:mark], v) // damaged
+			default:
+				copy(b[l:], values[start:end])
+			}
+			l += end - start
+			start = end
+		}
+		return append(buf[:l], '"', '}')
+	}
 	for j := range keys {
 		k := &keys[j]
 		if len(k.b) <= keyPad {

@@ -42,11 +42,16 @@ func reference(t *testing.T, cols []string, v reader.View) string {
 
 // TestEncoder: rows of every shape (values to escape in any word, of every
 // length around the fixed-size moves, empty, multi-byte, a record too
-// large for 16-bit value ends, a column name longer than a padded key)
-// are written alike by an Encoder and by Append, and as encoding/json
-// writes them.
+// large for 16-bit value ends, with and without a column name longer
+// than a padded key) are written alike by an Encoder and by Append, and as
+// encoding/json writes them.
 func TestEncoder(t *testing.T) {
-	long := strings.Repeat("a column name longer than 32 bytes ", 2)
+	for _, long := range []string{strings.Repeat("a column name longer than 32 bytes ", 2), "a shorter name"} {
+		t.Run(fmt.Sprint(len(long)), func(t *testing.T) { testEncoder(t, long) })
+	}
+}
+
+func testEncoder(t *testing.T, long string) {
 	cols := []string{"id", "a", long, `q"<&>`, "b"}
 	var csv strings.Builder
 	csv.WriteString(`id,a,"` + long + `","q""<&>",b` + "\n")
