@@ -19,7 +19,7 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 ROWS=${PGO_ROWS:-500000}
-EVENTS=${PGO_EVENTS:-4000000}
+EVENTS=${PGO_EVENTS:-12000000}
 SECONDS_=${PGO_SECONDS:-8}
 make --no-print-directory testdata >/dev/null
 work=$(mktemp -d)
