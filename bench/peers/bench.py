@@ -369,6 +369,10 @@ class Peer:
         for f in (out,):
             if os.path.exists(f):
                 os.remove(f)
+        # The run before left up to a GB of output in dirty pages; the
+        # kernel writes them back about 30 s later, on the same two cores,
+        # in the middle of whichever run is then timed. Write them now.
+        os.sync()
         do_check = rep == 0
         if self.kind == "stdin":
             cmd = [subst(x) for x in self.kw["cmd"]]
