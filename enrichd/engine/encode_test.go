@@ -105,17 +105,25 @@ var goldenEvents = map[Format][]string{
 	},
 }
 
-// TestEncodeGolden encodes events of every input format and many shapes
-// with several rule sets and compares the output with
-// testdata/encode.golden, byte for byte. Run with -update to rewrite it.
-func TestEncodeGolden(t *testing.T) {
+// openGoldenSet opens the golden tables (goldenTables) as a table set,
+// closed when the test ends.
+func openGoldenSet(t *testing.T) *tables.Set {
+	t.Helper()
 	dir := t.TempDir()
 	goldenTables(t, dir)
 	set, err := tables.Open(dir, tables.Options{NoWatch: true, DataVerify: tables.DataVerifyDigest, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer set.Close()
+	t.Cleanup(func() { set.Close() })
+	return set
+}
+
+// TestEncodeGolden encodes events of every input format and many shapes
+// with several rule sets and compares the output with
+// testdata/encode.golden, byte for byte. Run with -update to rewrite it.
+func TestEncodeGolden(t *testing.T) {
+	set := openGoldenSet(t)
 	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	var got bytes.Buffer
 	for ci, gc := range goldenConfigs {

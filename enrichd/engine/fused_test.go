@@ -2,11 +2,8 @@ package engine
 
 import (
 	"bytes"
-	"log/slog"
 	"testing"
 	"time"
-
-	"github.com/lutkit/lutkit/tables"
 )
 
 // checkFused encodes each event of the batch w has just processed both
@@ -40,13 +37,7 @@ func checkFused(t *testing.T, w *Worker, n int, what string) int {
 // program, with rows, defaults, MMDB fields, header fields present and
 // absent.
 func TestFusedMatchesProgram(t *testing.T) {
-	dir := t.TempDir()
-	goldenTables(t, dir)
-	set, err := tables.Open(dir, tables.Options{NoWatch: true, DataVerify: tables.DataVerifyDigest, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
+	set := openGoldenSet(t)
 	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	fused := 0
 	for ci, gc := range goldenConfigs {
