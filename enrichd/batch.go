@@ -11,7 +11,7 @@ import (
 // the engine's batch, and what the daemon knows of it.
 type batch struct {
 	engine.Batch
-	in    *inputStats
+	in    *InputStats
 	start time.Time // when the first message was added
 	ack   *Ack      // the input's acknowledgement, or nil
 }

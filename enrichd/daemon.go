@@ -424,8 +424,8 @@ func (d *Daemon) workerLoop(wg *sync.WaitGroup, workDone <-chan struct{}) {
 		n := len(b.Msgs)
 		w.Process(&b.Batch, &ob.Lines, time.Now())
 		if b.in != nil && b.Malformed|b.Truncated != 0 {
-			b.in.malformed.Add(b.Malformed)
-			b.in.truncated.Add(b.Truncated)
+			b.in.Malformed.Add(b.Malformed)
+			b.in.Truncated.Add(b.Truncated)
 		}
 		ob.Events, ob.ack = n, b.ack
 		d.q.recycle(b)

@@ -38,20 +38,20 @@ type Input interface {
 	// Addr returns the address the input listens on, or nil.
 	Addr() net.Addr
 	// Stats returns the input's counters.
-	Stats() *inputStats
+	Stats() *InputStats
 }
 
-// inputStats are the counters every input keeps, exported as metrics (an
+// InputStats are the counters every input keeps, exported as metrics (an
 // input with metrics of its own also implements metricsCollector).
-type inputStats struct {
-	name, typ string
+type InputStats struct {
+	Name, Type string
 
-	events      atomic.Uint64 // accepted into a batch
-	bytes       atomic.Uint64
-	malformed   atomic.Uint64 // parse errors: tagged and passed on
-	truncated   atomic.Uint64 // oversize messages, truncated and tagged
-	dropped     atomic.Uint64 // dropped because the queue was full (UDP)
-	frameErrors atomic.Uint64 // connections ended inside a frame, bad octet counts, read errors
+	Events      atomic.Uint64 // accepted into a batch
+	Bytes       atomic.Uint64
+	Malformed   atomic.Uint64 // parse errors: tagged and passed on
+	Truncated   atomic.Uint64 // oversize messages, truncated and tagged
+	Dropped     atomic.Uint64 // dropped because the queue was full (UDP)
+	FrameErrors atomic.Uint64 // connections ended inside a frame, bad octet counts, read errors
 }
 
 // messageSource yields framed messages (parse.Framer or lineSource).
@@ -119,7 +119,7 @@ func (l *lineSource) Next() ([]byte, bool, error) {
 // sends them to the workers.
 type Batcher struct {
 	q    *batchQueue
-	in   *inputStats
+	in   *InputStats
 	fmt  engine.Format
 	cur  *batch
 	drop bool // never block: drop and count when no batch is free (UDP)
@@ -149,7 +149,7 @@ func (bt *Batcher) Take() bool {
 		select {
 		case bt.cur = <-bt.q.free:
 		default:
-			bt.in.dropped.Add(1)
+			bt.in.Dropped.Add(1)
 			return false
 		}
 	} else {
@@ -206,15 +206,15 @@ func (bt *Batcher) Flush() {
 		select {
 		case bt.q.work <- b:
 		default:
-			bt.in.dropped.Add(n)
+			bt.in.Dropped.Add(n)
 			bt.q.recycle(b)
 			return
 		}
 	} else {
 		bt.q.work <- b
 	}
-	bt.in.events.Add(n)
-	bt.in.bytes.Add(size)
+	bt.in.Events.Add(n)
+	bt.in.Bytes.Add(size)
 }
 
 func isTimeout(err error) bool {

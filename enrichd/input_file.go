@@ -19,7 +19,7 @@ func init() {
 type fileInput struct {
 	cfg   *InputConfig
 	env   *Env
-	stats *inputStats
+	stats *InputStats
 	r     io.ReadCloser
 	stopState
 	served    chan struct{} // serve returned
@@ -43,7 +43,7 @@ func newFileInput(ic *InputConfig, env *Env) (Input, error) {
 func (f *fileInput) Start()                { go f.serve() }
 func (f *fileInput) Done() <-chan struct{} { return f.done }
 func (f *fileInput) Addr() net.Addr        { return nil }
-func (f *fileInput) Stats() *inputStats    { return f.stats }
+func (f *fileInput) Stats() *InputStats    { return f.stats }
 
 func (f *fileInput) Close() error {
 	var err error
@@ -77,7 +77,7 @@ func (f *fileInput) serve() {
 		msg, trunc, err := src.Next()
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
-				f.stats.frameErrors.Add(1)
+				f.stats.FrameErrors.Add(1)
 				f.env.Log.Error("reading input failed", "err", err)
 			}
 			break

@@ -38,10 +38,10 @@ func (c *TCPInputConfig) SetDefaults() { c.Config.SetDefaults(DefaultMaxConnecti
 func (c *TCPInputConfig) Validate(s config.Scope) { c.Config.Validate(s) }
 
 var (
-	mConns       = desc("connections_total", "Connections accepted.", "input")
-	mConnsReject = desc("connections_rejected_total", "Connections refused over limits.max_connections.", "input")
-	mConnsIdle   = desc("connections_idle_closed_total", "Connections closed by idle_timeout.", "input")
-	mConnsActive = desc("connections_active", "Open connections.", "input")
+	mConns       = MetricDesc("connections_total", "Connections accepted.", "input")
+	mConnsReject = MetricDesc("connections_rejected_total", "Connections refused over limits.max_connections.", "input")
+	mConnsIdle   = MetricDesc("connections_idle_closed_total", "Connections closed by idle_timeout.", "input")
+	mConnsActive = MetricDesc("connections_active", "Open connections.", "input")
 )
 
 // tcpInput accepts connections and reads each in its own goroutine:
@@ -52,7 +52,7 @@ type tcpInput struct {
 	set    *TCPInputConfig
 	env    *Env
 	ln     *listen.Listener
-	stats  *inputStats
+	stats  *InputStats
 	fmt    engine.Format
 	framer sync.Pool
 	stopState
@@ -84,20 +84,20 @@ func (t *tcpInput) Start() {
 
 func (t *tcpInput) Done() <-chan struct{} { return t.done }
 func (t *tcpInput) Addr() net.Addr        { return t.ln.Addr() }
-func (t *tcpInput) Stats() *inputStats    { return t.stats }
+func (t *tcpInput) Stats() *InputStats    { return t.stats }
 func (t *tcpInput) Close() error          { return t.ln.Close() }
 
 // Reload reads the TLS certificate files again (SIGHUP).
 func (t *tcpInput) Reload() { t.ln.Reload() }
 
-func (t *tcpInput) Collect(m metricSink) {
-	n := t.stats.name
+func (t *tcpInput) Collect(m MetricSink) {
+	n := t.stats.Name
 	st := t.ln.Stats()
-	m.counter(mConns, st.Accepted, n)
-	m.counter(mConnsReject, st.RefusedFor(listen.ReasonMaxConnections), n)
-	m.counter(mConnsIdle, t.connsIdle.Load(), n)
-	m.gauge(mConnsActive, float64(st.Active), n)
-	m.listener("input:"+n, t.ln)
+	m.Counter(mConns, st.Accepted, n)
+	m.Counter(mConnsReject, st.RefusedFor(listen.ReasonMaxConnections), n)
+	m.Counter(mConnsIdle, t.connsIdle.Load(), n)
+	m.Gauge(mConnsActive, float64(st.Active), n)
+	m.Listener("input:"+n, t.ln)
 }
 
 func (t *tcpInput) serve() {
@@ -208,7 +208,7 @@ func (t *tcpInput) serveConn(c net.Conn) {
 	n, err := cr.Read(first[:])
 	if n == 0 {
 		if err != nil && !errors.Is(err, io.EOF) && !isTimeout(err) {
-			t.stats.frameErrors.Add(1)
+			t.stats.FrameErrors.Add(1)
 		}
 		return
 	}
@@ -230,7 +230,7 @@ func (t *tcpInput) serveConn(c net.Conn) {
 		msg, trunc, err := src.Next()
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !isTimeout(err) && !errors.Is(err, net.ErrClosed) {
-				t.stats.frameErrors.Add(1)
+				t.stats.FrameErrors.Add(1)
 				t.env.Log.Debug("connection ended with an error", "remote", c.RemoteAddr().String(), "err", err)
 			}
 			break

@@ -54,7 +54,7 @@ drain_read_grace: 50ms
 			wantN++
 			wantB += uint64(len(msg))
 		}
-		n0, b0 := st.events.Load(), st.bytes.Load()
+		n0, b0 := st.Events.Load(), st.Bytes.Load()
 		c, err := tls.Dial("tcp", addr, tcfg)
 		if err != nil {
 			t.Fatal(err)
@@ -78,7 +78,7 @@ drain_read_grace: 50ms
 		_, _ = io.Copy(io.Discard, c)
 		c.Close()
 		for end := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
-			n, b := st.events.Load()-n0, st.bytes.Load()-b0
+			n, b := st.Events.Load()-n0, st.Bytes.Load()-b0
 			if n == wantN && b == wantB {
 				return
 			}

@@ -48,7 +48,7 @@ type udpInput struct {
 	cfg   *InputConfig
 	env   *Env
 	conn  *net.UDPConn
-	stats *inputStats
+	stats *InputStats
 	stopState
 	done chan struct{}
 }
@@ -71,7 +71,7 @@ func newUDPInput(ic *InputConfig, env *Env) (Input, error) {
 func (u *udpInput) Start()                { go u.serve() }
 func (u *udpInput) Done() <-chan struct{} { return u.done }
 func (u *udpInput) Addr() net.Addr        { return u.conn.LocalAddr() }
-func (u *udpInput) Stats() *inputStats    { return u.stats }
+func (u *udpInput) Stats() *InputStats    { return u.stats }
 func (u *udpInput) Close() error          { return u.conn.Close() }
 
 // Stop gives serve until deadline to read what the socket holds. A socket
@@ -108,7 +108,7 @@ func (u *udpInput) serve() {
 			if u.isStopping() || errors.Is(err, net.ErrClosed) {
 				break
 			}
-			u.stats.frameErrors.Add(1)
+			u.stats.FrameErrors.Add(1)
 			continue
 		}
 		msg := buf[:n]

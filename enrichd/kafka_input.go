@@ -27,7 +27,7 @@ type kafkaInput struct {
 	env   *Env
 	cfg   *InputConfig
 	kc    *KafkaInputConfig
-	stats *inputStats
+	stats *InputStats
 	log   *slog.Logger
 	cur   *ackEntry // the acknowledgement of the batch being filled
 	done  chan struct{}
@@ -71,13 +71,13 @@ func init() {
 }
 
 var (
-	mKafkaLag         = desc("kafka_consumer_lag", "High watermark minus the group's committed offset, as the brokers report them at the scrape, by assigned partition.", "input", "topic", "partition")
-	mKafkaCommitted   = desc("kafka_committed_offset", "The group's committed offset (the next to read), by assigned partition.", "input", "topic", "partition")
-	mKafkaCommits     = desc("kafka_commits_total", "Offset commits by result.", "input", "result")
-	mKafkaUncommitted = desc("kafka_uncommitted_events", "Events fetched and not yet committed (at most max_uncommitted).", "input")
-	mKafkaStale       = desc("kafka_stale_offsets_total", "Delivered offsets not committed because a rebalance came between their fetch and the commit (the partition's owner reads them again).", "input")
-	mKafkaRebalances  = desc("kafka_rebalances_total", "Consumer group generations the input joined: its first join, then one more after each rebalance, lost generation or membership the coordinator forgot (a failed join counts in enrichd_kafka_fetch_errors_total).", "input")
-	mKafkaReadErrors  = desc("kafka_fetch_errors_total", "Fetch and group errors reported by the consumer.", "input")
+	mKafkaLag         = MetricDesc("kafka_consumer_lag", "High watermark minus the group's committed offset, as the brokers report them at the scrape, by assigned partition.", "input", "topic", "partition")
+	mKafkaCommitted   = MetricDesc("kafka_committed_offset", "The group's committed offset (the next to read), by assigned partition.", "input", "topic", "partition")
+	mKafkaCommits     = MetricDesc("kafka_commits_total", "Offset commits by result.", "input", "result")
+	mKafkaUncommitted = MetricDesc("kafka_uncommitted_events", "Events fetched and not yet committed (at most max_uncommitted).", "input")
+	mKafkaStale       = MetricDesc("kafka_stale_offsets_total", "Delivered offsets not committed because a rebalance came between their fetch and the commit (the partition's owner reads them again).", "input")
+	mKafkaRebalances  = MetricDesc("kafka_rebalances_total", "Consumer group generations the input joined: its first join, then one more after each rebalance, lost generation or membership the coordinator forgot (a failed join counts in enrichd_kafka_fetch_errors_total).", "input")
+	mKafkaReadErrors  = MetricDesc("kafka_fetch_errors_total", "Fetch and group errors reported by the consumer.", "input")
 )
 
 func newKafkaInput(ic *InputConfig, env *Env) (Input, error) {
@@ -203,7 +203,7 @@ func (k *kafkaInput) Start()                { go k.serve() }
 func (k *kafkaInput) Stop(time.Time)        { k.stop() }
 func (k *kafkaInput) Done() <-chan struct{} { return k.done }
 func (k *kafkaInput) Addr() net.Addr        { return nil }
-func (k *kafkaInput) Stats() *inputStats    { return k.stats }
+func (k *kafkaInput) Stats() *InputStats    { return k.stats }
 
 // Close commits what the outputs delivered and leaves the group.
 func (k *kafkaInput) Close() error {
@@ -302,9 +302,9 @@ func (k *kafkaInput) finish() {
 }
 
 // Collect exports the input's Kafka metrics.
-func (k *kafkaInput) Collect(m metricSink) {
-	counter := func(d *prometheus.Desc, v float64, l ...string) { m.counter(d, uint64(v), l...) }
-	gauge := m.gauge
+func (k *kafkaInput) Collect(m MetricSink) {
+	counter := func(d *prometheus.Desc, v float64, l ...string) { m.Counter(d, uint64(v), l...) }
+	gauge := m.Gauge
 	name := k.cfg.Name
 	k.collectLag(gauge)
 	counter(mKafkaRebalances, float64(k.group.joins.Load()), name)
@@ -318,5 +318,5 @@ func (k *kafkaInput) Collect(m metricSink) {
 		age = time.Since(old).Seconds()
 	}
 	gauge(mKafkaDeliveredAge, age, name)
-	m.collect(k.commitLat)
+	m.Collect(k.commitLat)
 }

@@ -19,8 +19,8 @@ import (
 // event written before the high watermarks were read.
 
 var (
-	mKafkaDeliveredAge = desc("kafka_delivered_uncommitted_seconds", "How long the oldest event every output delivered has waited for its offset to be committed (0: none waits).", "input")
-	mKafkaOffsetsAge   = desc("kafka_lag_age_seconds", "Seconds since the offsets behind kafka_consumer_lag were read from the brokers (they are read at each scrape; this grows while the brokers cannot be reached).", "input")
+	mKafkaDeliveredAge = MetricDesc("kafka_delivered_uncommitted_seconds", "How long the oldest event every output delivered has waited for its offset to be committed (0: none waits).", "input")
+	mKafkaOffsetsAge   = MetricDesc("kafka_lag_age_seconds", "Seconds since the offsets behind kafka_consumer_lag were read from the brokers (they are read at each scrape; this grows while the brokers cannot be reached).", "input")
 )
 
 // lagScrapeTimeout bounds the reads of a scrape.

@@ -20,10 +20,10 @@ func init() {
 }
 
 var (
-	mKafkaProduced    = desc("kafka_produced_total", "Events the brokers acknowledged.", "output")
-	mKafkaRetries     = desc("kafka_produce_retries_total", "Events produced again after a failed attempt.", "output")
-	mKafkaDeadLetter  = desc("kafka_dead_letter_total", "Events sent to the dead letter after max_attempts.", "output")
-	mKafkaNotProduced = desc("kafka_not_produced_total", "Events neither produced nor dead-lettered (logged, or left uncommitted on shutdown).", "output")
+	mKafkaProduced    = MetricDesc("kafka_produced_total", "Events the brokers acknowledged.", "output")
+	mKafkaRetries     = MetricDesc("kafka_produce_retries_total", "Events produced again after a failed attempt.", "output")
+	mKafkaDeadLetter  = MetricDesc("kafka_dead_letter_total", "Events sent to the dead letter after max_attempts.", "output")
+	mKafkaNotProduced = MetricDesc("kafka_not_produced_total", "Events neither produced nor dead-lettered (logged, or left uncommitted on shutdown).", "output")
 )
 
 // kafkaSink produces each event as one message. Write hands it an output
@@ -40,7 +40,7 @@ var (
 type kafkaSink struct {
 	env    *Env
 	cfg    *KafkaOutputConfig
-	st     *outputStats
+	st     *OutputStats
 	log    *slog.Logger
 	cl     *kafka.Client
 	acks   kafka.RequiredAcks
@@ -201,7 +201,7 @@ func (s *kafkaSink) deliver(ob *Buffer, sc *produceScratch) bool {
 				s.produced.Add(uint64(len(g.events)))
 				continue
 			}
-			s.st.errors.Add(1)
+			s.st.Errors.Add(1)
 			if permanent(g.err) {
 				// No retry can help (the brokers refuse these events).
 				refused = append(refused, g)
@@ -218,7 +218,7 @@ func (s *kafkaSink) deliver(ob *Buffer, sc *produceScratch) bool {
 			return false
 		}
 		if nFailed == 0 {
-			s.st.bytes.Add(uint64(len(ob.B)))
+			s.st.Bytes.Add(uint64(len(ob.B)))
 			return true
 		}
 		if s.cfg.MaxAttempts > 0 && attempt >= s.cfg.MaxAttempts {
@@ -456,12 +456,12 @@ func (s *kafkaSink) Close() error {
 	return err
 }
 
-func (s *kafkaSink) Stats() *outputStats { return s.st }
+func (s *kafkaSink) Stats() *OutputStats { return s.st }
 
 // Collect exports the output's Kafka metrics.
-func (s *kafkaSink) Collect(m metricSink) {
-	counter := func(d *prometheus.Desc, v float64, l ...string) { m.counter(d, uint64(v), l...) }
-	n := s.st.name
+func (s *kafkaSink) Collect(m MetricSink) {
+	counter := func(d *prometheus.Desc, v float64, l ...string) { m.Counter(d, uint64(v), l...) }
+	n := s.st.Name
 	counter(mKafkaProduced, float64(s.produced.Load()), n)
 	counter(mKafkaRetries, float64(s.retries.Load()), n)
 	counter(mKafkaDeadLetter, float64(s.deadLettered.Load()), n)

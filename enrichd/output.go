@@ -27,7 +27,7 @@ type Output interface {
 	// Close flushes, waits for what is in flight and releases the output.
 	Close() error
 	// Stats returns the output's counters.
-	Stats() *outputStats
+	Stats() *OutputStats
 }
 
 // reopener is implemented by outputs that reopen their file on SIGHUP.
@@ -41,11 +41,11 @@ type holder interface {
 	Holds() int
 }
 
-// outputStats are the counters every output keeps.
-type outputStats struct {
-	name, typ string
-	bytes     atomic.Uint64
-	errors    atomic.Uint64
+// OutputStats are the counters every output keeps.
+type OutputStats struct {
+	Name, Type string
+	Bytes      atomic.Uint64
+	Errors     atomic.Uint64
 }
 
 // stream is an output that writes bytes: stdout, a file, a TCP peer.
@@ -60,7 +60,7 @@ type stream interface {
 // stream has written it and flushed it without error.
 type streamOutput struct {
 	stream
-	st  *outputStats
+	st  *OutputStats
 	log *slog.Logger
 	// pending are the deliveries of the buffers written since the last
 	// flush; failed is set when one of them failed to be written.
@@ -68,7 +68,7 @@ type streamOutput struct {
 	failed  int
 }
 
-func newStreamOutput(s stream, st *outputStats, log *slog.Logger) *streamOutput {
+func newStreamOutput(s stream, st *OutputStats, log *slog.Logger) *streamOutput {
 	return &streamOutput{stream: s, st: st, log: log}
 }
 
@@ -106,7 +106,7 @@ func (o *streamOutput) Flush() error {
 	return err
 }
 
-func (o *streamOutput) Stats() *outputStats { return o.st }
+func (o *streamOutput) Stats() *OutputStats { return o.st }
 
 // Reopen reopens the stream's file, if it has one.
 func (o *streamOutput) Reopen() error {
@@ -117,8 +117,8 @@ func (o *streamOutput) Reopen() error {
 }
 
 // Collect exports the stream's own metrics, if it has any.
-func (o *streamOutput) Collect(m metricSink) {
-	if c, ok := o.stream.(metricsCollector); ok {
+func (o *streamOutput) Collect(m MetricSink) {
+	if c, ok := o.stream.(MetricsCollector); ok {
 		c.Collect(m)
 	}
 }

@@ -34,7 +34,7 @@ type fileSink struct {
 	size int
 	f    *os.File
 	w    *bufio.Writer
-	st   *outputStats
+	st   *OutputStats
 	// ahead is how much of the reservation past the end is left; noAlloc
 	// is set where reserving is not supported, reserved once it was done.
 	ahead             int64
@@ -62,11 +62,11 @@ func (s *fileSink) Write(p []byte) error {
 	}
 	err := writeThrough(s.w, s.f, p)
 	if err != nil {
-		s.st.errors.Add(1)
+		s.st.Errors.Add(1)
 		return err
 	}
 	s.ahead -= int64(len(p))
-	s.st.bytes.Add(uint64(len(p)))
+	s.st.Bytes.Add(uint64(len(p)))
 	return nil
 }
 
@@ -111,7 +111,7 @@ func release(f *os.File, reserved bool) error {
 func (s *fileSink) Flush() error {
 	err := s.w.Flush()
 	if err != nil {
-		s.st.errors.Add(1)
+		s.st.Errors.Add(1)
 	}
 	return err
 }
@@ -119,7 +119,7 @@ func (s *fileSink) Reopen() error {
 	s.Flush()
 	old, reserved := s.f, s.reserved
 	if err := s.open(); err != nil {
-		s.st.errors.Add(1)
+		s.st.Errors.Add(1)
 		return err // keep writing to the old file
 	}
 	// The new file is in use: failing to give back the old one's

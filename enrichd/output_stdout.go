@@ -17,16 +17,16 @@ func init() {
 type writerSink struct {
 	w     *bufio.Writer
 	under io.Writer
-	st    *outputStats
+	st    *OutputStats
 }
 
 func (s *writerSink) Write(p []byte) error {
 	err := writeThrough(s.w, s.under, p)
 	if err != nil {
-		s.st.errors.Add(1)
+		s.st.Errors.Add(1)
 		return err
 	}
-	s.st.bytes.Add(uint64(len(p)))
+	s.st.Bytes.Add(uint64(len(p)))
 	return nil
 }
 

@@ -18,7 +18,7 @@ func init() {
 	}})
 }
 
-var mOutReconn = desc("output_reconnects_total", "Connections made by a TCP output.", "output")
+var mOutReconn = MetricDesc("output_reconnects_total", "Connections made by a TCP output.", "output")
 
 // tcpSink writes to a TCP peer, reconnecting with exponential backoff.
 // While the peer is away, the output goroutine waits (the bounded queues
@@ -29,7 +29,7 @@ type tcpSink struct {
 	size int
 	c    net.Conn
 	w    *bufio.Writer
-	st   *outputStats
+	st   *OutputStats
 	log  *slog.Logger
 	stop <-chan struct{}
 
@@ -49,11 +49,11 @@ func (s *tcpSink) connect() error {
 			}
 			return nil
 		}
-		s.st.errors.Add(1)
+		s.st.Errors.Add(1)
 		s.log.Warn("output connect failed", "err", err, "retry_in", backoff)
 		select {
 		case <-s.stop:
-			return fmt.Errorf("output %s: giving up: %w", s.st.name, err)
+			return fmt.Errorf("output %s: giving up: %w", s.st.Name, err)
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 10*time.Second)
@@ -83,13 +83,13 @@ func (s *tcpSink) Write(p []byte) error {
 			s.fail(err)
 			continue
 		}
-		s.st.bytes.Add(uint64(len(p)))
+		s.st.Bytes.Add(uint64(len(p)))
 		return nil
 	}
 }
 
 func (s *tcpSink) fail(err error) {
-	s.st.errors.Add(1)
+	s.st.Errors.Add(1)
 	s.log.Warn("output write failed, reconnecting", "err", err)
 	s.drop()
 }
@@ -112,4 +112,4 @@ func (s *tcpSink) Close() error {
 	s.drop()
 	return err
 }
-func (s *tcpSink) Collect(m metricSink) { m.counter(mOutReconn, s.reconnects.Load(), s.st.name) }
+func (s *tcpSink) Collect(m MetricSink) { m.Counter(mOutReconn, s.reconnects.Load(), s.st.Name) }

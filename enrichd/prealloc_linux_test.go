@@ -25,7 +25,7 @@ func diskBytes(t *testing.T, path string) int64 {
 func TestFilePrealloc(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.json")
-	s := &fileSink{path: path, size: 64 << 10, st: &outputStats{}}
+	s := &fileSink{path: path, size: 64 << 10, st: &OutputStats{}}
 	if err := s.open(); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestFilePrealloc(t *testing.T) {
 // TestFilePreallocDevice: a file output to a device reserves nothing and
 // closes without error.
 func TestFilePreallocDevice(t *testing.T) {
-	s := &fileSink{path: os.DevNull, size: 4096, st: &outputStats{}}
+	s := &fileSink{path: os.DevNull, size: 4096, st: &OutputStats{}}
 	if err := s.open(); err != nil {
 		t.Fatal(err)
 	}

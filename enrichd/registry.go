@@ -75,15 +75,15 @@ func (e *Env) ShutdownDeadline() time.Time { return e.deadline() }
 // Batcher returns a batcher for one goroutine of an input that reads
 // messages of format f and counts them in st. A dropping batcher never
 // waits for a free batch or room in the queue: it drops and counts (UDP).
-func (e *Env) Batcher(st *inputStats, f Format, drop bool) *Batcher {
+func (e *Env) Batcher(st *InputStats, f Format, drop bool) *Batcher {
 	return &Batcher{q: e.q, in: st, fmt: f.code(), drop: drop}
 }
 
 // InputStats returns new counters for the input.
-func (e *Env) InputStats() *inputStats { return &inputStats{name: e.name, typ: e.typ} }
+func (e *Env) InputStats() *InputStats { return &InputStats{Name: e.name, Type: e.typ} }
 
 // OutputStats returns new counters for the output.
-func (e *Env) OutputStats() *outputStats { return &outputStats{name: e.name, typ: e.typ} }
+func (e *Env) OutputStats() *OutputStats { return &OutputStats{Name: e.name, Type: e.typ} }
 
 // EventField returns the index in a buffer's Field of an event field an
 // output asked for (see EventFielder), or -1 for "".

@@ -26,7 +26,7 @@ type genInput struct {
 	cfg   *InputConfig
 	set   *genSettings
 	env   *Env
-	stats *inputStats
+	stats *InputStats
 	done  chan struct{}
 	acks  *genAcks
 }
@@ -74,13 +74,13 @@ func (g *genInput) Stop(time.Time)        {}
 func (g *genInput) Done() <-chan struct{} { return g.done }
 func (g *genInput) Close() error          { return nil }
 func (g *genInput) Addr() net.Addr        { return nil }
-func (g *genInput) Stats() *inputStats    { return g.stats }
+func (g *genInput) Stats() *InputStats    { return g.stats }
 
 // memOutput keeps every line and delivers the buffers it was given from a
 // goroutine of its own, after Write has returned, as an output that sends
 // them somewhere would.
 type memOutput struct {
-	st    *outputStats
+	st    *OutputStats
 	mu    sync.Mutex
 	lines bytes.Buffer
 	q     chan *Buffer
@@ -108,7 +108,7 @@ var lastMem *memOutput
 func (o *memOutput) Write(b *Buffer) error { b.Retain(); o.q <- b; return nil }
 func (o *memOutput) Flush() error          { return nil }
 func (o *memOutput) Holds() int            { return 5 }
-func (o *memOutput) Stats() *outputStats   { return o.st }
+func (o *memOutput) Stats() *OutputStats   { return o.st }
 func (o *memOutput) Close() error          { close(o.q); o.wg.Wait(); return nil }
 
 // registerTestKinds registers the test's input and output types until the
