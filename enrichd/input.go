@@ -41,8 +41,9 @@ type Input interface {
 	Stats() *InputStats
 }
 
-// InputStats are the counters every input keeps, exported as metrics (an
-// input with metrics of its own also implements metricsCollector).
+// InputStats are the counters every input keeps (Env.InputStats names
+// them), exported as metrics (an input with metrics of its own also
+// implements MetricsCollector).
 type InputStats struct {
 	Name, Type string
 
