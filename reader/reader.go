@@ -233,6 +233,11 @@ func (t *Table) Release() error {
 	return nil
 }
 
+// Bytes returns the whole file, as mapped (or as given to OpenBytes). It
+// aliases the mapping: a fault at an address inside it is a fault in this
+// table's file (see tables.Set.Fault).
+func (t *Table) Bytes() []byte { return t.file }
+
 // Path returns the file the table was opened from ("" for OpenBytes).
 func (t *Table) Path() string { return t.path }
 

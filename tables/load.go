@@ -76,12 +76,17 @@ func (s *Set) load(force bool) error {
 		return nil
 	}
 	s.checks.Add(1)
+	if s.recheck.Swap(false) {
+		s.lastPrint = "" // a version was damaged: look at its file again
+	}
 	start := time.Now()
 	if s.manifestPath != "" {
 		return s.loadManifest(s.manifestPath, start, force)
 	}
 	mp := filepath.Join(s.dir, ManifestName)
-	if _, err := os.Lstat(mp); err == nil {
+	// A set loaded from a manifest whose manifest is gone (the directory
+	// removed) stays a manifest set: the read error is a rejection.
+	if _, err := os.Lstat(mp); err == nil || s.cur.Load().source == mp {
 		return s.loadManifest(mp, start, force)
 	}
 	return s.loadDir(start, force)
@@ -113,6 +118,9 @@ func (s *Set) loadManifest(mp string, start time.Time, force bool) error {
 	b, err := os.ReadFile(mp)
 	if err != nil {
 		rerr := &RejectError{File: mp, Err: fmt.Errorf("reading the manifest: %w", fsutil.UnwrapPath(err))}
+		if errors.Is(err, fs.ErrNotExist) {
+			s.markMissing(s.cur.Load().list...)
+		}
 		if s.lastPrint != "read-error:"+err.Error() || force {
 			s.lastPrint = "read-error:" + err.Error()
 			s.reject(rerr)
@@ -163,9 +171,15 @@ func (s *Set) loadManifest(mp string, start time.Time, force bool) error {
 		path := filepath.Join(dir, t.File)
 		id, err := statID(path)
 		if err != nil {
+			if old := cur.byName[t.Name]; old != nil && old.path == path && errors.Is(err, fs.ErrNotExist) {
+				s.markMissing(old)
+			}
 			return fail(&RejectError{Table: t.Name, File: path, Err: fsutil.UnwrapPath(err)})
 		}
-		if old := cur.byName[t.Name]; old != nil && old.path == path && old.id == id && old.kind == t.Kind && old.digest == t.SHA256 {
+		s.clearMissing(t.Name)
+		old := cur.byName[t.Name]
+		s.checkInPlace(old, path, id)
+		if old != nil && old.path == path && old.id == id && old.kind == t.Kind && old.digest == t.SHA256 && !old.damaged.Load() {
 			entries = append(entries, old)
 			continue
 		}
@@ -194,7 +208,8 @@ func (s *Set) loadManifest(mp string, start time.Time, force bool) error {
 func (s *Set) loadDir(start time.Time, force bool) error {
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {
-		rerr := &RejectError{File: s.dir, Err: fmt.Errorf("reading the directory: %w", fsutil.UnwrapPath(err))}
+		rerr := &RejectError{File: s.dir, Err: fmt.Errorf("reading the directory: %w (the tables mapped stay live)", fsutil.UnwrapPath(err))}
+		s.markMissing(s.cur.Load().list...)
 		if s.lastPrint != "dir-error" || force {
 			s.lastPrint = "dir-error"
 			s.reject(rerr)
@@ -264,6 +279,10 @@ func (s *Set) loadDir(start time.Time, force bool) error {
 		}
 	}
 	for _, c := range cands {
+		s.clearMissing(c.name)
+		if c.err == nil {
+			s.checkInPlace(cur.byName[c.name], c.path, c.id)
+		}
 		if count[c.name] > 1 {
 			if s.rejectedFile[c.path] != c.id || force {
 				s.rejectedFile[c.path] = c.id
@@ -274,7 +293,7 @@ func (s *Set) loadDir(start time.Time, force bool) error {
 			keepOld(c.name)
 			continue
 		}
-		if old := cur.byName[c.name]; old != nil && old.path == c.path && old.id == c.id && c.err == nil {
+		if old := cur.byName[c.name]; old != nil && old.path == c.path && old.id == c.id && c.err == nil && !old.damaged.Load() {
 			entries = append(entries, old)
 			seen[c.name] = true
 			continue
@@ -302,10 +321,18 @@ func (s *Set) loadDir(start time.Time, force bool) error {
 		entries = append(entries, e)
 		seen[c.name] = true
 	}
+	// A table whose file is gone keeps its version (the mapping of an
+	// unlinked file stays valid): a removed file or directory never
+	// publishes an emptier set.
 	for _, old := range cur.list {
-		if !seen[old.name] {
-			changed = true
-			s.log.Info("tables: table removed", "table", old.name, "file", old.path)
+		if seen[old.name] {
+			continue
+		}
+		keepOld(old.name)
+		if s.markMissing(old) || force {
+			rerr := &RejectError{Table: old.name, File: old.path, Err: errors.New("the file is gone: the version mapped stays live until a new file is published")}
+			s.reject(rerr)
+			firstErr = cmpErr(firstErr, rerr)
 		}
 	}
 	if !changed && cur.source == s.dir {
@@ -313,6 +340,28 @@ func (s *Set) loadDir(start time.Time, force bool) error {
 	}
 	s.publishEntries(entries, opened, s.dir, "", gen, start)
 	return firstErr
+}
+
+// markMissing records that the files of entries are gone; it reports
+// whether one of them was not known to be missing.
+func (s *Set) markMissing(entries ...*entry) bool {
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	added := false
+	for _, e := range entries {
+		if _, ok := s.missing[e.name]; !ok {
+			s.missing[e.name] = e.id
+			added = true
+		}
+	}
+	return added
+}
+
+// clearMissing records that the file of table name is there.
+func (s *Set) clearMissing(name string) {
+	s.statsMu.Lock()
+	delete(s.missing, name)
+	s.statsMu.Unlock()
 }
 
 func cmpErr(first error, err error) error {
@@ -404,6 +453,7 @@ func (s *Set) openEntry(name string, kind Kind, path string, id fileID, digest s
 		return nil, fmt.Errorf("unknown kind %q", kind)
 	}
 	e.refs.Store(1)
+	s.register(e)
 	e.openDur = time.Since(t0)
 	if err := s.verifyEntry(e, digest); err != nil {
 		e.release()

@@ -108,6 +108,15 @@ type Set struct {
 	lastRejAt  time.Time
 	lastLoad   time.Duration
 	tableRej   map[string]*tableRejection
+	faults     map[string]*tableFault
+	missing    map[string]fileID // tables kept while their file is gone
+
+	// mapped holds every opened entry until it is unmapped, so that a
+	// memory fault can be traced back to its table (fault.go); recheck
+	// asks the next load to look at the directory again after a damage.
+	mappedMu sync.Mutex
+	mapped   map[*entry]struct{}
+	recheck  atomic.Bool
 
 	// remote keeps the cache of a remote set in step with its store (nil
 	// for a local set); remoteMu serialises its checks, remoteCancel
@@ -164,6 +173,9 @@ func openLocal(path string, opts Options, r *remote) (*Set, error) {
 		path: path, opts: opts, log: opts.Logger,
 		rejectedFile: map[string]fileID{},
 		tableRej:     map[string]*tableRejection{},
+		faults:       map[string]*tableFault{},
+		missing:      map[string]fileID{},
+		mapped:       map[*entry]struct{}{},
 		trigger:      make(chan struct{}, 1),
 		done:         make(chan struct{}),
 		remote:       r,
@@ -326,20 +338,20 @@ func (sn *Snapshot) Generation() uint64 { return sn.gen }
 func (sn *Snapshot) LoadedAt() time.Time { return sn.loadedAt }
 
 // LUT returns the named .lut table, or nil if the snapshot has no such
-// .lut table. Lookups on it are lock-free; Views it returns are valid
+// .lut table or its version is damaged (see Set.Fault). Lookups on it are lock-free; Views it returns are valid
 // until the snapshot is released.
 func (sn *Snapshot) LUT(name string) *reader.Table {
-	if e := sn.byName[name]; e != nil {
+	if e := sn.byName[name]; e != nil && !e.damaged.Load() {
 		return e.lut
 	}
 	return nil
 }
 
 // MMDB returns the named .mmdb table, or nil if the snapshot has no such
-// .mmdb table. Values its lookups return alias the mapping and are valid
+// .mmdb table or its version is damaged. Values its lookups return alias the mapping and are valid
 // until the snapshot is released.
 func (sn *Snapshot) MMDB(name string) *mmdb.Reader {
-	if e := sn.byName[name]; e != nil {
+	if e := sn.byName[name]; e != nil && !e.damaged.Load() {
 		return e.mm
 	}
 	return nil
@@ -409,17 +421,17 @@ func (h *Handle) entry(sn *Snapshot) *entry {
 	return sn.byName[h.name]
 }
 
-// LUT returns the handle's .lut table in sn, or nil.
+// LUT returns the handle's .lut table in sn, or nil (absent or damaged).
 func (h *Handle) LUT(sn *Snapshot) *reader.Table {
-	if e := h.entry(sn); e != nil {
+	if e := h.entry(sn); e != nil && !e.damaged.Load() {
 		return e.lut
 	}
 	return nil
 }
 
-// MMDB returns the handle's .mmdb table in sn, or nil.
+// MMDB returns the handle's .mmdb table in sn, or nil (absent or damaged).
 func (h *Handle) MMDB(sn *Snapshot) *mmdb.Reader {
-	if e := h.entry(sn); e != nil {
+	if e := h.entry(sn); e != nil && !e.damaged.Load() {
 		return e.mm
 	}
 	return nil
@@ -475,6 +487,13 @@ type entry struct {
 	openDur       time.Duration
 	verifyDur     time.Duration
 	verify        DataVerify
+
+	// damaged is set when the file changed under the mapping (a fault
+	// or the watcher saw it, fault.go): lookups then skip this version.
+	// damageReason is written once, before damaged, under statsMu.
+	damaged      atomic.Bool
+	damageReason string
+	set          *Set // that registered the entry (nil until then)
 }
 
 func (e *entry) acquire() { e.refs.Add(1) }
@@ -482,6 +501,9 @@ func (e *entry) acquire() { e.refs.Add(1) }
 func (e *entry) release() {
 	if e.refs.Add(-1) != 0 {
 		return
+	}
+	if e.set != nil {
+		e.set.unregister(e)
 	}
 	if e.lut != nil {
 		e.lut.Close()
@@ -528,6 +550,22 @@ type Stats struct {
 	// Rejected lists tables with rejections, including tables not (or no
 	// longer) in the current snapshot.
 	Rejected []TableRejections
+	// Faults lists tables whose lookups faulted or whose file changed in
+	// place, including tables no longer damaged.
+	Faults []TableFaults
+}
+
+// TableFaults count the memory faults of one table's lookups (a file
+// truncated or rewritten under its mapping).
+type TableFaults struct {
+	Name string
+	// Faults counts the faults caught (Set.Fault), every version of the
+	// table included.
+	Faults uint64
+	// LastReason is the latest reason a version was marked damaged (a
+	// fault, or the file seen changed in place); LastAt when.
+	LastReason string
+	LastAt     time.Time
 }
 
 // TableStats describe one table of the current snapshot.
@@ -552,6 +590,14 @@ type TableStats struct {
 	OpenDuration   time.Duration
 	VerifyDuration time.Duration
 	DataVerify     DataVerify
+	// Damaged reports that the file changed under this version's
+	// mapping (truncated or rewritten in place): its lookups miss until
+	// a good new version is published. DamageReason says why.
+	Damaged      bool
+	DamageReason string
+	// Missing reports that the file is gone (removed, or its directory):
+	// the version mapped stays live until a new file is published.
+	Missing bool
 }
 
 // TableRejections count the rejected versions of one table.
@@ -590,16 +636,23 @@ func (s *Set) Stats() Stats {
 	if filepath.Base(sn.source) == ManifestName || sn.source == s.manifestPath && s.manifestPath != "" {
 		st.Mode = "manifest"
 	}
-	for _, e := range sn.list {
-		st.Tables = append(st.Tables, e.stats())
-	}
 	s.statsMu.Lock()
+	for _, e := range sn.list {
+		ts := e.stats()
+		ts.Damaged, ts.DamageReason = e.damaged.Load(), e.damageReason
+		_, ts.Missing = s.missing[e.name]
+		st.Tables = append(st.Tables, ts)
+	}
 	st.LastRejection, st.LastRejectionAt, st.LastLoad = s.lastReject, s.lastRejAt, s.lastLoad
 	for name, r := range s.tableRej {
 		st.Rejected = append(st.Rejected, TableRejections{Name: name, Rejections: r.count, LastReason: r.reason, LastAt: r.at})
 	}
+	for name, f := range s.faults {
+		st.Faults = append(st.Faults, TableFaults{Name: name, Faults: f.faults, LastReason: f.reason, LastAt: f.at})
+	}
 	s.statsMu.Unlock()
 	sort.Slice(st.Rejected, func(i, j int) bool { return st.Rejected[i].Name < st.Rejected[j].Name })
+	sort.Slice(st.Faults, func(i, j int) bool { return st.Faults[i].Name < st.Faults[j].Name })
 	return st
 }
 
@@ -608,7 +661,14 @@ func (st Stats) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "generation %d (%s %s), published %s, %d swaps, %d rejections\n",
 		st.Generation, st.Mode, st.Source, st.PublishedAt.Format(time.RFC3339), st.Swaps, st.Rejections)
 	for _, t := range st.Tables {
-		fmt.Fprintf(w, "  %-20s %-4s %10d rows  gen %-4d %s\n", t.Name, t.Kind, t.Rows, t.Generation, filepath.Base(t.File))
+		state := ""
+		switch {
+		case t.Damaged:
+			state = "  DAMAGED: " + t.DamageReason
+		case t.Missing:
+			state = "  (file gone, version mapped kept)"
+		}
+		fmt.Fprintf(w, "  %-20s %-4s %10d rows  gen %-4d %s%s\n", t.Name, t.Kind, t.Rows, t.Generation, filepath.Base(t.File), state)
 	}
 }
 

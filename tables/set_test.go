@@ -399,21 +399,34 @@ func TestReloadAndHandles(t *testing.T) {
 	if err := set.Reload(); err != nil || set.Generation() != 2 {
 		t.Errorf("idle reload: %v, generation %d", err, set.Generation())
 	}
-	held := set.Acquire()
+	// A removed file keeps its table's version mapped: the set is not
+	// published again without it.
 	must(t, os.Remove(filepath.Join(dir, "a.lut")))
-	must(t, set.Reload())
-	if names := set.Acquire().Names(); len(names) != 1 || names[0] != "b" {
-		t.Errorf("after removal: %v", names)
+	if err := set.Reload(); err == nil || !strings.Contains(err.Error(), "table a") || !strings.Contains(err.Error(), "the file is gone") {
+		t.Errorf("Reload after the removal: %v", err)
 	}
-	// The held snapshot still has a.
-	if v, err := lookupVersion(held, "a", 3); err != nil || v != 1 {
-		t.Errorf("held snapshot: %d, %v", v, err)
+	sn := set.Acquire()
+	if names := sn.Names(); len(names) != 2 || set.Generation() != 2 {
+		t.Errorf("after removal: %v, generation %d", names, set.Generation())
 	}
-	held.Release()
+	if v, err := lookupVersion(sn, "a", 3); err != nil || v != 1 {
+		t.Errorf("removed table: %d, %v", v, err)
+	}
+	sn.Release()
 	st := set.Stats()
-	if st.Mode != "directory" || len(st.Tables) != 1 || st.Tables[0].Name != "b" || st.Tables[0].Rows != 100 {
+	if st.Mode != "directory" || len(st.Tables) != 2 || st.Tables[0].Name != "a" || !st.Tables[0].Missing || st.Tables[1].Missing || st.Tables[1].Rows != 100 {
 		t.Errorf("stats %+v", st)
 	}
+	// The file back: its new version is published.
+	compileVersion(t, filepath.Join(dir, "a.lut"), 100, 4)
+	must(t, set.Reload())
+	sn = set.Acquire()
+	if set.Generation() != 3 || set.Stats().Tables[0].Missing {
+		t.Errorf("after the file came back: generation %d, stats %+v", set.Generation(), set.Stats().Tables)
+	} else if v, err := lookupVersion(sn, "a", 3); err != nil || v != 4 {
+		t.Errorf("table back: %d, %v", v, err)
+	}
+	sn.Release()
 	set.Close()
 	if snap := set.Acquire(); len(snap.Names()) != 0 {
 		t.Errorf("after Close: %v", snap.Names())
