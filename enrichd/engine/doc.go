@@ -22,7 +22,10 @@
 // program compiled from the output tree (tree.go, encode.go), copying
 // whole rows with fixed-size moves (row.go), and prefetching the rows and
 // MMDB strings of the events a few ahead of the one it writes. In the
-// steady state it allocates nothing.
+// steady state it allocates nothing. A table file truncated or rewritten
+// in place faults when its mapping is read: the worker recovers the fault,
+// the set marks the table's version damaged, and the events are processed
+// again without it (tagged _table_missing and with the rule's miss tag).
 //
 // Each event becomes one JSON object with ECS names: @timestamp,
 // host.name, log.syslog.{facility.code,severity.code,appname,msgid,
@@ -38,5 +41,6 @@
 // (Batch and Lines, what goes in and out), field.go (event field names and
 // their values), tree.go (the output object and its encoding program),
 // worker.go (the passes), lookup.go, ipcache.go and ip.go (the lookups),
-// encode.go and row.go (the JSON).
+// encode.go and row.go (the JSON), fault.go (a table that faults under
+// its mapping: the part of the batch done again without it).
 package engine

@@ -31,6 +31,25 @@ type ruleWork struct {
 	idx       []int32
 	batchVals []mmdb.Value
 	matches   []mmdb.Match
+	// the chunk's counts, added to the rule's statistics once the chunk
+	// is encoded (a chunk that faults is counted once, when done again)
+	nHits, nMisses, nNoTable, nBadKey uint64
+}
+
+// flushStats adds the chunk's counts to the rules' statistics.
+func (w *Worker) flushStats() {
+	for i, r := range w.p.rules {
+		rw := &w.rw[i]
+		r.stats.hits.Add(rw.nHits)
+		r.stats.misses.Add(rw.nMisses)
+		if rw.nNoTable > 0 {
+			r.stats.noTable.Add(rw.nNoTable)
+		}
+		if rw.nBadKey > 0 {
+			r.stats.badKey.Add(rw.nBadKey)
+		}
+		rw.nHits, rw.nMisses, rw.nNoTable, rw.nBadKey = 0, 0, 0, 0
+	}
 }
 
 func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) {
@@ -162,7 +181,7 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 		}
 		rw.addrs, rw.idx = addrs, idx
 	default:
-		r.stats.noTable.Add(uint64(n))
+		rw.nNoTable += uint64(n)
 		for i := range evs {
 			evs[i].tags |= tagNoTable
 		}
@@ -173,9 +192,7 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 			evs[i].misses |= bit
 		}
 	}
-	r.stats.hits.Add(hits)
-	r.stats.misses.Add(uint64(n) - hits)
-	if badKey > 0 {
-		r.stats.badKey.Add(badKey)
-	}
+	rw.nHits += hits
+	rw.nMisses += uint64(n) - hits
+	rw.nBadKey += badKey
 }

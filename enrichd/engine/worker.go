@@ -2,6 +2,7 @@ package engine
 
 import (
 	"net/netip"
+	"runtime/debug"
 	"time"
 	"unsafe"
 
@@ -41,6 +42,10 @@ type Worker struct {
 	// (see setHitBits); fusedProgs the fused programs met so far.
 	hitBits    []uint64
 	fusedProgs fusedCache
+	// snap is the snapshot the chunk being processed holds (nil between
+	// chunks); noTables processes a chunk without any table (fault.go).
+	snap     *tables.Snapshot
+	noTables bool
 }
 
 // NewWorker returns a worker that processes batchSize events at a time
@@ -75,6 +80,12 @@ func (p *Engine) NewWorker(batchSize int) *Worker {
 // timestamp. It takes one snapshot of the table set for the whole batch,
 // consumes the batch's messages (Msgs is empty after) and sets its
 // Malformed and Truncated counts.
+//
+// A table file truncated or rewritten in place under its mapping faults
+// when a lookup reads it: Process catches the fault, the table's version
+// is marked damaged (tables.Set.Fault) and the events of the part of the
+// batch being processed are processed again without it, their lookups in
+// it missing as in a table that is not loaded. No event is lost.
 func (w *Worker) Process(b *Batch, l *Lines, now time.Time) {
 	if w.p.perEvent {
 		l.nf = len(w.p.outFields)
@@ -88,9 +99,18 @@ func (w *Worker) Process(b *Batch, l *Lines, now time.Time) {
 // it.
 func (w *Worker) process(b *Batch, out []byte, now time.Time) []byte {
 	b.Malformed, b.Truncated = 0, 0
+	if w.p.set != nil {
+		// A fault reading a mapping is then a panic that
+		// processChunkSafe recovers, not the death of the process.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	}
 	for len(b.Msgs) > 0 {
 		n := min(len(b.Msgs), len(w.evs))
-		out = w.processChunk(b, b.Msgs[:n], out, now)
+		if w.p.set != nil {
+			out = w.processChunkSafe(b, b.Msgs[:n], out, now)
+		} else {
+			out = w.processChunk(b, b.Msgs[:n], out, now)
+		}
 		b.Msgs = b.Msgs[n:]
 	}
 	return out
@@ -150,8 +170,9 @@ func (w *Worker) processChunk(b *Batch, msgs []Msg, out []byte, now time.Time) [
 	// 2. One snapshot of the table set for the whole batch; each rule is a
 	// batch lookup.
 	var snap *tables.Snapshot
-	if p.set != nil {
+	if p.set != nil && !w.noTables {
 		snap = p.set.Acquire()
+		w.snap = snap
 		w.snapGen = snap.Generation()
 	}
 	w.scratch = w.scratch[:0]
@@ -182,13 +203,21 @@ func (w *Worker) processChunk(b *Batch, msgs []Msg, out []byte, now time.Time) [
 			}
 		}
 	}
-	if snap != nil {
-		for i := range w.rw {
-			w.rw[i].lut, w.rw[i].mm = nil, nil
-		}
-		snap.Release()
-	}
+	w.releaseSnap()
+	w.flushStats()
 	return out
+}
+
+// releaseSnap releases the chunk's snapshot and forgets its tables.
+func (w *Worker) releaseSnap() {
+	if w.snap == nil {
+		return
+	}
+	for i := range w.rw {
+		w.rw[i].lut, w.rw[i].mm = nil, nil
+	}
+	w.snap.Release()
+	w.snap = nil
 }
 
 // rowsAhead is how many events ahead of the encoder rows are fetched. Far
