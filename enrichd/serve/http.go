@@ -104,7 +104,7 @@ func IsLoopback(addr string) bool {
 func (a *API) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/v1" {
-			a.ServeHTTP(w, r)
+			a.serveGuarded(w, r)
 			return
 		}
 		next.ServeHTTP(w, r)

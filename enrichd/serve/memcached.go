@@ -222,6 +222,8 @@ func (s *Memcached) handle(c net.Conn) {
 		s.mu.Unlock()
 		s.wg.Done()
 	}()
+	defer guardFaults()()
+	defer s.recoverFault()
 	var rw io.ReadWriter = c
 	if s.opts.IdleTimeout > 0 {
 		rw = &idleConn{Conn: c, idle: s.opts.IdleTimeout}
