@@ -90,6 +90,9 @@ var (
 	mSwaps        = MetricDesc("table_swaps_total", "Table set publishes (including the first load).")
 	mRejections   = MetricDesc("table_swap_rejections_total", "Table files or manifests rejected (the previous version stays live).")
 	mTblRejects   = MetricDesc("table_rejections_total", "Rejected versions by table.", "table")
+	mTblFaults    = MetricDesc("table_faults_total", "Memory faults caught in lookups of a table (its file truncated or rewritten in place under the mapping).", "table")
+	mTblDamaged   = MetricDesc("table_damaged", "1 while the live version of a table is damaged (its file changed under the mapping): its lookups miss until a good version is published.", "table", "kind")
+	mTblMissing   = MetricDesc("table_file_missing", "1 while the file of a live table is gone (removed, or its directory): the version mapped stays live.", "table", "kind")
 	mTblVersion   = MetricDesc("tables_version_info", "The table set's version: the SHA256 of the manifest served, and where it came from.", "version", "source")
 	mTblStale     = MetricDesc("tables_stale", "1 when the last check of the remote store failed: the node serves the version it has, which may not be the newest.")
 	mTblAge       = MetricDesc("tables_last_success_age_seconds", "Seconds since the last successful check of the remote store (kept across restarts in the cache).")
@@ -154,9 +157,14 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			m.Gauge(mTblGen, float64(t.Generation), t.Name, string(t.Kind))
 			m.Gauge(mTblRows, float64(t.Rows), t.Name, string(t.Kind))
 			m.Gauge(mTblLoaded, float64(t.LoadedAt.UnixNano())/1e9, t.Name, string(t.Kind))
+			m.Gauge(mTblDamaged, b2f(t.Damaged), t.Name, string(t.Kind))
+			m.Gauge(mTblMissing, b2f(t.Missing), t.Name, string(t.Kind))
 		}
 		for _, r := range st.Rejected {
 			m.Counter(mTblRejects, r.Rejections, r.Name)
+		}
+		for _, f := range st.Faults {
+			m.Counter(mTblFaults, f.Faults, f.Name)
 		}
 		if st.Version != "" {
 			m.Gauge(mTblVersion, 1, st.Version, st.VersionSource)
@@ -197,6 +205,13 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	m.Gauge(mReady, r)
 }
 
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // collectRemote exports the counters of a remote table set.
 func collectRemote(m MetricSink, r *tables.RemoteStats) {
 	stale := 0.0
@@ -233,7 +248,17 @@ func (d *Daemon) httpHandler() http.Handler {
 		}
 		fmt.Fprintln(w, "ready")
 		if d.set != nil {
-			if r := d.set.Stats().Remote; r != nil && r.Stale {
+			st := d.set.Stats()
+			for _, t := range st.Tables {
+				// Serving, without this table's lookups or its file.
+				switch {
+				case t.Damaged:
+					fmt.Fprintf(w, "table %s damaged: its lookups miss: %s\n", t.Name, t.DamageReason)
+				case t.Missing:
+					fmt.Fprintf(w, "table %s: its file is gone: the version mapped is served\n", t.Name)
+				}
+			}
+			if r := st.Remote; r != nil && r.Stale {
 				// Serving, but maybe not the newest version: say so.
 				age := "never"
 				if !r.LastSuccess.IsZero() {
