@@ -59,6 +59,17 @@
 // rejected: logged with log/slog with its reason, counted (Stats), and the
 // previous version stays live.
 //
+// A table whose file disappears (removed, or its whole directory) keeps
+// its version: the mapping of an unlinked file stays valid, the set is not
+// published without it, and the disappearance is a rejection
+// (TableStats.Missing while it lasts). A file truncated or rewritten in
+// place, which faults when its mapping is read past its new end, is
+// marked damaged by Set.Fault (given the value recovered from the fault of
+// a goroutine running with debug.SetPanicOnFault) or by the watcher when
+// it sees the file changed in place: lookups on a damaged version miss
+// (LUT and MMDB return nil; TableStats.Damaged, Stats().Faults) until a
+// good version is published.
+//
 // # Thread safety
 //
 // Every method of Set, Snapshot and Handle is safe for concurrent use, and
