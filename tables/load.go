@@ -350,7 +350,7 @@ func (s *Set) markMissing(entries ...*entry) bool {
 	added := false
 	for _, e := range entries {
 		if _, ok := s.missing[e.name]; !ok {
-			s.missing[e.name] = e.id
+			s.missing[e.name] = struct{}{}
 			added = true
 		}
 	}

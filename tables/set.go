@@ -109,7 +109,7 @@ type Set struct {
 	lastLoad   time.Duration
 	tableRej   map[string]*tableRejection
 	faults     map[string]*tableFault
-	missing    map[string]fileID // tables kept while their file is gone
+	missing    map[string]struct{} // tables kept while their file is gone
 
 	// mapped holds every opened entry until it is unmapped, so that a
 	// memory fault can be traced back to its table (fault.go); recheck
@@ -174,7 +174,7 @@ func openLocal(path string, opts Options, r *remote) (*Set, error) {
 		rejectedFile: map[string]fileID{},
 		tableRej:     map[string]*tableRejection{},
 		faults:       map[string]*tableFault{},
-		missing:      map[string]fileID{},
+		missing:      map[string]struct{}{},
 		mapped:       map[*entry]struct{}{},
 		trigger:      make(chan struct{}, 1),
 		done:         make(chan struct{}),
