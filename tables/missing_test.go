@@ -38,6 +38,9 @@ func TestRemovedDirectoryKeepsSet(t *testing.T) {
 	if st.Generation != 1 || st.Swaps != 1 || len(st.Tables) != 2 || !st.Tables[0].Missing || !st.Tables[1].Missing {
 		t.Errorf("after the removal: %+v", st)
 	}
+	if st.Notify {
+		t.Error("file notifications reported on for a removed directory")
+	}
 	sn := set.Acquire()
 	for _, name := range []string{"a", "b"} {
 		if v, err := lookupVersion(sn, name, 5); err != nil || v != 1 {
@@ -68,6 +71,10 @@ func TestRemovedDirectoryKeepsSet(t *testing.T) {
 	st = set.Stats()
 	if st.Generation != 2 || len(st.Tables) != 2 || st.Tables[0].Missing || !st.Tables[1].Missing {
 		t.Errorf("after the directory came back: %+v", st.Tables)
+	}
+	waitFor(t, 10*time.Second, "file notifications back", func() bool { return set.Stats().Notify })
+	if !strings.Contains(logs.String(), "tables: the directory is back") {
+		t.Errorf("the watch again not logged:\n%s", logs)
 	}
 }
 

@@ -126,6 +126,10 @@ type Set struct {
 	remoteCtx    context.Context
 	remoteCancel context.CancelFunc
 
+	// watchedDir identifies the directory file notifications watch
+	// (written by the watch goroutine only, after startWatch).
+	watchedDir fileID
+
 	trigger  chan struct{}
 	done     chan struct{}
 	wg       sync.WaitGroup

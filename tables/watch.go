@@ -27,6 +27,9 @@ func (s *Set) startWatch() {
 		}
 	}
 	s.notifyOn.Store(w != nil)
+	if w != nil {
+		s.watchedDir, _ = statID(s.dir)
+	}
 	poll := s.opts.PollInterval
 	if poll == 0 {
 		poll = DefaultPollInterval
@@ -36,7 +39,7 @@ func (s *Set) startWatch() {
 		go s.forwardEvents(w)
 	}
 	s.wg.Add(1)
-	go s.watchLoop(poll)
+	go s.watchLoop(poll, w)
 }
 
 // forwardEvents turns relevant notifications into load triggers.
@@ -79,7 +82,7 @@ func (s *Set) kick() {
 	}
 }
 
-func (s *Set) watchLoop(poll time.Duration) {
+func (s *Set) watchLoop(poll time.Duration, w *fsnotify.Watcher) {
 	defer s.wg.Done()
 	var tick <-chan time.Time
 	if poll > 0 {
@@ -95,5 +98,33 @@ func (s *Set) watchLoop(poll time.Duration) {
 		case <-tick:
 		}
 		_ = s.load(false) // rejections are logged and counted by load
+		if w != nil {
+			s.checkWatch(w)
+		}
 	}
+}
+
+// checkWatch follows the directory's identity: a watch ends with the
+// directory it watches (removed, or renamed away), so when the directory
+// is gone notifications are reported off, and when one is back at its
+// path it is watched again and looked at at once.
+func (s *Set) checkWatch(w *fsnotify.Watcher) {
+	id, err := statID(s.dir)
+	if err != nil {
+		if s.notifyOn.Swap(false) {
+			s.log.Warn("tables: the directory is gone; file notifications stop until it is back (polling goes on)", "dir", s.dir)
+		}
+		return
+	}
+	if s.notifyOn.Load() && id.dev == s.watchedDir.dev && id.ino == s.watchedDir.ino {
+		return
+	}
+	if err := w.Add(s.dir); err != nil {
+		return
+	}
+	s.watchedDir = id
+	if !s.notifyOn.Swap(true) {
+		s.log.Info("tables: the directory is back; file notifications resume", "dir", s.dir)
+	}
+	_ = s.load(false)
 }
