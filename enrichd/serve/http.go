@@ -41,7 +41,8 @@ const DefaultMaxBatchBytes = 16 << 20
 //	                                An .mmdb table takes an address and answers
 //	                                {"network":"...","record":{...}}.
 //	POST /v1/tables/NAME/_batch     a JSON array of keys, or one key per line;
-//	                                answers a JSON array with the row (or null) per key.
+//	                                answers a JSON array with the row (or null) per key,
+//	                                written as the keys are looked up.
 //
 // Composite keys are given with their parts joined by "," (or by the
 // "sep" query parameter).
