@@ -3,14 +3,19 @@ package enrichd
 import (
 	"bufio"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lutkit/lutkit/internal/testfiles"
 )
 
 // udpSocketDrops reads the "drops" column of /proc/net/udp for the socket
@@ -136,4 +141,80 @@ http: {listen: "127.0.0.1:0"}
 		t.Errorf("sent %d, received %d (accepted %v) + dropped %v (kernel) + %v (queue full) = %v", sent, len(lines), accepted,
 			kernel, queueFull, got)
 	}
+}
+
+// TestUDPReadBuffer asks for a read_buffer twice net.core.rmem_max, in a
+// child process (this test binary again). With CAP_NET_ADMIN (root) the
+// socket gets it (SO_RCVBUFFORCE) and nothing is logged; without it
+// (setpriv drops the capability, or the test does not run as root) the
+// kernel caps it at rmem_max and the warning gives both sizes.
+func TestUDPReadBuffer(t *testing.T) {
+	if v := os.Getenv("ENRICHD_TEST_UDP_READ_BUFFER"); v != "" {
+		udpReadBufferChild(t, v)
+		return
+	}
+	b, err := os.ReadFile("/proc/sys/net/core/rmem_max")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rmem, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := 2 * rmem
+	run := func(prefix ...string) string {
+		t.Helper()
+		args := append(prefix, os.Args[0], "-test.run=^TestUDPReadBuffer$", "-test.count=1")
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = append(os.Environ(), "ENRICHD_TEST_UDP_READ_BUFFER="+strconv.Itoa(asked))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		t.Logf("%v:\n%s", args[:len(args)-3], out)
+		return string(out)
+	}
+	warning := fmt.Sprintf(`"msg":"udp: the kernel capped read_buffer (net.core.rmem_max): raise that sysctl, or give enrichd CAP_NET_ADMIN (SO_RCVBUFFORCE)","input":"udp","listen":"127.0.0.1:0","read_buffer":%d,"obtained":%d}`, asked, rmem)
+	unprivileged := []string(nil)
+	if os.Geteuid() == 0 {
+		out := run()
+		if !strings.Contains(out, fmt.Sprintf("obtained %d\n", asked)) || strings.Contains(out, "capped") {
+			t.Errorf("as root, read_buffer %d (rmem_max %d):\n%s", asked, rmem, out)
+		}
+		p, err := exec.LookPath("setpriv")
+		if err != nil {
+			testfiles.Missing(t, "setpriv (Debian package util-linux)")
+		}
+		unprivileged = []string{p, "--inh-caps=-net_admin", "--bounding-set=-net_admin", "--"}
+	}
+	out := run(unprivileged...)
+	if !strings.Contains(out, fmt.Sprintf("obtained %d\n", rmem)) || !strings.Contains(out, warning) {
+		t.Errorf("without CAP_NET_ADMIN, read_buffer %d (rmem_max %d): want the warning\n%s\ngot:\n%s", asked, rmem, warning, out)
+	}
+}
+
+// udpReadBufferChild opens a udp input with read_buffer asked, logging
+// to stdout, and prints the receive buffer the kernel reports.
+func udpReadBufferChild(t *testing.T, asked string) {
+	size, err := strconv.Atoi(asked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{Log: slog.New(slog.NewJSONHandler(os.Stdout, nil)), name: "udp", typ: "udp"}
+	ic := &InputConfig{Name: "udp", Type: "udp", Listen: "127.0.0.1:0", Settings: &UDPInputConfig{ReadBuffer: size}}
+	in, err := newUDPInput(ic, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	rc, err := in.(*udpInput).conn.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got int
+	_ = rc.Control(func(fd uintptr) { got, err = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("obtained %d\n", got/2)
 }
