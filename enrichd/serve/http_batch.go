@@ -23,7 +23,11 @@ var errTooLarge = errors.New("request body too large")
 func (a *API) batch(w http.ResponseWriter, r *http.Request, name, sep string) {
 	hb := a.pool.Get().(*httpBuf)
 	defer a.putBuf(hb)
-	body, err := readBody(hb.body[:0], r.Body, a.maxBatch)
+	dst := hb.body[:0]
+	if n := r.ContentLength; n > int64(cap(dst)) && n <= int64(a.maxBatch) {
+		dst = make([]byte, 0, n+1) // +1: readBody's read of EOF
+	}
+	body, err := readBody(dst, r.Body, a.maxBatch)
 	hb.body = body
 	if err != nil {
 		if errors.Is(err, errTooLarge) {
