@@ -223,6 +223,7 @@ func (d *Daemon) newHTTPServer(h http.Handler) *http.Server {
 		ReadTimeout:       hc.RequestTimeout,
 		WriteTimeout:      hc.RequestTimeout,
 		IdleTimeout:       hc.Conn.Limits.IdleTimeout,
+		ConnState:         serve.CloseSilent(hc.Conn.Limits.IdleTimeout),
 		MaxHeaderBytes:    hc.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelDebug),
 	}

@@ -3,6 +3,7 @@ package enrichd
 import (
 	"errors"
 	"net"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -43,14 +44,37 @@ func (c *UDPInputConfig) Validate(s config.Scope) {
 
 // udpInput reads one message per datagram. It never waits for the
 // workers: when no batch is free or the queue is full, it drops and
-// counts.
+// counts (InputStats.Dropped, reason "queue_full"). The datagrams the
+// kernel drops, its receive buffer full, are counted by the kernel for
+// the socket; the input exports that count (reason "kernel").
 type udpInput struct {
 	cfg   *InputConfig
 	env   *Env
 	conn  *net.UDPConn
 	stats *InputStats
 	stopState
-	done chan struct{}
+	done  chan struct{}
+	kdrop kernelDrops
+}
+
+// kernelDrops follows the kernel's drop counter of a socket: a 32-bit
+// count that wraps, read at each scrape and once more when the input
+// stops reading, and kept after the socket is closed.
+type kernelDrops struct {
+	mu    sync.Mutex
+	last  uint32
+	total uint64
+}
+
+// sample reads the socket's counter and returns the drops so far.
+func (k *kernelDrops) sample(c *net.UDPConn) uint64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if n, ok := socketDrops(c); ok {
+		k.total += uint64(n - k.last)
+		k.last = n
+	}
+	return k.total
 }
 
 func newUDPInput(ic *InputConfig, env *Env) (Input, error) {
@@ -62,10 +86,19 @@ func newUDPInput(ic *InputConfig, env *Env) (Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.SetReadBuffer(ic.Settings.(*UDPInputConfig).ReadBuffer); err != nil {
+	asked := ic.Settings.(*UDPInputConfig).ReadBuffer
+	if got, err := setReadBuffer(c, asked); err != nil {
 		env.Log.Warn("udp: the socket keeps its default read buffer", "listen", ic.Listen, "err", err)
+	} else if got < asked {
+		env.Log.Warn("udp: the kernel capped read_buffer (net.core.rmem_max): raise that sysctl, or give enrichd CAP_NET_ADMIN (SO_RCVBUFFORCE)",
+			"input", ic.Name, "listen", ic.Listen, "read_buffer", asked, "obtained", got)
 	}
 	return &udpInput{cfg: ic, env: env, conn: c, stats: env.InputStats(), done: make(chan struct{})}, nil
+}
+
+// Collect exports the datagrams the kernel dropped.
+func (u *udpInput) Collect(m MetricSink) {
+	m.Counter(mDropped, u.kdrop.sample(u.conn), u.stats.Name, u.stats.Type, dropKernel)
 }
 
 func (u *udpInput) Start()                { go u.serve() }
@@ -125,4 +158,5 @@ func (u *udpInput) serve() {
 		bt.Add(msg, trunc)
 	}
 	bt.Flush()
+	u.kdrop.sample(u.conn) // the last count, before Close
 }

@@ -75,7 +75,7 @@ func (m MetricSink) Collect(c prometheus.Collector) { c.Collect(m.ch) }
 var (
 	mEventsIn     = MetricDesc("events_in_total", "Events accepted by an input.", "input", "type")
 	mBytesIn      = MetricDesc("input_bytes_total", "Message bytes accepted by an input.", "input", "type")
-	mDropped      = MetricDesc("events_dropped_total", "Events dropped by an input (UDP: queue full).", "input", "type")
+	mDropped      = MetricDesc("events_dropped_total", "Events dropped by an input, by reason (UDP: queue_full, kernel).", "input", "type", "reason")
 	mParseErrors  = MetricDesc("parse_errors_total", "Malformed events (tagged and passed on).", "input", "type")
 	mTruncated    = MetricDesc("events_truncated_total", "Oversize events truncated to max_message_size (tagged).", "input", "type")
 	mFrameErrors  = MetricDesc("frame_errors_total", "Connections ended inside a frame, bad octet counts, read errors.", "input", "type")
@@ -116,6 +116,12 @@ var (
 	mMcLookups      = MetricDesc("memcached_lookups_total", "Keys the memcached listener looked up, by result (hit, miss).", "result")
 )
 
+// The reasons of enrichd_events_dropped_total.
+const (
+	dropQueueFull = "queue_full" // no free batch, or the work queue full (InputStats.Dropped)
+	dropKernel    = "kernel"     // dropped by the kernel (a UDP socket's receive buffer full)
+)
+
 func (c collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
@@ -125,7 +131,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		s := in.Stats()
 		m.Counter(mEventsIn, s.Events.Load(), s.Name, s.Type)
 		m.Counter(mBytesIn, s.Bytes.Load(), s.Name, s.Type)
-		m.Counter(mDropped, s.Dropped.Load(), s.Name, s.Type)
+		m.Counter(mDropped, s.Dropped.Load(), s.Name, s.Type, dropQueueFull)
 		m.Counter(mParseErrors, s.Malformed.Load(), s.Name, s.Type)
 		m.Counter(mTruncated, s.Truncated.Load(), s.Name, s.Type)
 		m.Counter(mFrameErrors, s.FrameErrors.Load(), s.Name, s.Type)

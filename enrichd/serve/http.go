@@ -1,9 +1,6 @@
 package serve
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -44,7 +41,8 @@ const DefaultMaxBatchBytes = 16 << 20
 //	                                An .mmdb table takes an address and answers
 //	                                {"network":"...","record":{...}}.
 //	POST /v1/tables/NAME/_batch     a JSON array of keys, or one key per line;
-//	                                answers a JSON array with the row (or null) per key.
+//	                                answers a JSON array with the row (or null) per key,
+//	                                written as the keys are looked up.
 //
 // Composite keys are given with their parts joined by "," (or by the
 // "sep" query parameter).
@@ -60,7 +58,8 @@ type httpBuf struct {
 	out  []byte
 	key  []byte
 	body []byte
-	keys [][]byte
+	// esc holds a _batch key whose JSON escapes are decoded.
+	esc []byte
 }
 
 var (
@@ -265,231 +264,4 @@ func (a *API) list(w http.ResponseWriter) {
 	b = append(b, "]\n"...)
 	w.Header()["Content-Type"] = ctJSON
 	answer(w, b)
-}
-
-var errTooLarge = errors.New("request body too large")
-
-func (a *API) batch(w http.ResponseWriter, r *http.Request, name, sep string) {
-	hb := a.pool.Get().(*httpBuf)
-	defer a.pool.Put(hb)
-	body, err := readBody(hb.body[:0], r.Body, a.maxBatch)
-	hb.body = body
-	if err != nil {
-		if errors.Is(err, errTooLarge) {
-			httpError(w, http.StatusRequestEntityTooLarge, err.Error())
-		} else {
-			httpError(w, http.StatusBadRequest, err.Error())
-		}
-		return
-	}
-	keys, err := splitKeys(hb.keys[:0], body)
-	hb.keys = keys
-	if err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	snap := a.set.Acquire()
-	defer snap.Release()
-	t, m := snap.LUT(name), snap.MMDB(name)
-	if t == nil && m == nil {
-		httpError(w, http.StatusNotFound, "no such table")
-		return
-	}
-	out := append(hb.out[:0], '[')
-	for i, k := range keys {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		if k == nil {
-			out = append(out, "null"...)
-			continue
-		}
-		if t != nil {
-			var tk []byte
-			tk, hb.key = tableKey(t, k, sbytes(sep), hb.key)
-			if v, ok := t.Lookup(tk); ok {
-				out = appendRow(out, t.Columns(), v)
-			} else {
-				out = append(out, "null"...)
-			}
-			continue
-		}
-		var ok bool
-		out, ok, _ = appendRecord(out, m, k)
-		if !ok {
-			out = append(out, "null"...)
-		}
-	}
-	out = append(out, "]\n"...)
-	hb.out = out
-	w.Header()["Content-Type"] = ctJSON
-	answer(w, out)
-}
-
-func readBody(dst []byte, r io.Reader, limit int) ([]byte, error) {
-	for {
-		if len(dst) == cap(dst) {
-			dst = append(dst, 0)[:len(dst)]
-		}
-		n, err := r.Read(dst[len(dst):cap(dst)])
-		dst = dst[:len(dst)+n]
-		if len(dst) > limit {
-			return dst, errTooLarge
-		}
-		if err == io.EOF {
-			return dst, nil
-		}
-		if err != nil {
-			return dst, err
-		}
-	}
-}
-
-// splitKeys splits a _batch body: a JSON array of keys (strings, numbers
-// or null), or one key per line (blank lines skipped, "\r\n" allowed).
-// The keys alias body (JSON escapes are decoded in place). A null key is
-// returned as nil.
-func splitKeys(keys [][]byte, body []byte) ([][]byte, error) {
-	trim := bytes.TrimLeft(body, " \t\r\n")
-	if len(trim) == 0 || trim[0] != '[' {
-		for len(body) > 0 {
-			var line []byte
-			line, body, _ = bytes.Cut(body, []byte{'\n'})
-			line = bytes.TrimSuffix(line, []byte{'\r'})
-			if len(line) > 0 {
-				keys = append(keys, line)
-			}
-		}
-		return keys, nil
-	}
-	return parseKeyArray(keys, trim)
-}
-
-var errBadArray = errors.New("body must be a JSON array of strings (or numbers), or one key per line")
-
-func parseKeyArray(keys [][]byte, b []byte) ([][]byte, error) {
-	i := 1 // past '['
-	ws := func() {
-		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-			i++
-		}
-	}
-	ws()
-	if i < len(b) && b[i] == ']' {
-		i++
-		ws()
-		if i != len(b) {
-			return keys, errBadArray
-		}
-		return keys, nil
-	}
-	for {
-		ws()
-		if i >= len(b) {
-			return keys, errBadArray
-		}
-		switch c := b[i]; {
-		case c == '"':
-			s, n, err := unquoteInPlace(b[i:])
-			if err != nil {
-				return keys, err
-			}
-			keys = append(keys, s)
-			i += n
-		case c == 'n' && bytes.HasPrefix(b[i:], []byte("null")):
-			keys = append(keys, nil)
-			i += 4
-		case c == '-' || (c >= '0' && c <= '9'):
-			j := i
-			for j < len(b) && (b[j] == '-' || b[j] == '+' || b[j] == '.' || b[j] == 'e' || b[j] == 'E' || (b[j] >= '0' && b[j] <= '9')) {
-				j++
-			}
-			keys = append(keys, b[i:j])
-			i = j
-		default:
-			return keys, errBadArray
-		}
-		ws()
-		if i >= len(b) {
-			return keys, errBadArray
-		}
-		if b[i] == ',' {
-			i++
-			continue
-		}
-		if b[i] != ']' {
-			return keys, errBadArray
-		}
-		i++
-		ws()
-		if i != len(b) {
-			return keys, errBadArray
-		}
-		return keys, nil
-	}
-}
-
-// unquoteInPlace decodes the JSON string starting at b[0] ('"') into b
-// itself and returns the decoded bytes and the length of the literal.
-func unquoteInPlace(b []byte) ([]byte, int, error) {
-	w := 1
-	for r := 1; r < len(b); {
-		c := b[r]
-		switch {
-		case c == '"':
-			return b[1:w], r + 1, nil
-		case c < 0x20:
-			return nil, 0, errors.New("control character in a JSON string")
-		case c != '\\':
-			b[w] = c
-			w++
-			r++
-			continue
-		}
-		if r+1 >= len(b) {
-			break
-		}
-		e := b[r+1]
-		r += 2
-		switch e {
-		case '"', '\\', '/':
-			b[w] = e
-		case 'b':
-			b[w] = '\b'
-		case 'f':
-			b[w] = '\f'
-		case 'n':
-			b[w] = '\n'
-		case 'r':
-			b[w] = '\r'
-		case 't':
-			b[w] = '\t'
-		case 'u':
-			if r+4 > len(b) {
-				return nil, 0, errBadArray
-			}
-			v, err := strconv.ParseUint(bstr(b[r:r+4]), 16, 32)
-			if err != nil {
-				return nil, 0, errBadArray
-			}
-			r += 4
-			ru := rune(v)
-			if ru >= 0xD800 && ru < 0xDC00 && r+6 <= len(b) && b[r] == '\\' && b[r+1] == 'u' {
-				if lo, err := strconv.ParseUint(bstr(b[r+2:r+6]), 16, 32); err == nil && lo >= 0xDC00 && lo < 0xE000 {
-					ru = 0x10000 + (ru-0xD800)<<10 + (rune(lo) - 0xDC00)
-					r += 6
-				}
-			}
-			// The UTF-8 encoding (at most 4 bytes) is never longer than
-			// the escape it replaces (6 or 12 bytes).
-			var tmp [4]byte
-			n := encodeRune(tmp[:], ru)
-			w += copy(b[w:], tmp[:n])
-			continue
-		default:
-			return nil, 0, errBadArray
-		}
-		w++
-	}
-	return nil, 0, errBadArray
 }
