@@ -77,9 +77,14 @@ func TestHTTPBatchMemory(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(yml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
+	logFile, err := os.Create(filepath.Join(dir, "enrichd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	logs := func() string { b, _ := os.ReadFile(logFile.Name()); return string(b) }
 	cmd := exec.Command(bin, "--config", conf)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -88,10 +93,13 @@ func TestHTTPBatchMemory(t *testing.T) {
 	defer func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-exited:
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("enrichd: %v\n%s", err, logs())
+			}
 		case <-time.After(30 * time.Second):
 			_ = cmd.Process.Kill()
-			<-exited
+			t.Errorf("enrichd did not stop on SIGTERM: %v", <-exited)
 		}
 	}()
 	base := "http://" + addr
@@ -104,11 +112,11 @@ func TestHTTPBatchMemory(t *testing.T) {
 		}
 		select {
 		case err := <-exited:
-			t.Fatalf("enrichd exited: %v\n%s", err, logs.String())
+			t.Fatalf("enrichd exited: %v\n%s", err, logs())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("enrichd not ready after 60 s\n%s", logs.String())
+			t.Fatalf("enrichd not ready after 60 s\n%s", logs())
 		}
 	}
 	client := &http.Client{Timeout: 10 * time.Minute}
