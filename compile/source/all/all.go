@@ -7,5 +7,6 @@ package all
 import (
 	_ "github.com/lutkit/lutkit/compile/source/columnar" // parquet, arrow
 	_ "github.com/lutkit/lutkit/compile/source/document" // json, ndjson, yaml
+	_ "github.com/lutkit/lutkit/compile/source/sqldb"    // postgres, mysql
 	_ "github.com/lutkit/lutkit/compile/source/sqlite"   // sqlite
 )
