@@ -21,7 +21,9 @@ type Options struct {
 	// '\t' for TSV.
 	Delimiter Delimiter `json:"delimiter,omitempty"`
 	// Header is the list of column names to use when the file has no
-	// header row. Empty means the first row is the header.
+	// header row. Empty means the first row is the header. For JSON,
+	// NDJSON and YAML it lists the columns, saving the pass that finds
+	// them; a field not in it makes its row bad.
 	Header []string `json:"header,omitempty"`
 	// SQLiteTable names the table to read from a SQLite file.
 	SQLiteTable string `json:"sqlite_table,omitempty"`

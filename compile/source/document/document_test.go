@@ -288,3 +288,20 @@ func TestJSONStreams(t *testing.T) {
 		t.Errorf("heap %d bytes while reading a %d-byte file: the reader does not stream", peak, fi.Size())
 	}
 }
+
+// TestColumnLimit: a document may not make more than 10000 columns.
+func TestColumnLimit(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"a": 1}` + "\n{")
+	for i := range 10001 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"f%d": 1`, i)
+	}
+	b.WriteString("}\n")
+	got := read(t, write(t, "wide.ndjson", b.String()), source.Options{})
+	if want := []string{"open: :2:108881: more than 10000 columns"}; !reflect.DeepEqual(got.Errs, want) {
+		t.Errorf("errors %.300q, want %q", got.Errs, want)
+	}
+}

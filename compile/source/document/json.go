@@ -158,6 +158,9 @@ func (r *jsonReader) next() ([][]byte, error) {
 	if r.b.err != nil {
 		line, col := r.lc.pos(r.b.errOff)
 		r.line = line
+		if errors.Is(r.b.err, errTooManyColumns) {
+			return nil, fmt.Errorf("%s:%d:%d: %w", r.name, line, col, r.b.err)
+		}
 		return nil, &source.RowError{File: r.name, Line: line, Column: col, Err: r.b.err}
 	}
 	return r.b.finish(), nil

@@ -66,7 +66,11 @@ func (b *rowBuilder) set(name string, val []byte, off int64) {
 	i, ok := b.index[name]
 	if !ok {
 		if !b.discover {
-			b.fail(off, "field %q is not a column (columns: %s)", name, strings.Join(b.columns, ", "))
+			b.fail(off, "field %q is not a column (columns: %s)", name, columnList(b.columns))
+			return
+		}
+		if len(b.columns) >= maxColumns {
+			b.fail(off, "%w", errTooManyColumns)
 			return
 		}
 		i = b.add(name)
@@ -95,6 +99,20 @@ func (b *rowBuilder) finish() [][]byte {
 	b.buf = buf
 	source.SplitFields(b.fields, buf, b.ends)
 	return b.fields
+}
+
+// maxColumns bounds the columns a document may have.
+const maxColumns = 10000
+
+// errTooManyColumns ends the read of a document: it is not a table.
+var errTooManyColumns = fmt.Errorf("more than %d columns", maxColumns)
+
+// columnList lists columns for an error, the first 20 of them.
+func columnList(columns []string) string {
+	if len(columns) > 20 {
+		return strings.Join(columns[:20], ", ") + fmt.Sprintf(" and %d more", len(columns)-20)
+	}
+	return strings.Join(columns, ", ")
 }
 
 // join names a nested field by its path.

@@ -182,6 +182,10 @@ func (r *yamlReader) Next() ([][]byte, error) {
 		}
 		pos := r.b.errOff
 		r.line = pos >> 32
+		if errors.Is(r.b.err, errTooManyColumns) {
+			r.err = fmt.Errorf("%s:%d:%d: %w", r.name, r.line, pos&(1<<32-1), r.b.err)
+			return nil, r.err
+		}
 		return nil, &source.RowError{File: r.name, Line: r.line, Column: int(pos & (1<<32 - 1)), Err: r.b.err}
 	}
 	return r.b.finish(), nil
