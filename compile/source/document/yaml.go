@@ -20,7 +20,8 @@ import (
 // follows it (anchors, flow collections), and the parser
 // (go.yaml.in/yaml/v3) builds the whole document's node tree before it
 // returns. The reader therefore holds the tree for as long as it is open:
-// memory grows with the document (about 0.5 KiB a scalar, measured in
+// memory grows with the document, about 30 times its size (a 16 MiB
+// dictionary of 200,000 five-field rows compiled in 475 MiB RSS, see
 // BENCHMARKS.md), so a big table is better compiled from JSON or NDJSON.
 type yamlReader struct {
 	name   string
