@@ -56,7 +56,9 @@ func TestSourcesAt2M(t *testing.T) {
 		}
 		w := m*60 + sec
 		var kb int64
-		fmt.Sscan(rss[1], &kb)
+		if _, err := fmt.Sscan(rss[1], &kb); err != nil {
+			t.Fatal(err)
+		}
 		t.Logf("%-10s %9d rows  wall %7.2f s  user %s s sys %s s  %9.0f rows/s  peak RSS %5d MiB", name, rows, w, cpuU[1], cpuS[1], float64(rows)/w, kb>>10)
 	}
 

@@ -81,7 +81,7 @@ tables:
 
 func TestConfigDatabaseSource(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tables.yaml")
-	os.WriteFile(path, []byte(`version: 1
+	err := os.WriteFile(path, []byte(`version: 1
 tables:
   - name: a
     sources:
@@ -94,7 +94,10 @@ tables:
       - postgres: postgres://u@h/db
     key: id
 `), 0o644)
-	_, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadConfig(path)
 	if err == nil {
 		t.Fatal("accepted")
 	}

@@ -32,7 +32,7 @@ func fuzzRead(t *testing.T, name string, data []byte) {
 				t.Fatal("more rows than bytes")
 			}
 			fields, err := r.Next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			var re *source.RowError

@@ -41,7 +41,7 @@ func openJSON(path string, opts source.Options, ndjson bool) (source.Reader, err
 	}
 	for {
 		_, err := scan.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		var re *source.RowError
@@ -175,7 +175,7 @@ func (r *jsonReader) start() error {
 	r.dec.More() // fills the buffer, for here
 	off := r.here()
 	tok, err := r.dec.Token()
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s: the document is empty", r.name)
 	}
 	if err != nil {
@@ -199,7 +199,7 @@ func (r *jsonReader) end() error {
 	off := r.here()
 	tok, err := r.dec.Token()
 	switch {
-	case err == io.EOF:
+	case errors.Is(err, io.EOF):
 		r.shape = 'e'
 		return io.EOF
 	case err != nil:
@@ -301,7 +301,7 @@ func (r *jsonReader) encode(open json.Delim) error {
 func (r *jsonReader) token() (json.Token, error) {
 	t, err := r.dec.Token()
 	if err != nil {
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
 		return nil, r.errorAt(r.here(), err)

@@ -2,6 +2,7 @@ package document
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"sort"
 )
@@ -33,7 +34,7 @@ func (c *lineCounter) Read(p []byte) (int, error) {
 		b = b[i+1:]
 	}
 	c.off += int64(n)
-	if err != nil && err != io.EOF {
+	if err != nil && !errors.Is(err, io.EOF) {
 		err = &readError{err}
 	}
 	return n, err

@@ -45,13 +45,13 @@ func openYAML(path string, opts source.Options) (_ source.Reader, err error) {
 	dec := yaml.NewDecoder(f)
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s: the document is empty", path)
 		}
 		return nil, yamlError(path, err)
 	}
 	var next yaml.Node
-	if err := dec.Decode(&next); err != io.EOF {
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
 		if err != nil {
 			return nil, yamlError(path, err)
 		}
@@ -86,7 +86,7 @@ func openYAML(path string, opts source.Options) (_ source.Reader, err error) {
 		r.budget = limit
 		for {
 			_, err := r.Next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			var re *source.RowError

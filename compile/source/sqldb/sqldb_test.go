@@ -2,6 +2,7 @@ package sqldb_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -66,7 +67,7 @@ func snapshot(t *testing.T, opts source.Options, update func()) {
 	rows := 1
 	for {
 		f, err := r.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
