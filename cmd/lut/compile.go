@@ -38,7 +38,7 @@ func newCompileCommand() *cobra.Command {
 		mf = newMMDBFlags()
 	)
 	cmd := &cobra.Command{
-		Use:   "compile --out FILE [flags] SOURCE",
+		Use:   "compile --out FILE [flags] (SOURCE | --postgres URL --query SELECT | --mysql DSN --query SELECT)",
 		Short: "Compile a CSV/TSV, JSON, NDJSON, YAML, SQLite, Parquet or Arrow source, or a PostgreSQL or MySQL query, into a .lut table (or IP sources into an .mmdb)",
 		Long: `Compile reads a source and writes an immutable table.
 
