@@ -185,6 +185,21 @@ func TestSourcesAgree(t *testing.T) {
 		}
 	}
 
+	// A wrong password fails the compile without showing it.
+	badpw := filepath.Join(dir, "badpw")
+	if err := os.WriteFile(badpw, []byte("Not-the-pw-31337\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--postgres", pg.URL, "--password-file", badpw, "--query", "SELECT 1 AS key"},
+		{"--mysql", my.DSN, "--password-file", badpw, "--query", "SELECT 1 AS `key`"},
+	} {
+		_, errs, code := run(t, append([]string{"compile", "--key", "key", "--out", filepath.Join(dir, "x.lut")}, args...)...)
+		if code == 0 || strings.Contains(errs, "Not-the-pw-31337") || !strings.Contains(errs, "@127.0.0.1:") {
+			t.Errorf("lut compile %s with a wrong password: exit %d: %s", args[0], code, errs)
+		}
+	}
+
 	compileArgs := map[string][]string{
 		"csv":        {files["rows.csv"]},
 		"json dict":  {files["dict.json"]},
