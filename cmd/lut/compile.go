@@ -28,7 +28,8 @@ type compileFlags struct {
 // compile.Options and source.Options.
 var (
 	lutFlags    = []string{"key", "--key", "columns", "--columns", "fold_case", "--fold-case", "on_duplicate", "--on-duplicate", "skip_bad_rows", "--skip-bad-rows"}
-	sourceFlags = []string{"format", "--format", "delimiter", "--delimiter", "header", "--header", "", "--sqlite-table, --sqlite-query"}
+	sourceFlags = []string{"format", "--format", "delimiter", "--delimiter", "header", "--header", "", "--sqlite-table, --sqlite-query",
+		"nested", "--nested", "postgres", "--postgres", "mysql", "--mysql", "query", "--query", "password_file", "--password-file"}
 )
 
 func newCompileCommand() *cobra.Command {
@@ -37,16 +38,26 @@ func newCompileCommand() *cobra.Command {
 		mf = newMMDBFlags()
 	)
 	cmd := &cobra.Command{
-		Use:   "compile --out FILE [flags] SOURCE",
-		Short: "Compile a CSV/TSV, SQLite, Parquet or Arrow source into a .lut table (or IP sources into an .mmdb)",
+		Use:   "compile --out FILE [flags] (SOURCE | --postgres URL --query SELECT | --mysql DSN --query SELECT)",
+		Short: "Compile a CSV/TSV, JSON, NDJSON, YAML, SQLite, Parquet or Arrow source, or a PostgreSQL or MySQL query, into a .lut table (or IP sources into an .mmdb)",
 		Long: `Compile reads a source and writes an immutable table.
 
 For a .lut table (the default), SOURCE is one of:
   a CSV file (.csv, or .csv.gz; "-" reads standard input)
   a TSV file (.tsv, .tab; or --delimiter '\t')
+  a JSON file (.json, .json.gz): a dictionary {"key": value, ...} (columns
+    "key" and "value", or the fields of an object value) or an array of
+    objects; NDJSON (.ndjson, .jsonl): one object per line; YAML (.yaml,
+    .yml): a mapping or a sequence of mappings, as JSON. Nested objects
+    become dotted columns ("geo.city"), or JSON text with --nested json
   a SQLite database (.db, .sqlite, .sqlite3) with --sqlite-table or --sqlite-query
   a Parquet file (.parquet) or an Arrow IPC file (.arrow, .feather, .ipc)
 --format overrides the detection by extension.
+
+Instead of SOURCE, --postgres URL or --mysql DSN with --query SELECT reads
+a query's rows, streamed in one read-only REPEATABLE READ transaction,
+every value as text (NULL as empty). The password comes from PGPASSWORD
+(or ~/.pgpass), MYSQL_PWD or --password-file, never from the URL or DSN.
 
 Rows are validated as they stream: a row with the wrong number of fields
 or invalid UTF-8 fails the compile with its file, line and column (or is
@@ -63,13 +74,29 @@ below and "lut compile --help" in docs/mmdb.md.`,
   lut compile --key "Customer Id" --fold-case --columns "Customer Id,Email" --out emails.lut customers.csv.gz
   lut compile --key host,port --out services.lut services.tsv
   lut compile --key id --sqlite-table assets --out assets.lut inventory.db
+  lut compile --key key --out translate.lut dictionary.json
+  lut compile --key id --nested json --out assets.lut assets.ndjson
+  PGPASSWORD=... lut compile --key id --postgres postgres://lut@db/cmdb --query 'SELECT * FROM assets' --out assets.lut
+  lut compile --key id --mysql 'lut@tcp(db:3306)/crm' --password-file pw --query 'SELECT id, name FROM customers' --out customers.lut
   zcat big.csv.gz | lut compile --key id --out big.lut -`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if fl.out == "" {
 				return &exitError{code: 2, msg: "compile: --out is required"}
 			}
-			if mf.mmdb || strings.EqualFold(filepath.Ext(fl.out), ".mmdb") {
+			mmdb := mf.mmdb || strings.EqualFold(filepath.Ext(fl.out), ".mmdb")
+			if db := fl.src.Database(); db != "" {
+				if mmdb {
+					return &exitError{code: 2, msg: "compile: a --" + db + " source compiles .lut tables only"}
+				}
+				if len(args) != 0 {
+					return &exitError{code: 2, msg: "compile: a --" + db + " source takes no SOURCE argument"}
+				}
+				return runCompile(cmd, "", &fl)
+			}
+			if len(args) == 0 {
+				return &exitError{code: 2, msg: "compile: a SOURCE (or --postgres/--mysql with --query) is required"}
+			}
+			if mmdb {
 				return runCompileMMDB(cmd, args, &fl, mf)
 			}
 			if len(args) != 1 {
@@ -84,7 +111,12 @@ below and "lut compile --help" in docs/mmdb.md.`,
 	f.StringSliceVar(&fl.spec.Columns, "columns", nil, "columns to keep, in order (default: all)")
 	f.StringSliceVar(&fl.src.Header, "header", nil, "column names, for a CSV without a header row")
 	f.VarP(textVar(&fl.src.Delimiter), "delimiter", "d", `CSV field delimiter (default "," or "\t" for .tsv); "\t" means tab`)
-	f.StringVar(&fl.src.Format, "format", "", "source format: csv, tsv, sqlite, parquet or arrow (default: from the extension)")
+	f.StringVar(&fl.src.Format, "format", "", "source format: csv, tsv, json, ndjson, yaml, sqlite, parquet or arrow (default: from the extension)")
+	f.StringVar(&fl.src.Nested, "nested", "", "nested JSON/YAML values: flatten (dotted columns, the default) or json (JSON text)")
+	f.StringVar(&fl.src.Postgres, "postgres", "", "PostgreSQL connection URL to run --query on (password from PGPASSWORD, ~/.pgpass or --password-file)")
+	f.StringVar(&fl.src.MySQL, "mysql", "", "MySQL/MariaDB DSN (user@tcp(host:port)/db) to run --query on (password from MYSQL_PWD or --password-file)")
+	f.StringVar(&fl.src.Query, "query", "", "SELECT to run on --postgres or --mysql")
+	f.StringVar(&fl.src.PasswordFile, "password-file", "", "file whose first line is the database password")
 	f.BoolVar(&fl.spec.FoldCase, "fold-case", false, "case-fold keys (lookups fold the same way)")
 	f.StringVar(&fl.spec.OnDuplicate, "on-duplicate", compile.DuplicateError, "what a repeated key does: error, first (first row wins) or last")
 	f.BoolVar(&fl.spec.SkipBadRows, "skip-bad-rows", false, "skip malformed rows (counted and reported) instead of failing")
@@ -111,6 +143,9 @@ func runCompile(cmd *cobra.Command, path string, fl *compileFlags) error {
 		return err
 	}
 	defer src.Close()
+	if n, ok := src.(interface{ Name() string }); ok {
+		path = n.Name() // a database, named without its password
+	}
 	start := time.Now()
 	prog := newProgress(cmd.ErrOrStderr(), fl.progress, src)
 	opts := fl.spec

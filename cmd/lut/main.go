@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"os"
 
-	_ "github.com/lutkit/lutkit/compile/source/all" // SQLite, Parquet and Arrow sources
+	_ "github.com/lutkit/lutkit/compile/source/all" // every source format
 )
 
 func main() {

@@ -16,7 +16,20 @@ const StdinName = "<stdin>"
 // is empty, is detected from the file name (see Options). The path "-"
 // reads CSV (or, with Format "tsv", TSV) from standard input. Errors name
 // the file.
+//
+// With opts.Postgres or opts.MySQL set, Open runs opts.Query on that
+// database instead, and path must be empty.
 func Open(path string, opts Options) (Reader, error) {
+	if db := opts.Database(); db != "" {
+		if path != "" {
+			return nil, fmt.Errorf("%s: a %s source reads no file", path, db)
+		}
+		f, ok := formats[db]
+		if !ok {
+			return nil, fmt.Errorf("the %s source is not linked into this program (import github.com/lutkit/lutkit/compile/source/all)", db)
+		}
+		return f.open("", opts)
+	}
 	format := strings.ToLower(opts.Format)
 	if path == "-" {
 		switch format {
@@ -29,7 +42,7 @@ func Open(path string, opts Options) (Reader, error) {
 	if format == "" {
 		f, ok := formatFromName(path)
 		if !ok {
-			return nil, fmt.Errorf("%s: unknown source format (want .csv, .tsv, .tab, .txt, optionally .gz, .db, .sqlite, .sqlite3, .parquet, .arrow, .feather or .ipc, or an explicit format)", path)
+			return nil, fmt.Errorf("%s: unknown source format (want .csv, .tsv, .tab, .txt, .json, .ndjson, .jsonl, .yaml, .yml, optionally .gz, .db, .sqlite, .sqlite3, .parquet, .arrow, .feather or .ipc, or an explicit format)", path)
 		}
 		format = f
 	}
@@ -54,11 +67,14 @@ func Open(path string, opts Options) (Reader, error) {
 	if linkable[format] {
 		return nil, fmt.Errorf("%s: the %s format is not linked into this program (import github.com/lutkit/lutkit/compile/source/all)", path, format)
 	}
-	return nil, fmt.Errorf("%s: unknown source format %q (want csv, tsv, sqlite, parquet or arrow)", path, opts.Format)
+	return nil, fmt.Errorf("%s: unknown source format %q (want %s)", path, opts.Format, formatList)
 }
 
+// formatList names the formats Options.Format takes, for errors.
+const formatList = "csv, tsv, json, ndjson, yaml, sqlite, parquet or arrow"
+
 // Formats other than CSV and TSV live in their own packages (sqlite,
-// columnar), so that programs and tests that only read CSV do not link
+// columnar, document, sqldb), so that programs and tests that only read CSV do not link
 // their large dependencies. Importing a format package registers it;
 // package all imports every one.
 type format struct {
@@ -70,11 +86,17 @@ var (
 	formats = map[string]format{}
 	writers = map[string]func(io.Writer, []string) (Writer, error){}
 	// linkable lists the formats a format package provides.
-	linkable = map[string]bool{"sqlite": true, "parquet": true, "arrow": true}
+	linkable = map[string]bool{"sqlite": true, "parquet": true, "arrow": true, "json": true, "ndjson": true, "yaml": true}
+	// linkableExts are the file name extensions of the linkable formats.
+	linkableExts = map[string][]string{
+		"sqlite": {".db", ".sqlite", ".sqlite3"}, "parquet": {".parquet"}, "arrow": {".arrow", ".feather", ".ipc"},
+		"json": {".json", ".json.gz"}, "ndjson": {".ndjson", ".jsonl", ".ndjson.gz", ".jsonl.gz"}, "yaml": {".yaml", ".yml", ".yaml.gz", ".yml.gz"},
+	}
 )
 
 // RegisterFormat makes Open read the named format, detected from the
-// given file name extensions (with the dot, lower case). It is called from
+// given file name extensions (with the dot, lower case; ".json.gz" for a
+// compressed file the reader decompresses). It is called from
 // the init functions of format packages.
 func RegisterFormat(name string, exts []string, open func(path string, opts Options) (Reader, error)) {
 	formats[name] = format{exts: exts, open: open}
@@ -96,16 +118,16 @@ func formatFromName(name string) (string, bool) {
 	case ".tsv", ".tab":
 		return "tsv", true
 	}
-	if gz {
-		return "", false
-	}
 	ext := filepath.Ext(base)
+	if gz {
+		ext += ".gz"
+	}
 	for name, f := range formats {
 		if slices.Contains(f.exts, ext) {
 			return name, true
 		}
 	}
-	for name, exts := range map[string][]string{"sqlite": {".db", ".sqlite", ".sqlite3"}, "parquet": {".parquet"}, "arrow": {".arrow", ".feather", ".ipc"}} {
+	for name, exts := range linkableExts {
 		if slices.Contains(exts, ext) {
 			return name, true // Open then says the format is not linked
 		}

@@ -11,8 +11,9 @@ import (
 // into them (the json names are the tables.yaml keys), and Validate
 // checks them the same way for both.
 type Options struct {
-	// Format is "csv", "tsv", "sqlite", "parquet" or "arrow". Empty means
-	// detect from the file name: .csv, .tsv, .tab, .txt (each optionally
+	// Format is "csv", "tsv", "json", "ndjson", "yaml", "sqlite",
+	// "parquet" or "arrow". Empty means detect from the file name: .csv,
+	// .tsv, .tab, .txt, .json, .ndjson/.jsonl, .yaml/.yml (each optionally
 	// with .gz), .db/.sqlite/.sqlite3, .parquet, .arrow/.feather/.ipc.
 	// Standard input ("-") defaults to CSV.
 	Format string `json:"format,omitempty"`
@@ -20,12 +21,51 @@ type Options struct {
 	// '\t' for TSV.
 	Delimiter Delimiter `json:"delimiter,omitempty"`
 	// Header is the list of column names to use when the file has no
-	// header row. Empty means the first row is the header.
+	// header row. Empty means the first row is the header. For JSON,
+	// NDJSON and YAML it lists the columns, saving the pass that finds
+	// them; a field not in it makes its row bad.
 	Header []string `json:"header,omitempty"`
 	// SQLiteTable names the table to read from a SQLite file.
 	SQLiteTable string `json:"sqlite_table,omitempty"`
 	// SQLiteQuery is a SELECT to run on a SQLite file instead of a table.
 	SQLiteQuery string `json:"sqlite_query,omitempty"`
+	// Nested says what the JSON, NDJSON and YAML readers do with a nested
+	// value (an object or array inside a row): NestedFlatten (the default
+	// when empty) makes each field of a nested object a column of its own,
+	// named by its path ("a.b"), and keeps an array as JSON text;
+	// NestedJSON keeps every nested value as its JSON text in one column.
+	Nested string `json:"nested,omitempty"`
+
+	// Postgres is a PostgreSQL connection URL or keyword/value string to
+	// read Query from instead of a file; MySQL is a MySQL/MariaDB DSN
+	// (user@tcp(host:port)/db). The password comes from the environment
+	// (PGPASSWORD, ~/.pgpass; MYSQL_PWD) or PasswordFile, never from the
+	// options, which are logged and stored.
+	Postgres string `json:"postgres,omitempty"`
+	MySQL    string `json:"mysql,omitempty"`
+	// Query is the SELECT to run on Postgres or MySQL.
+	Query string `json:"query,omitempty"`
+	// PasswordFile names a file holding the database password (its first
+	// line).
+	PasswordFile string `json:"password_file,omitempty"`
+}
+
+// Nested values policies (Options.Nested).
+const (
+	NestedFlatten = "flatten"
+	NestedJSON    = "json"
+)
+
+// Database returns the database source the options select: "postgres",
+// "mysql", or "" for a file.
+func (o *Options) Database() string {
+	switch {
+	case o.Postgres != "":
+		return "postgres"
+	case o.MySQL != "":
+		return "mysql"
+	}
+	return ""
 }
 
 // Validate checks the options as Open would use them, reporting every
@@ -38,8 +78,14 @@ func (o *Options) Check(s config.Scope) {
 	switch f := strings.ToLower(o.Format); {
 	case f == "", f == "csv", f == "tsv", linkable[f]:
 	default:
-		s.Errorf("format", "unknown format %q (want csv, tsv, sqlite, parquet or arrow)", o.Format)
+		s.Errorf("format", "unknown format %q (want %s)", o.Format, formatList)
 	}
+	switch o.Nested {
+	case "", NestedFlatten, NestedJSON:
+	default:
+		s.Errorf("nested", "unknown nested policy %q (want flatten or json)", o.Nested)
+	}
+	o.checkDatabase(s)
 	if o.Delimiter != 0 {
 		s.Check("delimiter", o.Delimiter.Validate())
 	}
@@ -48,5 +94,27 @@ func (o *Options) Check(s config.Scope) {
 	}
 	if o.SQLiteTable != "" && o.SQLiteQuery != "" {
 		s.Errorf("", "give sqlite_table or sqlite_query, not both")
+	}
+}
+
+// checkDatabase checks the options of a database source.
+func (o *Options) checkDatabase(s config.Scope) {
+	if o.Postgres != "" && o.MySQL != "" {
+		s.Errorf("", "give postgres or mysql, not both")
+	}
+	if o.Database() == "" {
+		if o.Query != "" {
+			s.Errorf("query", "a query needs a database (postgres or mysql)")
+		}
+		if o.PasswordFile != "" {
+			s.Errorf("password_file", "a password file needs a database (postgres or mysql)")
+		}
+		return
+	}
+	if o.Query == "" {
+		s.Errorf("query", "missing: a %s source needs the SELECT to run", o.Database())
+	}
+	if o.Format != "" || o.SQLiteTable != "" || o.SQLiteQuery != "" || len(o.Header) > 0 || o.Delimiter != 0 {
+		s.Errorf("", "a %s source takes no file options (format, delimiter, header, sqlite_table, sqlite_query)", o.Database())
 	}
 }

@@ -10,16 +10,35 @@ import (
 func TestOptionsValidate(t *testing.T) {
 	o := source.Options{Format: "xml", Delimiter: '"', Header: []string{"a", "a"}, SQLiteTable: "t", SQLiteQuery: "select 1"}
 	err := o.Validate()
-	want := `format: unknown format "xml" (want csv, tsv, sqlite, parquet or arrow)
+	want := `format: unknown format "xml" (want csv, tsv, json, ndjson, yaml, sqlite, parquet or arrow)
 delimiter: invalid delimiter '"'
 header: duplicate column name "a" (columns 1 and 2)
 give sqlite_table or sqlite_query, not both`
 	if err == nil || err.Error() != want {
 		t.Errorf("got\n%v\nwant\n%s", err, want)
 	}
-	for _, f := range []string{"", "CSV", "tsv", "sqlite", "parquet", "arrow"} {
+	for _, f := range []string{"", "CSV", "tsv", "sqlite", "parquet", "arrow", "json", "ndjson", "yaml"} {
 		if err := (&source.Options{Format: f}).Validate(); err != nil {
 			t.Errorf("format %q: %v", f, err)
+		}
+	}
+	for _, c := range []struct {
+		o    source.Options
+		want string
+	}{
+		{source.Options{Nested: "deep"}, `nested: unknown nested policy "deep" (want flatten or json)`},
+		{source.Options{Query: "select 1", PasswordFile: "pw"}, "query: a query needs a database (postgres or mysql)\npassword_file: a password file needs a database (postgres or mysql)"},
+		{source.Options{Postgres: "postgres://h/db"}, "query: missing: a postgres source needs the SELECT to run"},
+		{source.Options{MySQL: "u@tcp(h)/db", Query: "select 1", Format: "csv"}, "a mysql source takes no file options (format, delimiter, header, sqlite_table, sqlite_query)"},
+		{source.Options{MySQL: "u@tcp(h)/db", Postgres: "postgres://h/db", Query: "select 1"}, "give postgres or mysql, not both"},
+	} {
+		if err := c.o.Validate(); err == nil || err.Error() != c.want {
+			t.Errorf("%+v: got\n%v\nwant\n%s", c.o, err, c.want)
+		}
+	}
+	for _, o := range []source.Options{{Nested: "json"}, {Nested: "flatten"}, {Postgres: "postgres://h/db", Query: "select 1", PasswordFile: "pw"}, {MySQL: "u@tcp(h)/db", Query: "select 1"}} {
+		if err := o.Validate(); err != nil {
+			t.Errorf("%+v: %v", o, err)
 		}
 	}
 }

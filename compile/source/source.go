@@ -1,7 +1,9 @@
 // Package source reads tabular sources row by row for the compiler: CSV and
-// TSV files (plain or gzip, or standard input), SQLite tables and queries,
-// Parquet files and Arrow IPC files. It also writes rows back out (CSV,
-// JSON lines, Parquet) for "lut export".
+// TSV files (plain or gzip, or standard input), and through the format
+// packages that register themselves, SQLite tables and queries, Parquet
+// and Arrow IPC files (columnar), JSON, NDJSON and YAML documents
+// (document) and PostgreSQL and MySQL queries (sqldb). It also writes rows
+// back out (CSV, JSON lines, Parquet) for "lut export".
 //
 // Readers stream: they hold one row at a time, never the whole source, so a
 // 50-million-row file compiles in bounded memory. Every value is handed over
@@ -33,9 +35,10 @@ type Reader interface {
 	// the caller may then call Next again to continue with the next row.
 	// Any other error is final.
 	Next() ([][]byte, error)
-	// Line returns the 1-based line number (for CSV, the line on which the
-	// last returned row starts; for other sources, the row number) of the
-	// row last returned by Next.
+	// Line returns the 1-based line number (for CSV, JSON, NDJSON and
+	// YAML, the line on which the last returned row starts, or for a bad
+	// row the line of its fault; for other sources, the row number) of
+	// the row last returned by Next.
 	Line() int64
 	// Close releases the source.
 	Close() error
@@ -47,10 +50,10 @@ type Reader interface {
 // report bad rows with it.
 //
 // Column is 1-based: the number of the field at fault for the errors of
-// source readers and compile (file:3:2 is the second field of line 3),
-// and the byte column where the field starts for the errors of
-// compile/iptable about a field's value (file:3:12), as compilers point
-// into a line.
+// the CSV reader and compile (file:3:2 is the second field of line 3),
+// and the byte column of the fault for the JSON, NDJSON and YAML readers
+// and for the errors of compile/iptable about a field's value
+// (file:3:12), as they point into a line.
 type RowError struct {
 	File   string
 	Line   int64

@@ -203,13 +203,13 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old *tables.
 	}
 	srcs := make([]tables.SourceDigest, 0, len(t.Sources))
 	for _, s := range t.Sources {
-		sum, size, err := fsutil.FileSHA256(s.Resolved)
+		d, err := s.sourceDigest()
 		if err != nil {
 			return fail(fmt.Errorf("source %s: %w", s.Resolved, fsutil.UnwrapPath(err)))
 		}
-		srcs = append(srcs, tables.SourceDigest{Path: s.Path, SHA256: sum, Size: size})
+		srcs = append(srcs, d)
 	}
-	if old != nil && old.Kind == t.Kind && old.OptionsDigest == optDigest && slices.Equal(old.Sources, srcs) {
+	if old != nil && old.Kind == t.Kind && old.OptionsDigest == optDigest && slices.Equal(old.Sources, srcs) && !t.readsDatabase() {
 		if fi, err := os.Stat(filepath.Join(outDir, old.File)); err == nil && fi.Mode().IsRegular() && fi.Size() == old.Size {
 			e := *old
 			r.Status, r.Entry = StatusUnchanged, &e
@@ -274,15 +274,15 @@ func buildLUT(t *TableConfig, out string, buildTime time.Time) error {
 	s := t.Sources[0]
 	src, err := source.Open(s.Resolved, *s.LUT)
 	if err != nil {
-		return fmt.Errorf("source %s: %w", s.Resolved, fsutil.UnwrapPath(err))
+		return fmt.Errorf("source %s: %w", s.name(), fsutil.UnwrapPath(err))
 	}
 	defer src.Close()
 	o := *t.LUT
-	o.BuildTime, o.SourceName = buildTime, s.Resolved
+	o.BuildTime, o.SourceName = buildTime, s.name()
 	_, err = compile.File(src, out, o)
 	var se *compile.SourceError
 	if err != nil && !errors.As(err, &se) {
-		return fmt.Errorf("source %s: %w", s.Resolved, err)
+		return fmt.Errorf("source %s: %w", s.name(), err)
 	}
 	return err
 }

@@ -279,6 +279,15 @@ func decodeSources(d *config.Decoder, cfg *Config, decl *tableDecl, n *yaml.Node
 			d.Errorf(it, field, "must be a file name or a mapping with a path")
 			continue
 		}
+		if s.isDatabase() {
+			if s.Path != "" {
+				d.Errorf(it, config.Field(field, "path"), "a %s source reads no file", s.LUT.Database())
+			}
+			t.Sources = append(t.Sources, s)
+			decl.srcAt = append(decl.srcAt, at)
+			decl.srcField = append(decl.srcField, field)
+			continue
+		}
 		if s.Path == "" {
 			if !at.Failed("path") {
 				d.Errorf(it, config.Field(field, "path"), "missing")

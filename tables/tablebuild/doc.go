@@ -21,8 +21,14 @@
 //	  - name: assets
 //	    sources:
 //	      - path: inventory.db   # a source may be a mapping with options:
-//	        sqlite_table: assets # format, delimiter, header, sqlite_table, sqlite_query
+//	        sqlite_table: assets # format, delimiter, header, sqlite_table, sqlite_query, nested
 //	    key: id
+//	  - name: owners
+//	    sources:
+//	      - postgres: postgres://lut@db/cmdb   # or mysql: lut@tcp(db:3306)/cmdb; no path
+//	        query: SELECT id, owner FROM assets
+//	        password_file: /etc/lutkit/db.pw   # or PGPASSWORD / MYSQL_PWD
+//	    key: id                  # compiled again on every build
 //	  - name: geo
 //	    kind: mmdb
 //	    profile: city            # city, asn or custom

@@ -1,0 +1,73 @@
+package document
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sort"
+)
+
+// lineCounter passes a stream through, noting where its lines start, so
+// that a byte offset into the stream (a decoder's InputOffset) can be
+// turned into a line and column. It keeps the newlines from the last
+// trim on: memory bounded by how far the decoder reads ahead.
+type lineCounter struct {
+	r       io.Reader
+	off     int64   // bytes read so far
+	nl      []int64 // offsets of the newlines at or after the trim point
+	before  int64   // newlines before the trim point
+	lastNL  int64   // offset of the last newline before the trim point, -1 if none
+	trimmed int64
+}
+
+func newLineCounter(r io.Reader) *lineCounter { return &lineCounter{r: r, lastNL: -1} }
+
+func (c *lineCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	b := p[:n]
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			break
+		}
+		c.nl = append(c.nl, c.off+int64(n-len(b)+i))
+		b = b[i+1:]
+	}
+	c.off += int64(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = &readError{err}
+	}
+	return n, err
+}
+
+// readError is an error reading the stream, as opposed to one about its
+// content.
+type readError struct{ err error }
+
+func (e *readError) Error() string { return e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
+// pos returns the 1-based line and byte column of offset off, which must
+// be at or after the last trim.
+func (c *lineCounter) pos(off int64) (line int64, col int) {
+	i := sort.Search(len(c.nl), func(i int) bool { return c.nl[i] >= off })
+	last := c.lastNL
+	if i > 0 {
+		last = c.nl[i-1]
+	}
+	return c.before + int64(i) + 1, int(off - last)
+}
+
+// trim forgets the newlines before off.
+func (c *lineCounter) trim(off int64) {
+	if off <= c.trimmed {
+		return
+	}
+	i := sort.Search(len(c.nl), func(i int) bool { return c.nl[i] >= off })
+	if i > 0 {
+		c.lastNL = c.nl[i-1]
+		c.before += int64(i)
+		c.nl = append(c.nl[:0], c.nl[i:]...)
+	}
+	c.trimmed = off
+}

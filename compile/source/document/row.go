@@ -1,0 +1,124 @@
+package document
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/lutkit/lutkit/compile/source"
+)
+
+// rowBuilder gathers the values of one row by column name. Discovering,
+// it adds every new name as a column; otherwise a name that is not a
+// column is the row's error. The first error of a row is kept and the
+// rest of the row is read past, so that the reader can go on with the
+// next row.
+type rowBuilder struct {
+	columns  []string
+	index    map[string]int
+	discover bool
+	vals     [][]byte
+	seen     []uint64
+	gen      uint64
+	err      error // the row's first error
+	errOff   int64 // where it is
+
+	buf    []byte
+	ends   []int
+	fields [][]byte
+}
+
+func newRowBuilder(columns []string, discover bool) *rowBuilder {
+	b := &rowBuilder{discover: discover, index: map[string]int{}}
+	for _, c := range columns {
+		b.add(c)
+	}
+	return b
+}
+
+func (b *rowBuilder) add(name string) int {
+	i := len(b.columns)
+	b.columns = append(b.columns, name)
+	b.index[name] = i
+	b.vals = append(b.vals, nil)
+	b.seen = append(b.seen, 0)
+	return i
+}
+
+// begin starts a row.
+func (b *rowBuilder) begin() {
+	b.gen++
+	b.err = nil
+}
+
+// fail records the row's error (the first one counts).
+func (b *rowBuilder) fail(off int64, format string, args ...any) {
+	if b.err == nil {
+		b.err, b.errOff = fmt.Errorf(format, args...), off
+	}
+}
+
+// set gives column name the value val; off is where the value is, for
+// errors.
+func (b *rowBuilder) set(name string, val []byte, off int64) {
+	if b.err != nil {
+		return
+	}
+	i, ok := b.index[name]
+	if !ok {
+		if !b.discover {
+			b.fail(off, "field %q is not a column (columns: %s)", name, columnList(b.columns))
+			return
+		}
+		if len(b.columns) >= maxColumns {
+			b.fail(off, "%w", errTooManyColumns)
+			return
+		}
+		i = b.add(name)
+	}
+	if b.seen[i] == b.gen {
+		b.fail(off, "column %q is given twice in the row", name)
+		return
+	}
+	b.seen[i] = b.gen
+	b.vals[i] = append(b.vals[i][:0], val...)
+}
+
+// finish returns the row's fields, valid until the next row.
+func (b *rowBuilder) finish() [][]byte {
+	if len(b.ends) != len(b.columns) {
+		b.ends = make([]int, len(b.columns))
+		b.fields = make([][]byte, len(b.columns))
+	}
+	buf := b.buf[:0]
+	for i, v := range b.vals {
+		if b.seen[i] == b.gen {
+			buf = append(buf, v...)
+		}
+		b.ends[i] = len(buf)
+	}
+	b.buf = buf
+	source.SplitFields(b.fields, buf, b.ends)
+	return b.fields
+}
+
+// maxColumns bounds the columns a document may have.
+const maxColumns = 10000
+
+// errTooManyColumns ends the read of a document: it is not a table.
+var errTooManyColumns = fmt.Errorf("more than %d columns", maxColumns)
+
+// columnList lists columns for an error, the first 20 of them.
+func columnList(columns []string) string {
+	if len(columns) > 20 {
+		return strings.Join(columns[:20], ", ") + fmt.Sprintf(" and %d more", len(columns)-20)
+	}
+	return strings.Join(columns, ", ")
+}
+
+// join names a nested field by its path.
+func join(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}

@@ -1,0 +1,358 @@
+package document
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/lutkit/lutkit/compile/source"
+)
+
+// yamlReader reads a YAML document: a dictionary (a mapping) or a
+// sequence of mappings.
+//
+// YAML does not stream as JSON does: a value's meaning can depend on what
+// follows it (anchors, flow collections), and the parser
+// (go.yaml.in/yaml/v3) builds the whole document's node tree before it
+// returns. The reader therefore holds the tree for as long as it is open:
+// memory grows with the document, about 30 times its size (a 16 MiB
+// dictionary of 200,000 five-field rows compiled in 475 MiB RSS, see
+// BENCHMARKS.md), so a big table is better compiled from JSON or NDJSON.
+type yamlReader struct {
+	name   string
+	nested string
+	rows   []*yaml.Node // for a dictionary, key and value nodes in turn
+	dict   bool
+	i      int
+	b      *rowBuilder
+	text   textEncoder
+	line   int64
+	err    error
+	budget int // nodes the walk may still visit, aliases expanded
+}
+
+func openYAML(path string, opts source.Options) (_ source.Reader, err error) {
+	f, err := source.OpenText(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	dec := yaml.NewDecoder(f)
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: the document is empty", path)
+		}
+		return nil, yamlError(path, err)
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, yamlError(path, err)
+		}
+		return nil, fmt.Errorf("%s:%d:%d: a second document; a YAML source holds one", path, next.Line, next.Column)
+	}
+	r := &yamlReader{name: path, nested: opts.Nested}
+	if r.nested == "" {
+		r.nested = source.NestedFlatten
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	switch root.Kind {
+	case yaml.MappingNode:
+		r.dict = true
+	case yaml.SequenceNode:
+	default:
+		return nil, fmt.Errorf("%s:%d:%d: the document is %s; want a mapping (a dictionary) or a sequence of mappings", path, root.Line, root.Column, nodeKind(root))
+	}
+	r.rows = root.Content
+	// Aliases may repeat a node many times over; the walk stops at 16
+	// visits a node of the document (and at least 65536).
+	limit := max(16*countNodes(root, 0), 1<<16)
+	if len(opts.Header) > 0 {
+		if err := source.CheckColumnNames(opts.Header); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		r.b = newRowBuilder(opts.Header, false)
+	} else {
+		r.b = newRowBuilder(nil, true)
+		r.budget = limit
+		for {
+			_, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			var re *source.RowError
+			if err != nil && !errors.As(err, &re) {
+				return nil, err
+			}
+		}
+		if len(r.b.columns) == 0 {
+			return nil, fmt.Errorf("%s: the document has no rows to take the columns from (give them as a header)", path)
+		}
+		r.b = newRowBuilder(r.b.columns, false)
+		r.i, r.err, r.line = 0, nil, 0
+	}
+	r.budget = limit
+	return r, nil
+}
+
+// countNodes counts the nodes of the tree under n, not following aliases.
+func countNodes(n *yaml.Node, depth int) int {
+	c := 1
+	if depth < maxDepth {
+		for _, k := range n.Content {
+			c += countNodes(k, depth+1)
+		}
+	}
+	return c
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlError places an error of the YAML parser in the file.
+func yamlError(path string, err error) error {
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Errorf("%s:%s: %s", path, m[1], m[2])
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+func (r *yamlReader) Columns() []string { return r.b.columns }
+
+func (r *yamlReader) Line() int64 { return r.line }
+
+func (r *yamlReader) Close() error {
+	r.rows = nil
+	if r.err == nil {
+		r.err = errors.New("source: reader closed")
+	}
+	return nil
+}
+
+func (r *yamlReader) Next() ([][]byte, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	step := 1
+	if r.dict {
+		step = 2
+	}
+	if r.i+step > len(r.rows) {
+		r.err = io.EOF
+		return nil, r.err
+	}
+	row := r.rows[r.i : r.i+step]
+	r.i += step
+	r.b.begin()
+	r.line = int64(row[0].Line)
+	var err error
+	if r.dict {
+		key := r.resolve(row[0])
+		if key == nil || key.Kind != yaml.ScalarNode {
+			r.fail(row[0], "a dictionary key must be a scalar")
+		} else {
+			r.b.set(KeyColumn, []byte(key.Value), 0)
+		}
+		if v := r.resolve(row[1]); v != nil && v.Kind == yaml.MappingNode {
+			err = r.mapping("", v, 1)
+		} else {
+			err = r.value(ValueColumn, row[1], 1)
+		}
+	} else {
+		if v := r.resolve(row[0]); v != nil && v.Kind == yaml.MappingNode {
+			err = r.mapping("", v, 1)
+		} else {
+			r.fail(row[0], "the row is %s, not a mapping", nodeKind(row[0]))
+		}
+	}
+	if err != nil {
+		r.err = err
+		return nil, err
+	}
+	if r.b.err != nil {
+		if r.b.errOff == 0 {
+			r.b.errOff = int64(row[0].Line)<<32 | int64(row[0].Column)
+		}
+		pos := r.b.errOff
+		r.line = pos >> 32
+		if errors.Is(r.b.err, errTooManyColumns) {
+			r.err = fmt.Errorf("%s:%d:%d: %w", r.name, r.line, pos&(1<<32-1), r.b.err)
+			return nil, r.err
+		}
+		return nil, &source.RowError{File: r.name, Line: r.line, Column: int(pos & (1<<32 - 1)), Err: r.b.err}
+	}
+	return r.b.finish(), nil
+}
+
+// fail records the row's error at node n (its line and column packed in
+// the builder's offset).
+func (r *yamlReader) fail(n *yaml.Node, format string, args ...any) {
+	r.b.fail(int64(n.Line)<<32|int64(n.Column), format, args...)
+}
+
+// resolve follows aliases, counting the visit against the budget; nil
+// means the budget is spent (an error is then recorded by the caller's
+// walk).
+func (r *yamlReader) resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < maxDepth; i++ {
+		n = n.Alias
+	}
+	r.budget--
+	if r.budget < 0 {
+		return nil
+	}
+	return n
+}
+
+var errBudget = errors.New("aliases expand the document more than 16 times over")
+
+// mapping reads the entries of mapping n, each to the column named by
+// its path under prefix.
+func (r *yamlReader) mapping(prefix string, n *yaml.Node, depth int) error {
+	if depth > maxDepth {
+		return fmt.Errorf("%s:%d:%d: %w", r.name, n.Line, n.Column, errTooDeep)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := r.resolve(n.Content[i])
+		if k == nil {
+			return fmt.Errorf("%s:%d:%d: %w", r.name, n.Line, n.Column, errBudget)
+		}
+		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+			r.fail(n.Content[i], "a field name must be a scalar (merge keys are not supported)")
+			continue
+		}
+		if err := r.value(join(prefix, k.Value), n.Content[i+1], depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// value reads node n into column name.
+func (r *yamlReader) value(name string, n *yaml.Node, depth int) error {
+	at := n
+	if n = r.resolve(n); n == nil {
+		return fmt.Errorf("%s:%d:%d: %w", r.name, at.Line, at.Column, errBudget)
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			r.b.set(name, nil, 0)
+		} else {
+			r.b.set(name, []byte(n.Value), 0)
+		}
+	case yaml.MappingNode:
+		if r.nested == source.NestedFlatten {
+			return r.mapping(name, n, depth+1)
+		}
+		fallthrough
+	default:
+		r.text.reset()
+		if err := r.encode(n, 0); err != nil {
+			return fmt.Errorf("%s:%d:%d: %w", r.name, at.Line, at.Column, err)
+		}
+		r.b.set(name, r.text.buf, 0)
+	}
+	if r.b.err != nil && r.b.errOff == 0 {
+		r.b.errOff = int64(at.Line)<<32 | int64(at.Column)
+	}
+	return nil
+}
+
+// encode writes node n as JSON text.
+func (r *yamlReader) encode(n *yaml.Node, depth int) error {
+	e := &r.text
+	if n = r.resolve(n); n == nil {
+		return errBudget
+	}
+	switch n.Kind {
+	case yaml.MappingNode, yaml.SequenceNode:
+		c := byte('[')
+		if n.Kind == yaml.MappingNode {
+			c = '{'
+		}
+		if err := e.open(c); err != nil {
+			return err
+		}
+		for i, k := range n.Content {
+			if c == '{' && i%2 == 0 {
+				k = r.resolve(k)
+				if k == nil {
+					return errBudget
+				}
+				e.str(k.Value)
+				continue
+			}
+			if err := r.encode(k, depth+1); err != nil {
+				return err
+			}
+		}
+		e.close()
+	case yaml.ScalarNode:
+		e.scalar(n)
+	default:
+		e.literal("null")
+	}
+	return nil
+}
+
+// jsonNumber matches a JSON number.
+var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+
+// scalar writes a YAML scalar as the JSON value of its type: a number as
+// written when that is a JSON number (else as YAML reads it), true,
+// false, null, or else a string.
+func (e *textEncoder) scalar(n *yaml.Node) {
+	switch n.Tag {
+	case "!!null":
+		e.literal("null")
+		return
+	case "!!bool":
+		var b bool
+		if n.Decode(&b) == nil {
+			e.literal(strconv.FormatBool(b))
+			return
+		}
+	case "!!int", "!!float":
+		if jsonNumber.MatchString(n.Value) {
+			e.literal(n.Value)
+			return
+		}
+		var f float64
+		if n.Decode(&f) == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			if n.Tag == "!!int" {
+				var i int64
+				if n.Decode(&i) == nil {
+					e.literal(strconv.FormatInt(i, 10))
+					return
+				}
+			}
+			e.literal(strconv.FormatFloat(f, 'g', -1, 64))
+			return
+		}
+	}
+	e.str(n.Value)
+}
+
+// nodeKind names the kind of node n.
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a sequence"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.ScalarNode:
+		return "a scalar"
+	}
+	return "empty"
+}

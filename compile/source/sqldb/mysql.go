@@ -1,0 +1,140 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/lutkit/lutkit/compile/source"
+)
+
+// myReader reads the rows of a query on MySQL or MariaDB.
+type myReader struct {
+	name     string
+	password string
+	db       *sql.DB
+	tx       *sql.Tx
+	rows     *sql.Rows
+	columns  []string
+	vals     []sql.RawBytes
+	ptrs     []any
+	row      row
+	line     int64
+	err      error
+}
+
+func openMySQL(_ string, opts source.Options) (_ source.Reader, err error) {
+	cfg, err := mysql.ParseDSN(opts.MySQL)
+	if err != nil {
+		return nil, errors.New("mysql: invalid DSN (want user@tcp(host:port)/database)") // the driver's error may quote it
+	}
+	if cfg.Passwd != "" {
+		return nil, errors.New("mysql: the DSN holds a password; give it in MYSQL_PWD or a password file instead (the DSN is stored and logged)")
+	}
+	switch {
+	case opts.PasswordFile != "":
+		if cfg.Passwd, err = readPasswordFile(opts.PasswordFile); err != nil {
+			return nil, fmt.Errorf("mysql: %w", err)
+		}
+	default:
+		cfg.Passwd = os.Getenv("MYSQL_PWD")
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	r := &myReader{name: fmt.Sprintf("mysql://%s@%s/%s", cfg.User, cfg.Addr, cfg.DBName), password: cfg.Passwd}
+	defer func() {
+		if err != nil {
+			r.Close()
+			err = fmt.Errorf("%s: %w", r.name, scrub(err, r.password))
+		}
+	}()
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.db = sql.OpenDB(connector)
+	r.db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	if r.tx, err = r.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}); err != nil {
+		return nil, err
+	}
+	// Without arguments the query runs on the text protocol, and its
+	// result set is read as it arrives.
+	if r.rows, err = r.tx.QueryContext(ctx, opts.Query); err != nil {
+		return nil, err
+	}
+	if r.columns, err = r.rows.Columns(); err != nil {
+		return nil, err
+	}
+	if err := source.CheckColumnNames(r.columns); err != nil {
+		return nil, err
+	}
+	r.vals = make([]sql.RawBytes, len(r.columns))
+	r.ptrs = make([]any, len(r.columns))
+	for i := range r.vals {
+		r.ptrs[i] = &r.vals[i]
+	}
+	r.row = newRow(len(r.columns))
+	return r, nil
+}
+
+func (r *myReader) Columns() []string { return r.columns }
+
+func (r *myReader) Line() int64 { return r.line }
+
+// Name names the source without its password.
+func (r *myReader) Name() string { return r.name }
+
+func (r *myReader) Next() ([][]byte, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	if !r.rows.Next() {
+		if err := r.rows.Err(); err != nil {
+			r.err = fmt.Errorf("%s: row %d: %w", r.name, r.line+1, scrub(err, r.password))
+		} else {
+			r.err = io.EOF
+		}
+		return nil, r.err
+	}
+	if err := r.rows.Scan(r.ptrs...); err != nil {
+		r.err = fmt.Errorf("%s: row %d: %w", r.name, r.line+1, scrub(err, r.password))
+		return nil, r.err
+	}
+	r.line++
+	buf := r.row.buf[:0]
+	for i, v := range r.vals {
+		buf = append(buf, v...)
+		r.row.ends[i] = len(buf)
+	}
+	r.row.buf = buf
+	return r.row.split(), nil
+}
+
+func (r *myReader) Close() error {
+	if r.db == nil {
+		return nil
+	}
+	var err error
+	if r.rows != nil {
+		err = r.rows.Close()
+	}
+	if r.tx != nil {
+		_ = r.tx.Rollback() // read only: nothing to keep
+	}
+	if cerr := r.db.Close(); err == nil {
+		err = cerr
+	}
+	r.db = nil
+	if r.err == nil {
+		r.err = errors.New("source: reader closed")
+	}
+	return scrub(err, r.password)
+}

@@ -1,0 +1,73 @@
+// Package sqldb reads the result of a query on a PostgreSQL server
+// (github.com/jackc/pgx/v5) or a MySQL or MariaDB server
+// (github.com/go-sql-driver/mysql) as a row source for the compiler.
+// Importing it registers the "postgres" and "mysql" sources with package
+// source (Options.Postgres, Options.MySQL and Options.Query).
+//
+// The query runs in one read-only REPEATABLE READ transaction, so the
+// rows come from one snapshot of the database, and its rows stream: the
+// reader holds one row at a time (pgx reads the rows as they arrive; the
+// MySQL driver reads an unbuffered result set).
+//
+// Values come out as text, as from SQLite: the server's text form of
+// each value (PostgreSQL's output functions, the MySQL text protocol),
+// booleans as true and false, binary strings (bytea, BLOB) as their
+// bytes, and NULL as an empty value.
+//
+// The password never comes from the connection string, which is stored
+// in tables.yaml, shown in process lists and written to logs: a
+// connection string that holds one is refused. It comes from the
+// environment (PGPASSWORD or ~/.pgpass for PostgreSQL, MYSQL_PWD for
+// MySQL) or from Options.PasswordFile, and errors never show it.
+package sqldb
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/lutkit/lutkit/compile/source"
+)
+
+func init() {
+	source.RegisterFormat("postgres", nil, openPostgres)
+	source.RegisterFormat("mysql", nil, openMySQL)
+}
+
+// readPasswordFile returns the first line of the file at path.
+func readPasswordFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("password file: %w", err)
+	}
+	pw, _, _ := strings.Cut(string(b), "\n")
+	pw = strings.TrimSuffix(pw, "\r")
+	if pw == "" {
+		return "", fmt.Errorf("password file %s: the first line is empty", path)
+	}
+	return pw, nil
+}
+
+// scrub returns err with every occurrence of the password masked, in
+// case a driver ever quotes it.
+func scrub(err error, password string) error {
+	if err == nil || password == "" || !strings.Contains(err.Error(), password) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), password, "xxxxx"))
+}
+
+// row turns one row's values into fields: SplitFields over one buffer.
+type row struct {
+	buf    []byte
+	ends   []int
+	fields [][]byte
+}
+
+func newRow(n int) row { return row{ends: make([]int, n), fields: make([][]byte, n)} }
+
+func (r *row) split() [][]byte {
+	source.SplitFields(r.fields, r.buf, r.ends)
+	return r.fields
+}
