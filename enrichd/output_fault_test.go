@@ -328,10 +328,14 @@ func (r *lineReceiver) read(c net.Conn) {
 	}
 }
 
-// connLines is how many lines the current connection delivered.
+// connLines is how many lines the current connection delivered (0
+// before one is accepted).
 func (r *lineReceiver) connLines() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.conn == nil {
+		return 0
+	}
 	return r.lines
 }
 
@@ -340,7 +344,7 @@ func (r *lineReceiver) connLines() int {
 func (r *lineReceiver) kill() {
 	r.mu.Lock()
 	ln, c := r.ln, r.conn
-	r.conn = nil
+	r.conn, r.lines = nil, 0
 	r.mu.Unlock()
 	ln.Close()
 	if c != nil {
