@@ -171,6 +171,9 @@ func (o *streamOutput) Flush() error {
 	return nil
 }
 
+// Close flushes (reporting what it delivers) and closes the stream.
+func (o *streamOutput) Close() error { return errors.Join(o.Flush(), o.stream.Close()) }
+
 func (o *streamOutput) Stats() *OutputStats { return o.st }
 
 // Reopen reopens the stream's file, if it has one.
