@@ -123,14 +123,15 @@ func (s *tcpSink) writeConn(p []byte) (int, error) {
 // tcpBreak gives up the connection, counting the break and the events
 // written on it that the peer may not have read: those after the bytes
 // its kernel acknowledged, and, before them, as many as twice its largest
-// receive window could hold (acknowledged but maybe unread: its receive
-// buffer, which Linux advertises at most half of by default). Without
+// receive window could hold (acknowledged but maybe unread, in its
+// receive buffer: the bound assumes a peer advertises at least half of
+// that buffer when it is empty, as Linux does for full segments). Without
 // TCP_INFO, every event written on the connection counts.
 func (s *tcpSink) tcpBreak() {
 	lo := s.start
 	if ti, ok := tcpInfo(s.c); ok {
 		s.maxWnd = max(s.maxWnd, ti.window)
-		// maxWnd is 0 on kernels without tcpi_snd_wnd (before 6.2): no bound.
+		// maxWnd is 0 on kernels without tcpi_snd_wnd: no bound.
 		if acked := ti.acked - min(ti.acked, s.ackBase); s.maxWnd > 0 && acked > 2*s.maxWnd {
 			lo = s.start + min(acked-2*s.maxWnd, s.sent-s.start)
 		}
