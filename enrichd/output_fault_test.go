@@ -378,9 +378,9 @@ func TestTCPOutputPeerRestarts(t *testing.T) {
 	cfg.Outputs = []OutputConfig{{Name: "peer", Type: "tcp", Address: rcv.addr, BufferSize: 64 << 10}}
 	r, _ := startDaemonLogged(t, cfg)
 
-	// The kernel's buffers on loopback hold some 15,000 events: enough
+	// The kernel's buffers on loopback hold up to some 40,000 events: enough
 	// are sent that every kill comes mid-stream.
-	const n, kills = 150000, 3
+	const n, kills = 250000, 3
 	sent := streamEvents(t, r.d, 0, n)
 	for k := range kills {
 		// Each connection dies after a different number of lines.
