@@ -1,6 +1,9 @@
 package enrichd
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Acker is told when a batch it acknowledged has been delivered.
 type Acker interface {
@@ -15,10 +18,9 @@ type Acker interface {
 // delivered (a Kafka input, to commit their offsets) attaches one to each
 // of its batches (Batcher.SetAck); each output reports its delivery of the
 // batch's buffer (Buffer.Delivery), and the last one tells the input's
-// Acker. Inputs that need nothing attach nothing, and the batch's path
-// costs nothing more. A type that embeds an Ack sets it up with Init.
+// Acker. A type that embeds an Ack sets it up with Init.
 type Ack struct {
-	pending atomic.Int32 // outputs that have not delivered the batch yet
+	pending atomic.Int32 // 1 until the batch's buffer is delivered
 	to      Acker
 }
 
@@ -28,29 +30,71 @@ func NewAck(to Acker) *Ack { return &Ack{to: to} }
 // Init sets up an Ack embedded in to's own type.
 func (a *Ack) Init(to Acker) { a.to = to }
 
-// expect sets how many outputs will deliver the batch.
-func (a *Ack) expect(outputs int) {
-	a.pending.Store(int32(outputs))
-	if outputs == 0 {
-		a.to.Delivered()
-	}
-}
-
-// release records one output's delivery.
+// release records the delivery of the batch's buffer.
 func (a *Ack) release() {
 	if a.pending.Add(-1) == 0 {
 		a.to.Delivered()
 	}
 }
 
+// tracker follows one buffer until every output has delivered it: then
+// its events count in events_out (and its input's Ack is told). One per
+// buffer handed to the outputs, from a pool: an atomic add per output and
+// buffer, nothing per event.
+type tracker struct {
+	pending atomic.Int32 // outputs that have not delivered the buffer yet
+	events  uint64
+	ack     *Ack
+	out     *atomic.Uint64 // the daemon's events_out
+}
+
+var trackers = sync.Pool{New: func() any { return new(tracker) }}
+
+// track returns the tracker of a buffer of events, with ack, that outputs
+// outputs will deliver, counted in out once they all have.
+func track(outputs int, events int, ack *Ack, out *atomic.Uint64) *tracker {
+	t := trackers.Get().(*tracker)
+	t.events, t.ack, t.out = uint64(events), ack, out
+	if ack != nil {
+		ack.pending.Store(1)
+	}
+	t.pending.Store(int32(outputs))
+	if outputs == 0 {
+		t.delivered()
+		return nil
+	}
+	return t
+}
+
+func (t *tracker) delivered() {
+	t.out.Add(t.events)
+	if t.ack != nil {
+		t.ack.release()
+	}
+	t.ack, t.out = nil, nil
+	trackers.Put(t)
+}
+
 // Delivery is one output's duty to report that it delivered a buffer. It
 // stays valid after the buffer has gone back to its pool, so that an
 // output that writes a buffer now and flushes it later can report then.
-type Delivery struct{ a *Ack }
+// Each Delivery is reported once.
+type Delivery struct {
+	t  *tracker
+	st *OutputStats
+}
 
-// Done reports the delivery.
+// Done reports the delivery: the buffer's events count in the output's
+// delivered events, and in events_out once every output has delivered
+// them.
 func (d Delivery) Done() {
-	if d.a != nil {
-		d.a.release()
+	if d.t == nil {
+		return
+	}
+	if d.st != nil {
+		d.st.Delivered.Add(d.t.events)
+	}
+	if d.t.pending.Add(-1) == 0 {
+		d.t.delivered()
 	}
 }

@@ -55,6 +55,7 @@ type Buffer struct {
 	engine.Lines
 	Events int // the number of lines
 	ack    *Ack
+	t      *tracker // set by the output loop
 	// refs counts the holders of the buffer: the output loop while it
 	// hands it to the outputs, and each output that keeps it (Retain).
 	// The last one returns it to the pool.
@@ -62,10 +63,11 @@ type Buffer struct {
 	pool chan<- *Buffer
 }
 
-// Delivery returns what the output must call Done on once it has
-// delivered the buffer's lines: written and flushed, acknowledged by the
-// brokers. An output that fails to deliver them never calls it.
-func (b *Buffer) Delivery() Delivery { return Delivery{b.ack} }
+// Delivery returns what the output whose counters are st must call Done
+// on once it has delivered the buffer's lines: written and flushed,
+// acknowledged by the brokers (see Output). An output that has not
+// delivered them never calls it.
+func (b *Buffer) Delivery(st *OutputStats) Delivery { return Delivery{b.t, st} }
 
 // Retain keeps the buffer for an output after its Write returns (to send
 // it later); the output calls Release when it is done with it.
@@ -79,7 +81,7 @@ func (b *Buffer) Release() {
 	}
 	b.Reset() // engine.Lines.Reset
 	b.Events = 0
-	b.ack = nil
+	b.ack, b.t = nil, nil
 	b.pool <- b
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/lutkit/lutkit/enrichd/engine"
 	"github.com/lutkit/lutkit/enrichd/internal/listen"
 	"github.com/lutkit/lutkit/enrichd/serve"
+	"github.com/lutkit/lutkit/internal/retry"
 	"github.com/lutkit/lutkit/tables"
 )
 
@@ -435,14 +436,18 @@ func (d *Daemon) workerLoop(wg *sync.WaitGroup, workDone <-chan struct{}) {
 }
 
 // outputLoop hands every buffer to every output, flushing them when no
-// buffer waits. A buffer's acknowledgement is done once each output has
-// delivered it (see Output).
+// buffer waits. A buffer counts in events_out once each output has
+// delivered it (see Output). An output that fails is retried before the
+// loop takes another buffer (retryOutput).
 func (d *Daemon) outputLoop(wg *sync.WaitGroup) {
 	defer wg.Done()
-	flush := func() {
-		for _, o := range d.outputs {
-			o.Flush()
+	flush := func() bool {
+		for i, o := range d.outputs {
+			if err := o.Flush(); err != nil && !d.retryOutput(i, err) {
+				return false
+			}
 		}
+		return true
 	}
 	for {
 		select {
@@ -451,30 +456,78 @@ func (d *Daemon) outputLoop(wg *sync.WaitGroup) {
 				flush()
 				return
 			}
-			if ob.ack != nil {
-				ob.ack.expect(len(d.outputs))
-			}
+			ob.t = track(len(d.outputs), ob.Events, ob.ack, &d.eventsOut)
 			ob.refs.Store(1)
-			for _, o := range d.outputs {
-				// An output counts a failed write in its errors and never
-				// reports the buffer delivered (see Output): there is
-				// nothing more to do with the error here.
-				_ = o.Write(ob)
-			}
-			d.eventsOut.Add(uint64(ob.Events))
-			ob.Release()
-			if len(d.outCh) == 0 {
-				flush()
-			}
-		case <-d.reopen:
 			for i, o := range d.outputs {
-				if r, ok := o.(reopener); ok {
-					if err := r.Reopen(); err != nil {
-						d.log.Error("reopening output failed", "output", d.cfg.Outputs[i].Name, "err", err)
-					}
+				if err := o.Write(ob); err != nil && !d.retryOutput(i, err) {
+					ob.Release()
+					return
 				}
 			}
-			d.log.Info("outputs reopened")
+			ob.Release()
+			if len(d.outCh) == 0 && !flush() {
+				return
+			}
+		case <-d.reopen:
+			d.reopenOutputs()
 		}
 	}
+}
+
+// Output retries wait between outputRetryMin and outputRetryMax; a
+// failing output is logged at most every outputLogEvery.
+const (
+	outputRetryMin = 50 * time.Millisecond
+	outputRetryMax = 2 * time.Second
+	outputLogEvery = 10 * time.Second
+)
+
+// retryOutput handles err from output i: it logs and counts it, then
+// flushes the output again after a backoff until that succeeds (true), or
+// the daemon gives up (false, at shutdown_timeout). The output keeps what
+// it could not deliver meanwhile (see Output), and no other buffer is
+// taken: the queues before it fill.
+func (d *Daemon) retryOutput(i int, err error) bool {
+	o := d.outputs[i]
+	st := o.Stats()
+	name := d.cfg.Outputs[i].Name
+	began := time.Now()
+	var logged time.Time
+	failures := 0
+	for attempt := 0; ; attempt++ {
+		reason := st.failed(err)
+		failures++
+		if time.Since(logged) >= outputLogEvery {
+			d.log.Error("output failed; retrying, the events stay queued", "output", name, "type", st.Type,
+				"reason", reason, "err", err, "failures", failures, "failing_for", time.Since(began).Round(time.Millisecond).String())
+			logged = time.Now()
+		}
+		wait := time.NewTimer(retry.Backoff(outputRetryMin, outputRetryMax, attempt))
+		select {
+		case <-d.hardStop:
+			wait.Stop()
+			d.log.Error("output failed and the daemon gave up on it; its undelivered events are lost", "output", name, "err", err)
+			return false
+		case <-d.reopen:
+			wait.Stop()
+			d.reopenOutputs()
+		case <-wait.C:
+		}
+		if err = o.Flush(); err == nil {
+			d.log.Info("output works again", "output", name, "failures", failures, "failed_for", time.Since(began).Round(time.Millisecond).String())
+			return true
+		}
+	}
+}
+
+// reopenOutputs reopens the outputs' files (SIGHUP).
+func (d *Daemon) reopenOutputs() {
+	for i, o := range d.outputs {
+		if r, ok := o.(reopener); ok {
+			if err := r.Reopen(); err != nil {
+				d.log.Error("reopening output failed", "output", d.cfg.Outputs[i].Name, "err", err)
+			}
+		}
+	}
+	d.log.Info("outputs reopened")
 }

@@ -2,6 +2,7 @@ package enrichd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,6 +79,41 @@ func startDaemon(t testing.TB, cfg *Config) *running {
 	if testing.Verbose() {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
+	return startDaemonWith(t, cfg, logger)
+}
+
+// logBuffer is a log destination a test reads while the daemon writes.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startDaemonLogged starts a daemon whose log (from level info) the test
+// reads; with -v it goes to stderr too.
+func startDaemonLogged(t testing.TB, cfg *Config) (*running, *logBuffer) {
+	t.Helper()
+	logs := &logBuffer{}
+	var w io.Writer = logs
+	if testing.Verbose() {
+		w = io.MultiWriter(logs, os.Stderr)
+	}
+	return startDaemonWith(t, cfg, slog.New(slog.NewTextHandler(w, nil))), logs
+}
+
+func startDaemonWith(t testing.TB, cfg *Config, logger *slog.Logger) *running {
+	t.Helper()
 	d, err := New(cfg, logger)
 	if err != nil {
 		t.Fatal(err)

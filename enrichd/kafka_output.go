@@ -128,7 +128,7 @@ func (s *kafkaSink) sender() {
 	var sc produceScratch
 	for ob := range s.jobs {
 		if s.deliver(ob, &sc) {
-			ob.Delivery().Done()
+			ob.Delivery(s.st).Done()
 		}
 		ob.Release()
 	}

@@ -345,7 +345,8 @@ func TestKafkaKeysAndTopics(t *testing.T) {
 }
 
 // TestKafkaFailedStreamOutput: events a file output could not write
-// (/dev/full) are never committed.
+// (/dev/full) are never committed, nor counted out; the daemon retries
+// them until it gives up at shutdown_timeout.
 func TestKafkaFailedStreamOutput(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full")
@@ -354,17 +355,24 @@ func TestKafkaFailedStreamOutput(t *testing.T) {
 	c := kafkatest.Start(t, 1, 2, "in", "out")
 	cfg := kafkaConfig(t, t.TempDir(), c, rows, ", commit_interval: 20ms", "")
 	cfg.Outputs = []OutputConfig{{Name: "full", Type: "file", Path: "/dev/full", BufferSize: 4096}}
+	cfg.ShutdownTimeout = 2 * time.Second
 	r := startDaemon(t, cfg)
 	c.Produce(t, "in", 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
-	waitMetric(t, r.d, `enrichd_events_out_total`, n)
-	if got := metric(t, r.d, `enrichd_output_errors_total{output="full",type="file"}`); got == 0 {
-		t.Fatalf("no output errors counted writing to /dev/full")
+	if got := waitMetric(t, r.d, `enrichd_output_errors_total{output="full",reason="enospc",type="file"}`, 2); got < 2 {
+		t.Fatalf("%v output errors counted writing to /dev/full, want it retried", got)
 	}
 	time.Sleep(200 * time.Millisecond) // ten commit intervals
 	if got := metric(t, r.d, `enrichd_kafka_commits_total{input="kafka",result="ok"}`); got != 0 {
 		t.Errorf("%v commits of events the output failed to write", got)
 	}
-	r.stop(t)
+	if got := metric(t, r.d, `enrichd_events_out_total`); got != 0 {
+		t.Errorf("events_out %v, although the only output wrote nothing", got)
+	}
+	r.cancel()
+	r.cancel = nil
+	if err := <-r.done; err == nil {
+		t.Errorf("Run returned nil, although the output never wrote")
+	}
 	if lag := c.Lag(t, "enrichd", "in"); lag != n {
 		t.Errorf("group lag %d after the output failed, want all %d uncommitted", lag, n)
 	}

@@ -79,7 +79,7 @@ var (
 	mParseErrors  = MetricDesc("parse_errors_total", "Malformed events (tagged and passed on).", "input", "type")
 	mTruncated    = MetricDesc("events_truncated_total", "Oversize events truncated to max_message_size (tagged).", "input", "type")
 	mFrameErrors  = MetricDesc("frame_errors_total", "Connections ended inside a frame, bad octet counts, read errors.", "input", "type")
-	mEventsOut    = MetricDesc("events_out_total", "Events written to the outputs.")
+	mEventsOut    = MetricDesc("events_out_total", "Events every output delivered (written and flushed, or acknowledged).")
 	mLookups      = MetricDesc("lookups_total", "Lookups by rule and result (hit, miss).", "rule", "table", "result")
 	mLookupNoTbl  = MetricDesc("lookup_table_missing_total", "Events a rule could not look up because its table is not loaded.", "rule", "table")
 	mLookupBadKey = MetricDesc("lookup_bad_key_total", "Lookups whose key is not an IP address (mmdb rules).", "rule", "table")
@@ -104,7 +104,8 @@ var (
 	mQueue        = MetricDesc("queue_depth", "Batches waiting in a queue.", "queue")
 	mQueueCap     = MetricDesc("queue_capacity", "Capacity of a queue.", "queue")
 	mOutBytes     = MetricDesc("output_bytes_total", "Bytes written by an output.", "output", "type")
-	mOutErrors    = MetricDesc("output_errors_total", "Write, flush and connect errors of an output.", "output", "type")
+	mOutErrors    = MetricDesc("output_errors_total", "Write, flush and connect errors of an output, by reason (the output's events wait and are retried).", "output", "type", "reason")
+	mOutEvents    = MetricDesc("output_events_total", "Events an output delivered.", "output", "type")
 	mReady        = MetricDesc("ready", "1 when the daemon serves.")
 
 	mMcConns        = MetricDesc("memcached_connections_total", "Connections the memcached listener accepted.")
@@ -186,7 +187,14 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, o := range d.outputs {
 		st := o.Stats()
 		m.Counter(mOutBytes, st.Bytes.Load(), st.Name, st.Type)
-		m.Counter(mOutErrors, st.Errors.Load(), st.Name, st.Type)
+		m.Counter(mOutEvents, st.Delivered.Load(), st.Name, st.Type)
+		for r, reason := range errorReasons {
+			n := st.failures[r].Load()
+			if r == reasonOther {
+				n += st.Errors.Load()
+			}
+			m.Counter(mOutErrors, n, st.Name, st.Type, reason)
+		}
 		if mc, ok := o.(MetricsCollector); ok {
 			mc.Collect(m)
 		}

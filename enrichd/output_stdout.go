@@ -1,7 +1,6 @@
 package enrichd
 
 import (
-	"bufio"
 	"io"
 	"os"
 )
@@ -9,26 +8,35 @@ import (
 func init() {
 	RegisterOutput(OutputKind{Type: "stdout", New: func(oc *OutputConfig, env *Env) (Output, error) {
 		st := env.OutputStats()
-		return newStreamOutput(&writerSink{w: bufio.NewWriterSize(os.Stdout, oc.BufferSize), under: os.Stdout, st: st}, st, env.Log), nil
+		return newStreamOutput(newWriterSink(os.Stdout, oc.BufferSize, st), st, env.Log), nil
 	}})
 }
 
 // writerSink writes to an io.Writer through a buffer.
 type writerSink struct {
-	w     *bufio.Writer
+	w     lineBuf
 	under io.Writer
+	send  sendFunc
 	st    *OutputStats
 }
 
-func (s *writerSink) Write(p []byte) error {
-	err := writeThrough(s.w, s.under, p)
-	if err != nil {
-		s.st.Errors.Add(1)
-		return err
-	}
-	s.st.Bytes.Add(uint64(len(p)))
-	return nil
+func newWriterSink(under io.Writer, size int, st *OutputStats) *writerSink {
+	s := &writerSink{w: newLineBuf(size), under: under, st: st}
+	s.send = s.writeTo
+	return s
 }
 
-func (s *writerSink) Flush() error { return s.w.Flush() }
-func (s *writerSink) Close() error { return s.w.Flush() }
+// writeTo writes p; on an error, a torn last line is written again whole
+// (the reader sees its start twice: a pipe cannot be cut back).
+func (s *writerSink) writeTo(p []byte) (int, error) {
+	n, err := s.under.Write(p)
+	if err != nil {
+		n = wholeLines(p, n)
+	}
+	s.st.Bytes.Add(uint64(n))
+	return n, err
+}
+
+func (s *writerSink) Write(p []byte, _ int) error { return s.w.write(p, s.send) }
+func (s *writerSink) Flush() error                { return s.w.flush(s.send) }
+func (s *writerSink) Close() error                { return s.Flush() }

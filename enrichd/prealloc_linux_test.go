@@ -25,8 +25,8 @@ func diskBytes(t *testing.T, path string) int64 {
 func TestFilePrealloc(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.json")
-	s := &fileSink{path: path, size: 64 << 10, st: &OutputStats{}}
-	if err := s.open(); err != nil {
+	s, err := newFileSink(path, 64<<10, &OutputStats{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	line := bytes.Repeat([]byte("x"), 99)
@@ -35,7 +35,7 @@ func TestFilePrealloc(t *testing.T) {
 	var want bytes.Buffer
 	write := func(p []byte) {
 		t.Helper()
-		if err := s.Write(p); err != nil {
+		if err := s.Write(p, 0); err != nil {
 			t.Fatal(err)
 		}
 		want.Write(p)
@@ -110,12 +110,12 @@ func TestFilePrealloc(t *testing.T) {
 // TestFilePreallocDevice: a file output to a device reserves nothing and
 // closes without error.
 func TestFilePreallocDevice(t *testing.T) {
-	s := &fileSink{path: os.DevNull, size: 4096, st: &OutputStats{}}
-	if err := s.open(); err != nil {
+	s, err := newFileSink(os.DevNull, 4096, &OutputStats{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if err := s.Write(bytes.Repeat([]byte("x\n"), 64<<10)); err != nil {
+		if err := s.Write(bytes.Repeat([]byte("x\n"), 64<<10), 0); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package enrichd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -96,7 +97,7 @@ func newMemOutput(oc *OutputConfig, env *Env) (Output, error) {
 			o.mu.Lock()
 			o.lines.Write(b.B)
 			o.mu.Unlock()
-			b.Delivery().Done()
+			b.Delivery(o.st).Done()
 			b.Release()
 		}
 	}()
@@ -133,7 +134,7 @@ func registerTestKinds(t *testing.T) {
 // TestNewTypes: an input and an output type added by a registration alone
 // are configured, run and exported like the built-in ones; a batch's
 // acknowledgement is done once every output has delivered it, and never
-// when one output failed to.
+// when one output failed to: then the daemon takes no more events.
 func TestNewTypes(t *testing.T) {
 	registerTestKinds(t)
 	dir := t.TempDir()
@@ -158,6 +159,7 @@ inputs: [{name: gen, type: test-gen, count: %d}]
 outputs: [{name: mem, type: test-mem}, {name: file, type: file, path: %q}]
 pipeline: {batch_size: 100}
 http: {listen: "127.0.0.1:0"}
+shutdown_timeout: 5s
 `, n, tc.file)))
 		if err != nil {
 			t.Fatal(err)
@@ -166,8 +168,24 @@ http: {listen: "127.0.0.1:0"}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Run(t.Context()); err != nil {
+		ctx := t.Context()
+		if !tc.delivered {
+			// The file output cannot write: the daemon keeps retrying it,
+			// taking no more events, until it is stopped; then it gives
+			// up at shutdown_timeout.
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			go func() {
+				defer cancel()
+				for d.outputs[1].Stats().failures[0].Load() < 2 { // enospc, retried
+					time.Sleep(10 * time.Millisecond)
+				}
+			}()
+		}
+		if err := d.Run(ctx); tc.delivered && err != nil {
 			t.Fatal(err)
+		} else if !tc.delivered && err == nil {
+			t.Fatal("Run returned nil, although the file output never wrote")
 		}
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collector{d})
@@ -183,15 +201,20 @@ http: {listen: "127.0.0.1:0"}
 				}
 			}
 		}
-		if !exported {
+		if !exported && tc.delivered {
 			t.Errorf("enrichd_events_in_total{input=\"gen\",type=\"test-gen\"} is not %d", n)
 		}
 		a := lastGen.acks
-		if got := strings.Count(lastMem.lines.String(), "\n"); got != n {
+		lastMem.mu.Lock()
+		got := strings.Count(lastMem.lines.String(), "\n")
+		lastMem.mu.Unlock()
+		if tc.delivered && got != n {
 			t.Fatalf("%s: the new output got %d lines, want %d", tc.file, got, n)
+		} else if !tc.delivered && got >= n {
+			t.Errorf("%s: the new output got all %d lines, although the daemon was to stop taking events", tc.file, got)
 		}
 		switch {
-		case a.sent.Load() < n/100:
+		case a.sent.Load() < n/100 && tc.delivered, a.sent.Load() == 0:
 			t.Fatalf("%d batches acknowledged, want at least %d", a.sent.Load(), n/100)
 		case tc.delivered && a.delivered.Load() != a.sent.Load():
 			t.Errorf("%s: %d of %d batches delivered", tc.file, a.delivered.Load(), a.sent.Load())

@@ -3,10 +3,8 @@ package enrichd
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -14,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,40 +19,6 @@ import (
 	"github.com/lutkit/lutkit/enrichd/internal/enrichtest"
 	"github.com/lutkit/lutkit/internal/testfiles"
 )
-
-// syncBuffer is a log destination the test reads while the daemon
-// writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// startDaemonLogged is startDaemon with the daemon's log kept.
-func startDaemonLogged(t *testing.T, cfg *Config) (*running, *syncBuffer) {
-	t.Helper()
-	logs := &syncBuffer{}
-	d, err := New(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{d: d, cancel: cancel, done: make(chan error, 1), out: cfg.Outputs[0].Path}
-	go func() { r.done <- d.Run(ctx) }()
-	t.Cleanup(func() { r.stop(t) })
-	return r, logs
-}
 
 // streamer sends numbered events (seq=N) to a tcp input until stopped.
 type streamer struct {
