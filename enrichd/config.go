@@ -219,7 +219,7 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 }
 
 func parseConfig(path string, data []byte, change func(*Config)) (*Config, error) {
-	d := &config.Decoder{File: path}
+	d := &config.Decoder{File: path, Env: os.LookupEnv}
 	cfg := decodeConfig(d, data)
 	if cfg == nil {
 		return nil, d.Errs
