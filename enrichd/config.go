@@ -544,6 +544,9 @@ func (cfg *Config) validate(v *config.Validator) {
 		}
 		ruleNames[r.Name] = true
 	}
+	if len(v.Errs) == before {
+		cfg.checkRuleFields(s)
+	}
 	for i := range cfg.Outputs {
 		cfg.Outputs[i].Validate(s.In(&cfg.Outputs[i].At, config.Index("outputs", i)))
 	}
