@@ -24,7 +24,11 @@ type Daemon struct {
 	cfg *Config
 	log *slog.Logger
 	set *tables.Set
-	eng *engine.Engine
+	// engines is the live engine (the compiled rules), which a reload
+	// replaces between batches (reload.go).
+	engines  engines
+	reloadMu sync.Mutex
+	reloads  [len(reloadResults)]atomic.Uint64
 
 	q       *batchQueue
 	freeOut chan *Buffer
@@ -71,14 +75,16 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		if d.set, err = tables.Open(cfg.Tables.Path, opts); err != nil {
 			return nil, fmt.Errorf("tables: %w", err)
 		}
-		if err := d.checkRuleTables(); err != nil {
+		if err := checkRuleTables(d.set, cfg.Rules, logger); err != nil {
 			return nil, err
 		}
 	}
 	rules, opts := cfg.engineRules()
-	if d.eng, err = engine.New(rules, opts, d.set); err != nil {
+	eng, err := engine.New(rules, opts, d.set)
+	if err != nil {
 		return nil, err
 	}
+	d.engines.swap(eng)
 	pc := cfg.Pipeline
 	nb := pc.Batches
 	if nb == 0 {
@@ -143,7 +149,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 
 // env is what an input or output named name, of type typ, gets.
 func (d *Daemon) env(name, typ, what string) *Env {
-	return &Env{Log: d.log.With(what, name), Stop: d.hardStop, q: d.q, eng: d.eng, name: name, typ: typ, deadline: d.shutdownDeadline}
+	return &Env{Log: d.log.With(what, name), Stop: d.hardStop, q: d.q, eng: d.engines.current(), name: name, typ: typ, deadline: d.shutdownDeadline}
 }
 
 // shutdownDeadline returns when the daemon's shutdown must be done:
@@ -155,17 +161,17 @@ func (d *Daemon) shutdownDeadline() time.Time {
 	return time.Now().Add(d.cfg.ShutdownTimeout)
 }
 
-// checkRuleTables checks the rules against the tables loaded at start: a
-// table of the wrong kind stops the start; a missing one is only logged
-// (its lookups miss until it appears).
-func (d *Daemon) checkRuleTables() error {
-	sn := d.set.Acquire()
+// checkRuleTables checks the rules against the tables loaded now (at
+// start, at a reload): a table of the wrong kind stops the start; a
+// missing one is only logged (its lookups miss until it appears).
+func checkRuleTables(set *tables.Set, rules []RuleConfig, log *slog.Logger) error {
+	sn := set.Acquire()
 	defer sn.Release()
-	for _, r := range d.cfg.Rules {
+	for _, r := range rules {
 		lut, mm := sn.LUT(r.Table), sn.MMDB(r.Table)
 		switch {
 		case lut == nil && mm == nil:
-			d.log.Warn("rule table not loaded (yet); its lookups miss until it appears", "rule", r.Name, "table", r.Table)
+			log.Warn("rule table not loaded (yet); its lookups miss until it appears", "rule", r.Name, "table", r.Table)
 		case r.MMDB && lut != nil:
 			return fmt.Errorf("rule %q: mmdb_fields given, but table %q is a .lut table", r.Name, r.Table)
 		case !r.MMDB && mm != nil:
@@ -408,7 +414,8 @@ func (d *Daemon) closeAll() {
 // empty.
 func (d *Daemon) workerLoop(wg *sync.WaitGroup, workDone <-chan struct{}) {
 	defer wg.Done()
-	w := d.eng.NewWorker(d.cfg.Pipeline.BatchSize)
+	eng := d.engines.current()
+	w := eng.NewWorker(d.cfg.Pipeline.BatchSize)
 	for {
 		var b *batch
 		select {
@@ -421,6 +428,10 @@ func (d *Daemon) workerLoop(wg *sync.WaitGroup, workDone <-chan struct{}) {
 			}
 		}
 		ob := <-d.freeOut
+		if e := d.engines.current(); e != eng {
+			// The rules were reloaded: from this batch on, the new ones.
+			eng, w = e, e.NewWorker(d.cfg.Pipeline.BatchSize)
+		}
 		n := len(b.Msgs)
 		w.Process(&b.Batch, &ob.Lines, time.Now())
 		if b.in != nil && b.Malformed|b.Truncated != 0 {

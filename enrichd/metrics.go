@@ -137,7 +137,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		m.Listener("memcached", d.mcLn)
 	}
 	m.Counter(mEventsOut, d.eventsOut.Load())
-	for _, r := range d.eng.Stats() {
+	for _, r := range d.engines.stats() {
 		m.Counter(mLookups, r.Hits, r.Name, r.Table, "hit")
 		m.Counter(mLookups, r.Misses, r.Name, r.Table, "miss")
 		m.Counter(mLookupNoTbl, r.NoTable, r.Name, r.Table)
@@ -189,6 +189,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		m.Counter(mMcLookups, st.Hits, "hit")
 		m.Counter(mMcLookups, st.Misses, "miss")
+	}
+	for i, name := range reloadResults {
+		m.Counter(mReloads, d.reloads[i].Load(), name)
 	}
 	r := 0.0
 	if d.ready.Load() {

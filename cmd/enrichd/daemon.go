@@ -38,7 +38,15 @@ func runDaemon(f *flags, stdout, stderr io.Writer) error {
 	defer signal.Stop(hup)
 	go func() {
 		for range hup {
-			d.Reopen()
+			if f.config == "" {
+				// Flags only: nothing to read again.
+				d.Reopen()
+				logger.Info("SIGHUP: outputs and TLS files reopened (no --config file to reload)")
+				continue
+			}
+			// Logged and counted by Reload; a refused configuration
+			// leaves the running one in place.
+			_ = d.Reload(func() (*enrichd.Config, error) { return loadConfig(f) })
 		}
 	}()
 	if err := d.Run(ctx); err != nil {

@@ -50,8 +50,11 @@ docs/enrichd.md); the flags below cover simple cases and replace what the
 file says. Flag values are checked as the same settings in the file are.
 
 Signals: SIGTERM and SIGINT drain every accepted event and exit; SIGHUP
-reopens the file outputs (log rotation) and reads the TLS certificate,
-key and client CA files of every listener again.
+reloads the configuration file (checked first; a bad one is refused and
+logged, and the running one stays; a reload applies the rules, and
+refuses changes to other sections, which need a restart), reopens the
+file outputs (log rotation) and reads the TLS certificate, key and
+client CA files of every listener again.
 
 Exit status: 0 on success, 1 when the daemon fails to start or stops with
 an error, 2 on usage and configuration errors.`,
