@@ -29,6 +29,9 @@ type Daemon struct {
 	engines  engines
 	reloadMu sync.Mutex
 	reloads  [len(reloadResults)]atomic.Uint64
+	ops      *opsMetrics
+	// netCounts are the networks of the .mmdb tables (metrics_tables.go).
+	netCounts networkCounts
 
 	q       *batchQueue
 	freeOut chan *Buffer
@@ -62,7 +65,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	d = &Daemon{cfg: cfg, log: logger, reopen: make(chan struct{}, 1), hardStop: make(chan struct{}), startedAt: time.Now()}
+	d = &Daemon{cfg: cfg, log: logger, reopen: make(chan struct{}, 1), hardStop: make(chan struct{}), startedAt: time.Now(), ops: newOpsMetrics()}
 	partial := d // "return nil, err" clears d before the deferred call runs
 	defer func() {
 		if err != nil {
@@ -292,7 +295,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			}
 			h = api.Handler(h)
 		}
-		d.httpSrv = d.newHTTPServer(h)
+		d.httpSrv = d.newHTTPServer(d.ops.instrument(h))
 		go func() {
 			if err := d.httpSrv.Serve(d.httpLn); !errors.Is(err, http.ErrServerClosed) {
 				d.log.Error("http: the endpoint stopped serving", "err", err)
@@ -318,7 +321,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}()
 	d.ready.Store(true)
 	d.readyAt.Store(time.Now().UnixNano())
-	d.log.Info("enrichd ready", "startup", time.Since(d.startedAt).String(), "workers", d.cfg.Pipeline.Workers,
+	d.log.Info("enrichd ready", "startup_seconds", seconds(time.Since(d.startedAt)), "workers", d.cfg.Pipeline.Workers,
 		"inputs", len(d.cfg.Inputs), "rules", len(d.cfg.Rules), "outputs", len(d.cfg.Outputs))
 
 	if d.finite() {
@@ -373,7 +376,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return errors.New("shutdown timed out before every event was written")
 	}
 	d.closeAll()
-	d.log.Info("shut down", "took", time.Since(start).String(), "events_out", d.eventsOut.Load())
+	d.log.Info("shut down", "took_seconds", seconds(time.Since(start)), "events_out", d.eventsOut.Load())
 	return nil
 }
 
@@ -438,7 +441,7 @@ func (d *Daemon) workerLoop(wg *sync.WaitGroup, workDone <-chan struct{}) {
 			b.in.Malformed.Add(b.Malformed)
 			b.in.Truncated.Add(b.Truncated)
 		}
-		ob.Events, ob.ack = n, b.ack
+		ob.Events, ob.ack, ob.received = n, b.ack, b.start
 		d.q.recycle(b)
 		d.outCh <- ob
 	}
@@ -472,10 +475,12 @@ func (d *Daemon) outputLoop(wg *sync.WaitGroup) {
 				_ = o.Write(ob)
 			}
 			d.eventsOut.Add(uint64(ob.Events))
+			recv := ob.received
 			ob.Release()
 			if len(d.outCh) == 0 {
 				flush()
 			}
+			d.ops.observeLatency(recv)
 		case <-d.reopen:
 			for i, o := range d.outputs {
 				if r, ok := o.(reopener); ok {

@@ -81,11 +81,5 @@ func checkConfig(cfg *enrichd.Config, stdout io.Writer) error {
 }
 
 func newLogger(cfg *enrichd.Config, w io.Writer) *slog.Logger {
-	var lvl slog.Level
-	_ = lvl.UnmarshalText([]byte(cfg.Log.Level))
-	opts := &slog.HandlerOptions{Level: lvl}
-	if cfg.Log.Format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
-	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return enrichd.NewLogger(w, cfg.Log.Level, cfg.Log.Format)
 }

@@ -89,6 +89,8 @@ an error, 2 on usage and configuration errors.`,
 	fl.StringVar(&f.format, "format", "", "`FORMAT` of the --tcp, --udp and --file inputs: syslog, json or raw")
 	fl.StringVar(&f.out, "out", "", "write JSON lines to `PATH`, - for stdout (replaces the configured outputs)")
 	fl.StringVar(&f.http, "http", "", "serve /metrics, /healthz, /readyz and the lookup API on `ADDR` (replaces http.listen)")
+	fl.StringVar(&f.logLevel, "log-level", "", "log `LEVEL`: debug, info, warn or error (replaces log.level)")
+	fl.StringVar(&f.logFormat, "log-format", "", "log `FORMAT`: json or text (replaces log.format)")
 	fl.IntVar(&f.workers, "workers", 0, "`N` worker goroutines; 0 for GOMAXPROCS (replaces pipeline.workers)")
 	cmd.Flags().BoolP("help", "h", false, "show this help")
 	cmd.Flags().Bool("version", false, "print the version and exit")
