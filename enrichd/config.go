@@ -35,6 +35,7 @@ type Config struct {
 	// DrainReadGrace is how long, on shutdown, connections keep being read
 	// so that events already sent (in socket buffers) are accepted.
 	DrainReadGrace time.Duration
+	Shutdown       ShutdownConfig
 }
 
 // Verify is how much of a table file is checked before it goes live.
@@ -279,6 +280,7 @@ func decodeConfig(d *config.Decoder, data []byte) *Config {
 		"log":              func(v *yaml.Node) { cfg.Log.decode(d, v) },
 		"shutdown_timeout": func(v *yaml.Node) { cfg.ShutdownTimeout, _ = d.Duration(v, "shutdown_timeout") },
 		"drain_read_grace": func(v *yaml.Node) { cfg.DrainReadGrace, _ = d.Duration(v, "drain_read_grace") },
+		"shutdown":         func(v *yaml.Node) { cfg.Shutdown.decode(d, v) },
 	})
 	return cfg
 }

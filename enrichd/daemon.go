@@ -334,9 +334,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 
 	// Graceful shutdown.
+	d.ready.Store(false)
+	if delay := d.cfg.Shutdown.DrainDelay; delay > 0 && ctx.Err() != nil {
+		// Not ready, still serving: until load balancers have seen it.
+		d.log.Info("shutting down: /readyz answers 503 for drain_delay while events still flow", "drain_delay_seconds", seconds(delay))
+		time.Sleep(delay)
+	}
 	start := time.Now()
 	d.shutdownAt.Store(start.UnixNano())
-	d.ready.Store(false)
 	d.log.Info("shutting down: draining inputs")
 	timeout := time.NewTimer(d.cfg.ShutdownTimeout)
 	defer timeout.Stop()

@@ -153,6 +153,7 @@ func restartSections(a, b *Config) []string {
 		{"log", a.Log, b.Log},
 		{"shutdown_timeout", a.ShutdownTimeout, b.ShutdownTimeout},
 		{"drain_read_grace", a.DrainReadGrace, b.DrainReadGrace},
+		{"shutdown", a.Shutdown, b.Shutdown},
 	} {
 		if !sameValue(s.a, s.b) {
 			changed = append(changed, s.name)
