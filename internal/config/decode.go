@@ -25,6 +25,10 @@ type Decoder struct {
 	// single $. Without it values are taken as written.
 	Env  func(name string) (string, bool)
 	Errs Errors
+	// OnKeys, when set, is called by Mapping with the field path of each
+	// mapping it walks and the keys it knows there: what a configuration
+	// reference lists (see enrichd's config_ref_test.go).
+	OnKeys func(field string, keys Keys)
 	// bad are the values whose references failed to expand (reported
 	// then): reading them fails without a second error.
 	bad map[*yaml.Node]bool
@@ -127,6 +131,9 @@ type Keys map[string]func(v *yaml.Node)
 // one). It reports whether n is a mapping.
 func (d *Decoder) Mapping(n *yaml.Node, field string, at *At, keys Keys) bool {
 	n = deref(n)
+	if d.OnKeys != nil {
+		d.OnKeys(field, keys)
+	}
 	if at != nil {
 		at.SetNode(n)
 	}
