@@ -82,6 +82,9 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 			return nil, err
 		}
 	}
+	if len(cfg.Rules) == 0 && len(cfg.Inputs) > 0 {
+		logger.Warn("no rules: events are written as they were received, enriched from no table (rules come from the configuration file, --config)")
+	}
 	rules, opts := cfg.engineRules()
 	eng, err := engine.New(rules, opts, d.set)
 	if err != nil {

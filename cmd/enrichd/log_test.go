@@ -23,6 +23,9 @@ func TestLogFlags(t *testing.T) {
 		!regexp.MustCompile(`msg="shut down" took_seconds=\d+\.?\d*(e-\d+)? `).MatchString(errb.String()) {
 		t.Fatalf("text logs:\n%s", errb.String())
 	}
+	if !strings.Contains(errb.String(), `level=WARN msg="no rules: events are written as they were received`) {
+		t.Fatalf("no warning for a daemon without rules:\n%s", errb.String())
+	}
 	errb.Reset()
 	if code := run(args, &out, &errb); code != 0 || !regexp.MustCompile(`"msg":"enrichd ready","startup_seconds":\d`).MatchString(errb.String()) {
 		t.Fatalf("json logs: exit %d:\n%s", code, errb.String())
