@@ -220,3 +220,23 @@ func TestReloadRefused(t *testing.T) {
 		t.Errorf("hits of rule id %v, want 2", v)
 	}
 }
+
+// TestReloadSameSections: the examples, read twice, have no section a
+// reload would refuse (every section compares by value), and a changed
+// listen address is one.
+func TestReloadSameSections(t *testing.T) {
+	for _, f := range []string{"../examples/enrichd.yaml", "../examples/enrichd-kafka.yaml", "../examples/quickstart.yaml"} {
+		a, err := LoadConfig(f)
+		must(t, err)
+		b, err := LoadConfig(f)
+		must(t, err)
+		if changed := restartSections(a, b); len(changed) != 0 {
+			t.Errorf("%s read twice: %v differ", f, changed)
+		}
+		b.Inputs[0].Listen = "127.0.0.1:1"
+		b.Outputs[0].Name = "other"
+		if changed := restartSections(a, b); strings.Join(changed, ",") != "inputs,outputs" {
+			t.Errorf("%s: changed %v, want inputs and outputs", f, changed)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	lutkittables "github.com/lutkit/lutkit/tables"
 
@@ -36,6 +38,10 @@ func runDaemon(f *flags, stdout, stderr io.Writer) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	if f.watch {
+		last, _ := os.ReadFile(f.config) // before ready: a change after it is seen
+		go watchConfig(ctx, f.config, last, hup)
+	}
 	go func() {
 		for range hup {
 			if f.config == "" {
@@ -54,6 +60,29 @@ func runDaemon(f *flags, stdout, stderr io.Writer) error {
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// watchConfig sends on reload whenever the content of the file at path
+// changes from last (checked every second), as a SIGHUP would.
+func watchConfig(ctx context.Context, path string, last []byte, reload chan<- os.Signal) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || bytes.Equal(b, last) {
+			continue
+		}
+		last = b
+		select {
+		case reload <- syscall.SIGHUP:
+		default: // a reload is pending already
+		}
+	}
 }
 
 // checkConfig checks the rules against the tables present and says what

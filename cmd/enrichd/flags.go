@@ -8,7 +8,7 @@ import (
 type flags struct {
 	config, tables, cacheDir, out, tcp, udp, file, format, http, verify string
 	logLevel, logFormat                                                 string
-	check, workersSet                                                   bool
+	check, workersSet, watch                                            bool
 	workers                                                             int
 }
 

@@ -222,3 +222,50 @@ func TestSIGHUPReload(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchConfig: with --watch-config a change of the file reloads it,
+// with no signal; the new rules apply.
+func TestWatchConfig(t *testing.T) {
+	dir := t.TempDir()
+	tdir := filepath.Join(dir, "tables")
+	if err := os.Mkdir(tdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src, err := source.NewCSVReader(strings.NewReader("Index,Name\n1,Ann\n"), "c.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := compile.File(src, filepath.Join(tdir, "customers.lut"), compile.Options{Key: []string{"Index"}}); err != nil {
+		t.Fatal(err)
+	}
+	tcpAddr, httpAddr := freePort(t), freePort(t)
+	cfgPath := filepath.Join(dir, "enrichd.yaml")
+	write := func(target string) {
+		writeFile(t, cfgPath, fmt.Sprintf("inputs: [{type: tcp, listen: %q}]\noutputs: [{type: file, path: out.json}]\n"+
+			"tables: {path: tables}\nhttp: {listen: %q}\nrules:\n  - {table: customers, field: cust, target: %s, columns: [Name]}\n", tcpAddr, httpAddr, target))
+	}
+	write("a")
+	p := startProcess(t, httpAddr, "--config", cfgPath, "--watch-config")
+	write("b")
+	p.waitLog(t, "configuration reloaded", 1)
+	c, err := net.Dial("tcp", tcpAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Fprintf(c, "<13>1 2026-11-30T06:16:21Z h app - - - cust=1\n"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	out := filepath.Join(dir, "out.json")
+	for deadline := time.Now().Add(time.Minute); ; {
+		b, _ := os.ReadFile(out)
+		if strings.Contains(string(b), `"b":{"Name":"Ann"}`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("output:\n%s\nstderr:\n%s", b, p.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.stop(t)
+}

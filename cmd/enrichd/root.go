@@ -70,6 +70,9 @@ an error, 2 on usage and configuration errors.`,
 		Version:       version.String("enrichd"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.workersSet = cmd.Flags().Changed("workers")
+			if f.watch && f.config == "" {
+				return &exitError{code: 2, msg: "--watch-config: only with --config FILE"}
+			}
 			return runDaemon(&f, stdout, stderr)
 		},
 	}
@@ -79,6 +82,7 @@ an error, 2 on usage and configuration errors.`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringVar(&f.config, "config", "", "the configuration `FILE` (YAML)")
+	fl.BoolVar(&f.watch, "watch-config", false, "reload the configuration file whenever it changes (checked every second), as on SIGHUP")
 	fl.BoolVar(&f.check, "check-config", false, "check the configuration (and the rules against the tables present) and exit: 0 when valid, 2 with every error")
 	fl.StringVar(&f.tables, "tables", "", "the table directory or manifest at `PATH`, or a manifest in a store: https://HOST/PREFIX/MANIFEST.json or s3://BUCKET/PREFIX/ (replaces tables.path)")
 	fl.StringVar(&f.cacheDir, "tables-cache", "", "the cache `DIR` of tables from a store (replaces tables.cache_dir)")
