@@ -56,6 +56,8 @@ type Buffer struct {
 	Events int // the number of lines
 	ack    *Ack
 	t      *tracker // set by the output loop
+	// received is when the first event of its input batch was received.
+	received time.Time
 	// refs counts the holders of the buffer: the output loop while it
 	// hands it to the outputs, and each output that keeps it (Retain).
 	// The last one returns it to the pool.

@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/lutkit/lutkit/internal/config"
+	"github.com/lutkit/lutkit/reader/mmdb"
 	"github.com/lutkit/lutkit/tables"
 )
 
@@ -65,6 +67,8 @@ func CheckTables(cfg *Config) (checked bool, err error) {
 			rs.Errorf("mmdb_fields", "table %q is a .lut table: name its columns (columns), not mmdb_fields", r.Table)
 		case !r.MMDB && mm != nil:
 			rs.Errorf("table", "table %q is an .mmdb table: give mmdb_fields", r.Table)
+		case mm != nil:
+			checkMMDBFields(rs, r, mm)
 		case lut != nil:
 			for j, c := range r.Columns {
 				if lut.ColumnIndex(c.From) < 0 {
@@ -83,6 +87,36 @@ func CheckTables(cfg *Config) (checked bool, err error) {
 		}
 	}
 	return true, v.Err()
+}
+
+// checkMMDBFields reports the mmdb_fields paths of r that no record of
+// its table holds (they would write nothing), naming close paths.
+func checkMMDBFields(rs config.Scope, r *RuleConfig, mm *mmdb.Reader) {
+	want := make([]string, len(r.MMDBFields))
+	for j, f := range r.MMDBFields {
+		want[j] = f.From
+	}
+	missing, have, err := missingMMDBPaths(mm, want)
+	if err != nil {
+		rs.Errorf("mmdb_fields", "table %q: reading its records: %v", r.Table, err)
+		return
+	}
+	for _, p := range missing {
+		j := slices.Index(want, p)
+		msg := fmt.Sprintf("no record of table %q has the path %q", r.Table, p)
+		if c := closeNames(p, have); len(c) > 0 {
+			msg += fmt.Sprintf(" (close: %s)", strings.Join(c, ", "))
+		} else if len(have) > 0 {
+			top := []string{}
+			for _, h := range have {
+				if !strings.Contains(h, ".") {
+					top = append(top, h)
+				}
+			}
+			msg += fmt.Sprintf(" (its records have: %s)", strings.Join(top, ", "))
+		}
+		rs.Errorf(config.Index("mmdb_fields", j), "%s", msg)
+	}
 }
 
 func listOrNone(names []string) string {

@@ -35,6 +35,7 @@ type Config struct {
 	// DrainReadGrace is how long, on shutdown, connections keep being read
 	// so that events already sent (in socket buffers) are accepted.
 	DrainReadGrace time.Duration
+	Shutdown       ShutdownConfig
 }
 
 // Verify is how much of a table file is checked before it goes live.
@@ -219,7 +220,7 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 }
 
 func parseConfig(path string, data []byte, change func(*Config)) (*Config, error) {
-	d := &config.Decoder{File: path}
+	d := &config.Decoder{File: path, Env: os.LookupEnv}
 	cfg := decodeConfig(d, data)
 	if cfg == nil {
 		return nil, d.Errs
@@ -279,6 +280,7 @@ func decodeConfig(d *config.Decoder, data []byte) *Config {
 		"log":              func(v *yaml.Node) { cfg.Log.decode(d, v) },
 		"shutdown_timeout": func(v *yaml.Node) { cfg.ShutdownTimeout, _ = d.Duration(v, "shutdown_timeout") },
 		"drain_read_grace": func(v *yaml.Node) { cfg.DrainReadGrace, _ = d.Duration(v, "drain_read_grace") },
+		"shutdown":         func(v *yaml.Node) { cfg.Shutdown.decode(d, v) },
 	})
 	return cfg
 }
@@ -543,6 +545,9 @@ func (cfg *Config) validate(v *config.Validator) {
 			rs.Errorf("name", "rule name %q is used twice", r.Name)
 		}
 		ruleNames[r.Name] = true
+	}
+	if len(v.Errs) == before {
+		cfg.checkRuleFields(s)
 	}
 	for i := range cfg.Outputs {
 		cfg.Outputs[i].Validate(s.In(&cfg.Outputs[i].At, config.Index("outputs", i)))

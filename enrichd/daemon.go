@@ -25,7 +25,14 @@ type Daemon struct {
 	cfg *Config
 	log *slog.Logger
 	set *tables.Set
-	eng *engine.Engine
+	// engines is the live engine (the compiled rules), which a reload
+	// replaces between batches (reload.go).
+	engines  engines
+	reloadMu sync.Mutex
+	reloads  [len(reloadResults)]atomic.Uint64
+	ops      *opsMetrics
+	// netCounts are the networks of the .mmdb tables (metrics_tables.go).
+	netCounts networkCounts
 
 	q       *batchQueue
 	freeOut chan *Buffer
@@ -59,7 +66,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	d = &Daemon{cfg: cfg, log: logger, reopen: make(chan struct{}, 1), hardStop: make(chan struct{}), startedAt: time.Now()}
+	d = &Daemon{cfg: cfg, log: logger, reopen: make(chan struct{}, 1), hardStop: make(chan struct{}), startedAt: time.Now(), ops: newOpsMetrics()}
 	partial := d // "return nil, err" clears d before the deferred call runs
 	defer func() {
 		if err != nil {
@@ -72,14 +79,19 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		if d.set, err = tables.Open(cfg.Tables.Path, opts); err != nil {
 			return nil, fmt.Errorf("tables: %w", err)
 		}
-		if err := d.checkRuleTables(); err != nil {
+		if err := checkRuleTables(d.set, cfg.Rules, logger); err != nil {
 			return nil, err
 		}
 	}
+	if len(cfg.Rules) == 0 && len(cfg.Inputs) > 0 {
+		logger.Warn("no rules: events are written as they were received, enriched from no table (rules come from the configuration file, --config)")
+	}
 	rules, opts := cfg.engineRules()
-	if d.eng, err = engine.New(rules, opts, d.set); err != nil {
+	eng, err := engine.New(rules, opts, d.set)
+	if err != nil {
 		return nil, err
 	}
+	d.engines.swap(eng)
 	pc := cfg.Pipeline
 	nb := pc.Batches
 	if nb == 0 {
@@ -144,7 +156,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 
 // env is what an input or output named name, of type typ, gets.
 func (d *Daemon) env(name, typ, what string) *Env {
-	return &Env{Log: d.log.With(what, name), Stop: d.hardStop, q: d.q, eng: d.eng, name: name, typ: typ, deadline: d.shutdownDeadline}
+	return &Env{Log: d.log.With(what, name), Stop: d.hardStop, q: d.q, eng: d.engines.current(), name: name, typ: typ, deadline: d.shutdownDeadline}
 }
 
 // shutdownDeadline returns when the daemon's shutdown must be done:
@@ -156,17 +168,17 @@ func (d *Daemon) shutdownDeadline() time.Time {
 	return time.Now().Add(d.cfg.ShutdownTimeout)
 }
 
-// checkRuleTables checks the rules against the tables loaded at start: a
-// table of the wrong kind stops the start; a missing one is only logged
-// (its lookups miss until it appears).
-func (d *Daemon) checkRuleTables() error {
-	sn := d.set.Acquire()
+// checkRuleTables checks the rules against the tables loaded now (at
+// start, at a reload): a table of the wrong kind stops the start; a
+// missing one is only logged (its lookups miss until it appears).
+func checkRuleTables(set *tables.Set, rules []RuleConfig, log *slog.Logger) error {
+	sn := set.Acquire()
 	defer sn.Release()
-	for _, r := range d.cfg.Rules {
+	for _, r := range rules {
 		lut, mm := sn.LUT(r.Table), sn.MMDB(r.Table)
 		switch {
 		case lut == nil && mm == nil:
-			d.log.Warn("rule table not loaded (yet); its lookups miss until it appears", "rule", r.Name, "table", r.Table)
+			log.Warn("rule table not loaded (yet); its lookups miss until it appears", "rule", r.Name, "table", r.Table)
 		case r.MMDB && lut != nil:
 			return fmt.Errorf("rule %q: mmdb_fields given, but table %q is a .lut table", r.Name, r.Table)
 		case !r.MMDB && mm != nil:
@@ -288,7 +300,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			}
 			h = api.Handler(h)
 		}
-		d.httpSrv = d.newHTTPServer(h)
+		d.httpSrv = d.newHTTPServer(d.ops.instrument(h))
 		go func() {
 			if err := d.httpSrv.Serve(d.httpLn); !errors.Is(err, http.ErrServerClosed) {
 				d.log.Error("http: the endpoint stopped serving", "err", err)
@@ -314,7 +326,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}()
 	d.ready.Store(true)
 	d.readyAt.Store(time.Now().UnixNano())
-	d.log.Info("enrichd ready", "startup", time.Since(d.startedAt).String(), "workers", d.cfg.Pipeline.Workers,
+	d.log.Info("enrichd ready", "startup_seconds", seconds(time.Since(d.startedAt)), "workers", d.cfg.Pipeline.Workers,
 		"inputs", len(d.cfg.Inputs), "rules", len(d.cfg.Rules), "outputs", len(d.cfg.Outputs))
 
 	if d.finite() {
@@ -327,9 +339,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 
 	// Graceful shutdown.
+	d.ready.Store(false)
+	if delay := d.cfg.Shutdown.DrainDelay; delay > 0 && ctx.Err() != nil {
+		// Not ready, still serving: until load balancers have seen it.
+		d.log.Info("shutting down: /readyz answers 503 for drain_delay while events still flow", "drain_delay_seconds", seconds(delay))
+		time.Sleep(delay)
+	}
 	start := time.Now()
 	d.shutdownAt.Store(start.UnixNano())
-	d.ready.Store(false)
 	d.log.Info("shutting down: draining inputs")
 	timeout := time.NewTimer(d.cfg.ShutdownTimeout)
 	defer timeout.Stop()
@@ -369,7 +386,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return errors.New("shutdown timed out before every event was written")
 	}
 	d.closeAll()
-	d.log.Info("shut down", "took", time.Since(start).String(), "events_out", d.eventsOut.Load())
+	d.log.Info("shut down", "took_seconds", seconds(time.Since(start)), "events_out", d.eventsOut.Load())
 	return nil
 }
 
@@ -410,7 +427,8 @@ func (d *Daemon) closeAll() {
 // empty.
 func (d *Daemon) workerLoop(wg *sync.WaitGroup, workDone <-chan struct{}) {
 	defer wg.Done()
-	w := d.eng.NewWorker(d.cfg.Pipeline.BatchSize)
+	eng := d.engines.current()
+	w := eng.NewWorker(d.cfg.Pipeline.BatchSize)
 	for {
 		var b *batch
 		select {
@@ -423,13 +441,17 @@ func (d *Daemon) workerLoop(wg *sync.WaitGroup, workDone <-chan struct{}) {
 			}
 		}
 		ob := <-d.freeOut
+		if e := d.engines.current(); e != eng {
+			// The rules were reloaded: from this batch on, the new ones.
+			eng, w = e, e.NewWorker(d.cfg.Pipeline.BatchSize)
+		}
 		n := len(b.Msgs)
 		w.Process(&b.Batch, &ob.Lines, time.Now())
 		if b.in != nil && b.Malformed|b.Truncated != 0 {
 			b.in.Malformed.Add(b.Malformed)
 			b.in.Truncated.Add(b.Truncated)
 		}
-		ob.Events, ob.ack = n, b.ack
+		ob.Events, ob.ack, ob.received = n, b.ack, b.start
 		d.q.recycle(b)
 		d.outCh <- ob
 	}
@@ -464,10 +486,12 @@ func (d *Daemon) outputLoop(wg *sync.WaitGroup) {
 					return
 				}
 			}
+			recv := ob.received
 			ob.Release()
 			if len(d.outCh) == 0 && !flush() {
 				return
 			}
+			d.ops.observeLatency(recv)
 		case <-d.reopen:
 			d.reopenOutputs()
 		}
@@ -499,7 +523,7 @@ func (d *Daemon) retryOutput(i int, err error) bool {
 		failures++
 		if time.Since(logged) >= outputLogEvery {
 			d.log.Error("output failed; retrying, the events stay queued", "output", name, "type", st.Type,
-				"reason", reason, "err", err, "failures", failures, "failing_for", time.Since(began).Round(time.Millisecond).String())
+				"reason", reason, "err", err, "failures", failures, "failing_for", time.Since(began))
 			logged = time.Now()
 		}
 		wait := time.NewTimer(retry.Backoff(outputRetryMin, outputRetryMax, attempt))
@@ -514,7 +538,7 @@ func (d *Daemon) retryOutput(i int, err error) bool {
 		case <-wait.C:
 		}
 		if err = o.Flush(); err == nil {
-			d.log.Info("output works again", "output", name, "failures", failures, "failed_for", time.Since(began).Round(time.Millisecond).String())
+			d.log.Info("output works again", "output", name, "failures", failures, "failed_for", time.Since(began))
 			return true
 		}
 	}

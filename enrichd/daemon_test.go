@@ -228,12 +228,12 @@ func TestBadInput(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond)
 	checks := map[string]float64{
-		`enrichd_events_truncated_total{input="tcp",type="tcp"}`: 1,
-		`enrichd_parse_errors_total{input="tcp",type="tcp"}`:     1,
-		`enrichd_parse_errors_total{input="json",type="tcp"}`:    1,
-		`enrichd_frame_errors_total{input="tcp",type="tcp"}`:     1,
-		`enrichd_connections_active{input="tcp"}`:                1001,
-		`enrichd_events_in_total{input="tcp",type="tcp"}`:        3,
+		`enrichd_events_truncated_total{input="tcp",type="tcp"}`:    1,
+		`enrichd_parse_errors_total{input="tcp",type="tcp"}`:        1,
+		`enrichd_parse_errors_total{input="json",type="tcp"}`:       1,
+		`enrichd_frame_errors_total{input="tcp",type="tcp"}`:        1,
+		`enrichd_listener_connections_active{listener="input:tcp"}`: 1001,
+		`enrichd_events_in_total{input="tcp",type="tcp"}`:           3,
 	}
 	for s, want := range checks {
 		if got := metric(t, r.d, s); got != want {

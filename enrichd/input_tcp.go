@@ -37,13 +37,6 @@ func (c *TCPInputConfig) SetDefaults() { c.Config.SetDefaults(DefaultMaxConnecti
 // Validate checks the settings.
 func (c *TCPInputConfig) Validate(s config.Scope) { c.Config.Validate(s) }
 
-var (
-	mConns       = MetricDesc("connections_total", "Connections accepted.", "input")
-	mConnsReject = MetricDesc("connections_rejected_total", "Connections refused over limits.max_connections.", "input")
-	mConnsIdle   = MetricDesc("connections_idle_closed_total", "Connections closed by idle_timeout.", "input")
-	mConnsActive = MetricDesc("connections_active", "Open connections.", "input")
-)
-
 // tcpInput accepts connections and reads each in its own goroutine:
 // syslog with the framing each connection chooses (octet counting or
 // newlines), JSON and raw lines newline-framed.
@@ -91,13 +84,9 @@ func (t *tcpInput) Close() error          { return t.ln.Close() }
 func (t *tcpInput) Reload() { t.ln.Reload() }
 
 func (t *tcpInput) Collect(m MetricSink) {
-	n := t.stats.Name
-	st := t.ln.Stats()
-	m.Counter(mConns, st.Accepted, n)
-	m.Counter(mConnsReject, st.RefusedFor(listen.ReasonMaxConnections), n)
-	m.Counter(mConnsIdle, t.connsIdle.Load(), n)
-	m.Gauge(mConnsActive, float64(st.Active), n)
-	m.Listener("input:"+n, t.ln)
+	n := "input:" + t.stats.Name
+	m.Listener(n, t.ln)
+	m.ListenerIdleClosed(n, t.connsIdle.Load())
 }
 
 func (t *tcpInput) serve() {

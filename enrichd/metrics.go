@@ -53,15 +53,28 @@ var (
 	mLnRefused   = MetricDesc("listener_connections_refused_total", "Connections a listener refused, by reason.", "listener", "reason")
 	mLnCertLoads = MetricDesc("listener_tls_certificate_loads_total", "Loads of a listener's TLS certificate files (the first included).", "listener")
 	mLnCertFails = MetricDesc("listener_tls_certificate_reload_failures_total", "Reloads of a listener's TLS certificate files that failed (the previous certificate stays).", "listener")
+	mLnIdle      = MetricDesc("listener_connections_idle_closed_total", "Connections of a listener closed by its idle_timeout (tcp inputs, memcached).", "listener")
 )
 
 // Listener writes the samples of a Listener named name.
-func (m MetricSink) Listener(name string, ln *listen.Listener) {
+func (m MetricSink) Listener(name string, ln *listen.Listener) { m.listener(name, ln, 0) }
+
+// ListenerIdleClosed writes the count of a listener's connections closed
+// by its idle timeout, for a listener whose server counts them.
+func (m MetricSink) ListenerIdleClosed(name string, n uint64) { m.Counter(mLnIdle, n, name) }
+
+// listener writes the samples of ln, with moreOverMax connections refused
+// over max_connections by its server (not by the listener itself).
+func (m MetricSink) listener(name string, ln *listen.Listener, moreOverMax uint64) {
 	st := ln.Stats()
 	m.Counter(mLnAccepted, st.Accepted, name, strconv.FormatBool(ln.TLS()))
 	m.Gauge(mLnActive, float64(st.Active), name)
 	for i, r := range listen.Reasons {
-		m.Counter(mLnRefused, st.Refused[i], name, r)
+		n := st.Refused[i]
+		if r == listen.ReasonMaxConnections {
+			n += moreOverMax
+		}
+		m.Counter(mLnRefused, n, name, r)
 	}
 	if ln.TLS() {
 		m.Counter(mLnCertLoads, st.CertLoads, name)
@@ -85,7 +98,7 @@ var (
 	mLookupBadKey = MetricDesc("lookup_bad_key_total", "Lookups whose key is not an IP address (mmdb rules).", "rule", "table")
 	mGen          = MetricDesc("table_generation", "Generation of the live table set.")
 	mTblGen       = MetricDesc("table_loaded_generation", "Set generation at which a table's version was loaded.", "table", "kind")
-	mTblRows      = MetricDesc("table_rows", "Rows of a .lut table, search tree nodes of an .mmdb table.", "table", "kind")
+	mTblRows      = MetricDesc("table_rows", "Rows of a .lut table, networks of an .mmdb table (counted in the background after it loads).", "table", "kind")
 	mTblLoaded    = MetricDesc("table_loaded_timestamp_seconds", "When a table's version was loaded.", "table", "kind")
 	mSwaps        = MetricDesc("table_swaps_total", "Table set publishes (including the first load).")
 	mRejections   = MetricDesc("table_swap_rejections_total", "Table files or manifests rejected (the previous version stays live).")
@@ -108,10 +121,6 @@ var (
 	mOutEvents    = MetricDesc("output_events_total", "Events an output delivered.", "output", "type")
 	mReady        = MetricDesc("ready", "1 when the daemon serves.")
 
-	mMcConns        = MetricDesc("memcached_connections_total", "Connections the memcached listener accepted.")
-	mMcConnsReject  = MetricDesc("memcached_connections_rejected_total", "Connections the memcached listener refused over memcached.max_connections.")
-	mMcConnsIdle    = MetricDesc("memcached_connections_idle_closed_total", "memcached connections closed by memcached.idle_timeout.")
-	mMcConnsActive  = MetricDesc("memcached_connections_active", "Open memcached connections.")
 	mMcRequests     = MetricDesc("memcached_requests_total", "memcached commands read, by protocol (text, meta, binary).", "protocol")
 	mMcWritesRefuse = MetricDesc("memcached_writes_refused_total", "memcached writes refused (the listener is read-only), by protocol.", "protocol")
 	mMcLookups      = MetricDesc("memcached_lookups_total", "Keys the memcached listener looked up, by result (hit, miss).", "result")
@@ -128,6 +137,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByC
 func (c collector) Collect(ch chan<- prometheus.Metric) {
 	d := c.d
 	m := MetricSink{ch}
+	collectBuildInfo(m)
 	for _, in := range d.inputs {
 		s := in.Stats()
 		m.Counter(mEventsIn, s.Events.Load(), s.Name, s.Type)
@@ -143,11 +153,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	if d.httpLn != nil {
 		m.Listener("http", d.httpLn)
 	}
-	if d.mcLn != nil {
-		m.Listener("memcached", d.mcLn)
-	}
 	m.Counter(mEventsOut, d.eventsOut.Load())
-	for _, r := range d.eng.Stats() {
+	for _, r := range d.engines.stats() {
 		m.Counter(mLookups, r.Hits, r.Name, r.Table, "hit")
 		m.Counter(mLookups, r.Misses, r.Name, r.Table, "miss")
 		m.Counter(mLookupNoTbl, r.NoTable, r.Name, r.Table)
@@ -162,7 +169,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		m.Counter(mRejections, st.Rejections)
 		for _, t := range st.Tables {
 			m.Gauge(mTblGen, float64(t.Generation), t.Name, string(t.Kind))
-			m.Gauge(mTblRows, float64(t.Rows), t.Name, string(t.Kind))
+			d.collectTableRows(m, t)
 			m.Gauge(mTblLoaded, float64(t.LoadedAt.UnixNano())/1e9, t.Name, string(t.Kind))
 			m.Gauge(mTblDamaged, b2f(t.Damaged), t.Name, string(t.Kind))
 			m.Gauge(mTblMissing, b2f(t.Missing), t.Name, string(t.Kind))
@@ -201,16 +208,19 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if d.mc != nil {
 		st := d.mc.Stats()
-		m.Counter(mMcConns, st.TotalConnections)
-		m.Counter(mMcConnsReject, st.RejectedConnections)
-		m.Counter(mMcConnsIdle, st.IdleClosed)
-		m.Gauge(mMcConnsActive, float64(st.CurrConnections))
+		// Its connections are the listener's: the server's refusals over
+		// max_connections (plaintext) are counted with the listener's.
+		m.listener("memcached", d.mcLn, st.RejectedConnections)
+		m.ListenerIdleClosed("memcached", st.IdleClosed)
 		for p, name := range serve.ProtocolNames {
 			m.Counter(mMcRequests, st.Requests[p], name)
 			m.Counter(mMcWritesRefuse, st.Refused[p], name)
 		}
 		m.Counter(mMcLookups, st.Hits, "hit")
 		m.Counter(mMcLookups, st.Misses, "miss")
+	}
+	for i, name := range reloadResults {
+		m.Counter(mReloads, d.reloads[i].Load(), name)
 	}
 	r := 0.0
 	if d.ready.Load() {
@@ -249,6 +259,7 @@ func collectRemote(m MetricSink, r *tables.RemoteStats) {
 func (d *Daemon) httpHandler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector{d}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(d.ops.collectors()...)
 	mux := http.NewServeMux()
 	metricsAuth := serve.Auth{Token: d.cfg.HTTP.MetricsToken, Clients: d.cfg.HTTP.MetricsClients}
 	mux.Handle("/metrics", metricsAuth.Guard(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	lutkittables "github.com/lutkit/lutkit/tables"
 
@@ -36,9 +38,21 @@ func runDaemon(f *flags, stdout, stderr io.Writer) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	if f.watch {
+		last, _ := os.ReadFile(f.config) // before ready: a change after it is seen
+		go watchConfig(ctx, f.config, last, hup)
+	}
 	go func() {
 		for range hup {
-			d.Reopen()
+			if f.config == "" {
+				// Flags only: nothing to read again.
+				d.Reopen()
+				logger.Info("SIGHUP: outputs and TLS files reopened (no --config file to reload)")
+				continue
+			}
+			// Logged and counted by Reload; a refused configuration
+			// leaves the running one in place.
+			_ = d.Reload(func() (*enrichd.Config, error) { return loadConfig(f) })
 		}
 	}()
 	if err := d.Run(ctx); err != nil {
@@ -46,6 +60,29 @@ func runDaemon(f *flags, stdout, stderr io.Writer) error {
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// watchConfig sends on reload whenever the content of the file at path
+// changes from last (checked every second), as a SIGHUP would.
+func watchConfig(ctx context.Context, path string, last []byte, reload chan<- os.Signal) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || bytes.Equal(b, last) {
+			continue
+		}
+		last = b
+		select {
+		case reload <- syscall.SIGHUP:
+		default: // a reload is pending already
+		}
+	}
 }
 
 // checkConfig checks the rules against the tables present and says what
@@ -73,11 +110,5 @@ func checkConfig(cfg *enrichd.Config, stdout io.Writer) error {
 }
 
 func newLogger(cfg *enrichd.Config, w io.Writer) *slog.Logger {
-	var lvl slog.Level
-	_ = lvl.UnmarshalText([]byte(cfg.Log.Level))
-	opts := &slog.HandlerOptions{Level: lvl}
-	if cfg.Log.Format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
-	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return enrichd.NewLogger(w, cfg.Log.Level, cfg.Log.Format)
 }

@@ -7,7 +7,8 @@ import (
 // flags are the command-line flags; apply sets them on a configuration.
 type flags struct {
 	config, tables, cacheDir, out, tcp, udp, file, format, http, verify string
-	check, workersSet                                                   bool
+	logLevel, logFormat                                                 string
+	check, workersSet, watch                                            bool
 	workers                                                             int
 }
 
@@ -74,6 +75,14 @@ func (f *flags) apply(cfg *enrichd.Config) {
 	if f.http != "" {
 		cfg.HTTP.Listen = f.http
 		cfg.HTTP.At.SetFlag("listen", "--http")
+	}
+	if f.logLevel != "" {
+		cfg.Log.Level = enrichd.LogLevel(f.logLevel)
+		cfg.Log.At.SetFlag("level", "--log-level")
+	}
+	if f.logFormat != "" {
+		cfg.Log.Format = enrichd.LogFormat(f.logFormat)
+		cfg.Log.At.SetFlag("format", "--log-format")
 	}
 	if f.workersSet {
 		cfg.Pipeline.Workers = f.workers

@@ -50,8 +50,11 @@ docs/enrichd.md); the flags below cover simple cases and replace what the
 file says. Flag values are checked as the same settings in the file are.
 
 Signals: SIGTERM and SIGINT drain every accepted event and exit; SIGHUP
-reopens the file outputs (log rotation) and reads the TLS certificate,
-key and client CA files of every listener again.
+reloads the configuration file (checked first; a bad one is refused and
+logged, and the running one stays; a reload applies the rules, and
+refuses changes to other sections, which need a restart), reopens the
+file outputs (log rotation) and reads the TLS certificate, key and
+client CA files of every listener again.
 
 Exit status: 0 on success, 1 when the daemon fails to start or stops with
 an error, 2 on usage and configuration errors.`,
@@ -67,6 +70,9 @@ an error, 2 on usage and configuration errors.`,
 		Version:       version.String("enrichd"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.workersSet = cmd.Flags().Changed("workers")
+			if f.watch && f.config == "" {
+				return &exitError{code: 2, msg: "--watch-config: only with --config FILE"}
+			}
 			return runDaemon(&f, stdout, stderr)
 		},
 	}
@@ -76,6 +82,7 @@ an error, 2 on usage and configuration errors.`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringVar(&f.config, "config", "", "the configuration `FILE` (YAML)")
+	fl.BoolVar(&f.watch, "watch-config", false, "reload the configuration file whenever it changes (checked every second), as on SIGHUP")
 	fl.BoolVar(&f.check, "check-config", false, "check the configuration (and the rules against the tables present) and exit: 0 when valid, 2 with every error")
 	fl.StringVar(&f.tables, "tables", "", "the table directory or manifest at `PATH`, or a manifest in a store: https://HOST/PREFIX/MANIFEST.json or s3://BUCKET/PREFIX/ (replaces tables.path)")
 	fl.StringVar(&f.cacheDir, "tables-cache", "", "the cache `DIR` of tables from a store (replaces tables.cache_dir)")
@@ -86,6 +93,8 @@ an error, 2 on usage and configuration errors.`,
 	fl.StringVar(&f.format, "format", "", "`FORMAT` of the --tcp, --udp and --file inputs: syslog, json or raw")
 	fl.StringVar(&f.out, "out", "", "write JSON lines to `PATH`, - for stdout (replaces the configured outputs)")
 	fl.StringVar(&f.http, "http", "", "serve /metrics, /healthz, /readyz and the lookup API on `ADDR` (replaces http.listen)")
+	fl.StringVar(&f.logLevel, "log-level", "", "log `LEVEL`: debug, info, warn or error (replaces log.level)")
+	fl.StringVar(&f.logFormat, "log-format", "", "log `FORMAT`: json or text (replaces log.format)")
 	fl.IntVar(&f.workers, "workers", 0, "`N` worker goroutines; 0 for GOMAXPROCS (replaces pipeline.workers)")
 	cmd.Flags().BoolP("help", "h", false, "show this help")
 	cmd.Flags().Bool("version", false, "print the version and exit")

@@ -213,7 +213,7 @@ memcached: {listen: "127.0.0.1:0", default_table: customers, limits: {idle_timeo
 	if took := time.Since(start); took < 900*time.Millisecond {
 		t.Errorf("idle client closed after %v, before idle_timeout", took)
 	}
-	waitSample(t, d, "enrichd_memcached_connections_idle_closed_total", 1)
+	waitSample(t, d, `enrichd_listener_connections_idle_closed_total{listener="memcached"}`, 1)
 
 	var held []net.Conn
 	defer func() {

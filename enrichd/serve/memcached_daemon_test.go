@@ -83,17 +83,17 @@ drain_read_grace: 50ms
 		t.Errorf("second connection: %q %v", l, err)
 	}
 	for sample, want := range map[string]float64{
-		`enrichd_memcached_connections_total`:                       1,
-		`enrichd_memcached_connections_rejected_total`:              1,
-		`enrichd_memcached_connections_active`:                      1,
-		`enrichd_memcached_connections_idle_closed_total`:           0,
-		`enrichd_memcached_requests_total{protocol="text"}`:         2,
-		`enrichd_memcached_requests_total{protocol="meta"}`:         1,
-		`enrichd_memcached_requests_total{protocol="binary"}`:       0,
-		`enrichd_memcached_writes_refused_total{protocol="text"}`:   1,
-		`enrichd_memcached_writes_refused_total{protocol="binary"}`: 0,
-		`enrichd_memcached_lookups_total{result="hit"}`:             3,
-		`enrichd_memcached_lookups_total{result="miss"}`:            1,
+		`enrichd_listener_connections_total{listener="memcached",tls="false"}`:                      2,
+		`enrichd_listener_connections_refused_total{listener="memcached",reason="max_connections"}`: 1,
+		`enrichd_listener_connections_active{listener="memcached"}`:                                 1,
+		`enrichd_listener_connections_idle_closed_total{listener="memcached"}`:                      0,
+		`enrichd_memcached_requests_total{protocol="text"}`:                                         2,
+		`enrichd_memcached_requests_total{protocol="meta"}`:                                         1,
+		`enrichd_memcached_requests_total{protocol="binary"}`:                                       0,
+		`enrichd_memcached_writes_refused_total{protocol="text"}`:                                   1,
+		`enrichd_memcached_writes_refused_total{protocol="binary"}`:                                 0,
+		`enrichd_memcached_lookups_total{result="hit"}`:                                             3,
+		`enrichd_memcached_lookups_total{result="miss"}`:                                            1,
 	} {
 		if v, ok := scrape(t, "http://"+d.HTTPAddr().String()+"/metrics", sample); !ok || v != want {
 			t.Errorf("%s = %v (found %v), want %v", sample, v, ok, want)

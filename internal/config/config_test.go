@@ -159,7 +159,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"", "s.yaml: the file is empty (want a mapping of server settings)"},
 		{"# nothing\n", "s.yaml: the file is empty"},
 		{"name: a\nmode: b\n  c: 3\n", "s.yaml:3: not valid YAML: mapping values are not allowed in this context"},
-		{"a: b: c\n", "s.yaml: not valid YAML: mapping values are not allowed in this context"},
+		{"a: b: c\n", "s.yaml:1: not valid YAML: mapping values are not allowed in this context"},
 		// Validation.
 		{"mode: fast\n", "s.yaml:1:1: name: required"},
 		{"name: a\n", "s.yaml:1:1: mode: required: fast or slow"},

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"slices"
@@ -19,7 +20,18 @@ type Decoder struct {
 	// Scope, when set, is written before the field of each error (for
 	// example `table "geo"` while a table's entry is read).
 	Scope string
-	Errs  Errors
+	// Env, when set, looks up the environment variables that values
+	// reference as ${VAR} or ${VAR:-default} (os.LookupEnv); $$ is then a
+	// single $. Without it values are taken as written.
+	Env  func(name string) (string, bool)
+	Errs Errors
+	// OnKeys, when set, is called by Mapping with the field path of each
+	// mapping it walks and the keys it knows there: what a configuration
+	// reference lists (see enrichd's config_ref_test.go).
+	OnKeys func(field string, keys Keys)
+	// bad are the values whose references failed to expand (reported
+	// then): reading them fails without a second error.
+	bad map[*yaml.Node]bool
 }
 
 // Errorf reports a problem at n (which may be nil) with field.
@@ -40,12 +52,8 @@ func (d *Decoder) Document(data []byte, want string) *yaml.Node {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		msg, line := err.Error(), 0
-		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-			line, _ = strconv.Atoi(m[1])
-			msg = msg[len(m[0]):]
-		}
-		msg = strings.TrimPrefix(msg, "yaml: ")
+		msg, line := syntaxError(err)
+		line = syntaxLine(data, msg, line)
 		d.Errs = append(d.Errs, &Error{File: d.File, Line: line, Msg: "not valid YAML: " + msg})
 		return nil
 	}
@@ -53,12 +61,54 @@ func (d *Decoder) Document(data []byte, want string) *yaml.Node {
 		d.Errorf(nil, "", "the file is empty (want %s)", want)
 		return nil
 	}
+	if d.Env != nil {
+		d.expandEnv(&doc, false)
+	}
 	root := deref(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
 		d.Errorf(root, "", "the top level must be %s", want)
 		return nil
 	}
 	return root
+}
+
+// syntaxError splits a YAML parser's error into its message and the
+// line it names (0 when none).
+func syntaxError(err error) (msg string, line int) {
+	msg = err.Error()
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+	}
+	return strings.TrimPrefix(msg, "yaml: "), line
+}
+
+// syntaxLine finds the line of a syntax error. The parser names the line
+// where the enclosing block began (line 1 for an indentation error on
+// line 4 of a top-level mapping), so the error is placed at the first
+// line (from that one, and up to 1000 lines after it) whose prefix of the
+// document already fails with the same message; failing that, at the line
+// the parser named.
+func syntaxLine(data []byte, msg string, line int) int {
+	end := 0
+	for n := 1; end < len(data) && n <= line+1000; n++ {
+		i := bytes.IndexByte(data[end:], '\n')
+		if i < 0 {
+			end = len(data)
+		} else {
+			end += i + 1
+		}
+		if n < line {
+			continue
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data[:end], &doc); err != nil {
+			if m, _ := syntaxError(err); m == msg {
+				return n
+			}
+		}
+	}
+	return line
 }
 
 // deref follows an alias to the node it names.
@@ -81,6 +131,9 @@ type Keys map[string]func(v *yaml.Node)
 // one). It reports whether n is a mapping.
 func (d *Decoder) Mapping(n *yaml.Node, field string, at *At, keys Keys) bool {
 	n = deref(n)
+	if d.OnKeys != nil {
+		d.OnKeys(field, keys)
+	}
 	if at != nil {
 		at.SetNode(n)
 	}
@@ -111,6 +164,12 @@ func (d *Decoder) Mapping(n *yaml.Node, field string, at *At, keys Keys) bool {
 		}
 		if at != nil {
 			at.Set(k.Value, v)
+		}
+		if d.bad[v] {
+			if at != nil {
+				at.Fail(k.Value)
+			}
+			continue
 		}
 		before := len(d.Errs)
 		h(v)
@@ -174,6 +233,9 @@ func isString(n *yaml.Node) bool {
 // String reads a string. It must be a scalar, not null, and not empty.
 func (d *Decoder) String(n *yaml.Node, field string) (string, bool) {
 	n = deref(n)
+	if d.bad[n] {
+		return "", false
+	}
 	if !isString(n) {
 		d.Errorf(n, field, "must be a string")
 		return "", false
@@ -204,6 +266,9 @@ func (d *Decoder) Strings(n *yaml.Node, field string) ([]string, bool) {
 		out := make([]string, 0, len(n.Content))
 		for i, c := range n.Content {
 			c = deref(c)
+			if d.bad[c] {
+				return nil, false
+			}
 			if !isString(c) || c.Value == "" {
 				d.Errorf(c, Index(field, i), "must be a non-empty string")
 				return nil, false
@@ -219,6 +284,9 @@ func (d *Decoder) Strings(n *yaml.Node, field string) ([]string, bool) {
 // scalar returns n's text for a number or boolean, or reports that it is
 // not a scalar.
 func (d *Decoder) scalar(n *yaml.Node, field, want string) (string, bool) {
+	if d.bad[n] {
+		return "", false
+	}
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		d.Errorf(n, field, "must be %s", want)
 		return "", false
@@ -229,6 +297,9 @@ func (d *Decoder) scalar(n *yaml.Node, field, want string) (string, bool) {
 // Bool reads true or false.
 func (d *Decoder) Bool(n *yaml.Node, field string) (bool, bool) {
 	n = deref(n)
+	if d.bad[n] {
+		return false, false
+	}
 	var b bool
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" || n.Decode(&b) != nil {
 		d.Errorf(n, field, "must be true or false, not %s", describe(n))

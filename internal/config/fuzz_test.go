@@ -10,12 +10,12 @@ import (
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		"name: web\nmode: fast\nlisten: \"127.0.0.1:80\"\ntags: [a, b]\ndebug: true\nretries: 3\nratio: 0.5\nbuffer: 4MiB\ntimeout: 5s\nlabels: {a: b}\npeers: [{addr: \"a:1\"}]\n",
-		"name: [a]\nmode: {}\n", "- x\n", "", "a: b: c\n", "name: &a x\ntags: [*a, *a]\n", "? [x]\n: y\n", "peers: [[[]]]\n",
+		"name: [a]\nmode: {}\n", "- x\n", "", "a: b: c\n", "name: &a x\ntags: [*a, *a]\n", "? [x]\n: y\n", "peers: [[[]]]\n", "name: ${A}\nlisten: ${C:-x}\ntags: [$$, ${B}, ${]\n",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d := &Decoder{File: "f.yaml"}
+		d := &Decoder{File: "f.yaml", Env: func(name string) (string, bool) { return map[string]string{"A": "1", "B": ""}[name], name != "C" }}
 		root := d.Document(data, "")
 		if root != nil {
 			s := decodeServer(d, root)

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 )
 
@@ -105,13 +106,21 @@ func OneOf[T ~string](v T, allowed ...T) error {
 	return fmt.Errorf("must be one of %s, not %q", strings.Join(names, ", "), string(v))
 }
 
-// CheckAddr checks a HOST:PORT address ("" is left to Require).
+// CheckAddr checks a HOST:PORT address ("" is left to Require): the port
+// is a number from 0 to 65535, the host empty, an IP address or a name.
 func CheckAddr(s string) error {
 	if s == "" {
 		return nil
 	}
-	if _, _, err := net.SplitHostPort(s); err != nil {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
 		return fmt.Errorf("must be HOST:PORT: %w", err)
+	}
+	if p, err := strconv.ParseUint(port, 10, 64); err != nil || p > 65535 {
+		return fmt.Errorf("must be HOST:PORT with a port from 0 to 65535, not %q", port)
+	}
+	if strings.ContainsAny(host, " /\t") {
+		return fmt.Errorf("must be HOST:PORT: %q is not a host name or IP address", host)
 	}
 	return nil
 }

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lutkit/lutkit/internal/testfiles"
+)
+
+// TestCheckConfigRefuses: --check-config refuses what the start would
+// refuse, each error at its file:line:column.
+func TestCheckConfigRefuses(t *testing.T) {
+	dir := t.TempDir()
+	tdir := filepath.Join(dir, "tables")
+	if err := os.Mkdir(tdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(testfiles.MaxMind(t, "test-data/GeoIP2-City-Test.mmdb"), filepath.Join(tdir, "city.mmdb")); err != nil {
+		t.Fatal(err)
+	}
+	const out = "outputs: [{type: stdout}]\n"
+	for _, tc := range []struct{ name, yml, want string }{
+		{"port too large", "inputs:\n  - {type: tcp, listen: \"127.0.0.1:99999\"}\n" + out,
+			`c.yaml:2:25: inputs[0].listen: must be HOST:PORT with a port from 0 to 65535, not "99999"`},
+		{"port not a number", "inputs:\n  - type: udp\n    listen: 0.0.0.0:5514x\n" + out,
+			`c.yaml:3:13: inputs[0].listen: must be HOST:PORT with a port from 0 to 65535, not "5514x"`},
+		{"http port", "inputs: [{type: tcp, listen: \"127.0.0.1:0\"}]\n" + out + "http:\n  listen: 127.0.0.1:70000\n",
+			`c.yaml:4:11: http.listen: must be HOST:PORT with a port from 0 to 65535, not "70000"`},
+		{"memcached port", "tables: {path: tables}\nmemcached: {listen: \"127.0.0.1:-1\"}\n",
+			`c.yaml:2:21: memcached.listen: must be HOST:PORT with a port from 0 to 65535, not "-1"`},
+		{"indentation", "inputs:\n  - type: tcp\n    listen: 127.0.0.1:0\n   format: json\n" + out,
+			`c.yaml:4: not valid YAML: did not find expected '-' indicator`},
+		{"tls cert unreadable", "inputs:\n  - type: tcp\n    listen: 127.0.0.1:0\n    tls: {cert_file: nope.pem, key_file: nope.key}\n" + out,
+			`c.yaml:4:22: inputs[0].tls.cert_file: open ` + filepath.Join(dir, "nope.pem")},
+		{"mmdb path absent", "inputs: [{type: tcp, listen: \"127.0.0.1:0\"}]\n" + out + "tables: {path: tables}\nrules:\n  - table: city\n    field: src\n    mmdb_fields:\n      - city.name.en\n      - country.iso_code\n",
+			`c.yaml:8:9: rules[0].mmdb_fields[0]: no record of table "city" has the path "city.name.en" (close: city.names.en`},
+		{"json field, syslog input", "inputs: [{type: udp, listen: \"127.0.0.1:0\"}]\n" + out + "tables: {path: tables}\nrules:\n  - {table: city, field: json.src.ip, mmdb_fields: [country.iso_code]}\n",
+			`c.yaml:5:26: rules[0].field: "json.src.ip" is only set by a json input, and no input reads json`},
+		{"field of another rule's target", "inputs: [{type: tcp, listen: \"127.0.0.1:0\", format: json}]\n" + out + "tables: {path: tables}\nrules:\n" +
+			"  - {name: geo, table: city, field: src, target: geo, mmdb_fields: [country.iso_code]}\n  - {table: city, field: geo.ip, mmdb_fields: [country.iso_code]}\n",
+			`c.yaml:6:26: rules[1].field: "geo.ip" is under the target of rule "geo" (geo)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, "c.yaml")
+			writeFile(t, p, tc.yml)
+			var stdout, stderr bytes.Buffer
+			code := run([]string{"--config", p, "--check-config"}, &stdout, &stderr)
+			if code != 2 || !strings.Contains(stderr.String(), p[:len(p)-len("c.yaml")]+tc.want) {
+				t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant %s", code, stdout.String(), stderr.String(), tc.want)
+			}
+		})
+	}
+	// The same table with the paths its records have passes.
+	p := filepath.Join(dir, "c.yaml")
+	writeFile(t, p, "inputs: [{type: tcp, listen: \"127.0.0.1:0\"}]\n"+out+"tables: {path: tables}\nrules:\n  - {table: city, field: src, mmdb_fields: [city.names.en, country.iso_code, subdivisions.-1.iso_code]}\n")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"--config", p, "--check-config"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+}

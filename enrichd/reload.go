@@ -1,0 +1,171 @@
+package enrichd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lutkit/lutkit/enrichd/engine"
+)
+
+// engines holds the live engine (the compiled rules) and the engines a
+// reload retired, whose lookup counters the metrics keep adding.
+type engines struct {
+	live atomic.Pointer[engine.Engine]
+
+	mu      sync.Mutex
+	retired []*engine.Engine
+}
+
+// current returns the live engine.
+func (e *engines) current() *engine.Engine { return e.live.Load() }
+
+// swap makes eng live, retiring the one that was.
+func (e *engines) swap(eng *engine.Engine) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if old := e.live.Swap(eng); old != nil {
+		e.retired = append(e.retired, old)
+	}
+}
+
+// stats returns the rule counters of every engine the daemon ran, summed
+// by rule name and table, so that they keep counting across reloads.
+func (e *engines) stats() []engine.RuleStats {
+	e.mu.Lock()
+	all := append(append([]*engine.Engine(nil), e.retired...), e.live.Load())
+	e.mu.Unlock()
+	type key struct {
+		name, table string
+		mmdb        bool
+	}
+	var out []engine.RuleStats
+	at := map[key]int{}
+	for _, eng := range all {
+		for _, r := range eng.Stats() {
+			k := key{r.Name, r.Table, r.MMDB}
+			i, ok := at[k]
+			if !ok {
+				at[k] = len(out)
+				out = append(out, r)
+				continue
+			}
+			o := &out[i]
+			o.Hits += r.Hits
+			o.Misses += r.Misses
+			o.NoTable += r.NoTable
+			o.BadKey += r.BadKey
+		}
+	}
+	return out
+}
+
+// Reload results, the values of enrichd_config_reloads_total's result.
+const (
+	reloadOK      = 0
+	reloadRefused = 1
+)
+
+var reloadResults = [...]string{reloadOK: "success", reloadRefused: "failure"}
+
+var mReloads = MetricDesc("config_reloads_total", "Configuration reloads (SIGHUP), by result: success, or failure (the configuration was refused and the running one kept).", "result")
+
+// ReloadError is a reload that was refused: the configuration running
+// before goes on.
+type ReloadError struct{ Err error }
+
+func (e *ReloadError) Error() string { return "configuration reload refused: " + e.Err.Error() }
+func (e *ReloadError) Unwrap() error { return e.Err }
+
+// Reload reads the configuration again with load (the file and the flags,
+// as at start), checks it as --check-config does (the rules against the
+// tables present too), and switches the daemon to its rules between two
+// batches: every batch is enriched by the rules before or by the rules
+// after, never a mix, and no event is lost. Inputs, outputs, tables,
+// the pipeline, the HTTP and memcached listeners, logging and the
+// shutdown settings keep running as they are: a reload that changes any
+// of them is refused (they need a restart), as is one that does not
+// load or check. A refused reload leaves the running configuration in
+// place. Every reload also reopens the file outputs and the listeners'
+// TLS files (see Reopen), is logged with its outcome and counted in
+// enrichd_config_reloads_total{result}.
+func (d *Daemon) Reload(load func() (*Config, error)) error {
+	start := time.Now()
+	d.reloadMu.Lock()
+	defer d.reloadMu.Unlock()
+	d.Reopen()
+	n, err := d.reload(load)
+	took := time.Since(start).Seconds()
+	if err != nil {
+		d.reloads[reloadRefused].Add(1)
+		d.log.Error("configuration reload refused; the running configuration stays", "err", err.Error(), "took_seconds", took)
+		return &ReloadError{Err: err}
+	}
+	d.reloads[reloadOK].Add(1)
+	d.log.Info("configuration reloaded", "rules", n, "took_seconds", took)
+	return nil
+}
+
+// reload applies what load returns; it returns the number of rules.
+func (d *Daemon) reload(load func() (*Config, error)) (int, error) {
+	cfg, err := load()
+	if err != nil {
+		return 0, err
+	}
+	if _, err := CheckTables(cfg); err != nil {
+		return 0, err
+	}
+	if changed := restartSections(d.cfg, cfg); len(changed) > 0 {
+		return 0, fmt.Errorf("%s changed: a reload applies the rules only, and these need a restart", strings.Join(changed, ", "))
+	}
+	if d.set != nil {
+		if err := checkRuleTables(d.set, cfg.Rules, d.log); err != nil {
+			return 0, err
+		}
+	}
+	rules, opts := cfg.engineRules()
+	eng, err := engine.New(rules, opts, d.set)
+	if err != nil {
+		return 0, err
+	}
+	d.engines.swap(eng)
+	return len(rules), nil
+}
+
+// restartSections returns the sections (and keys) that differ between a
+// and b other than the rules: what a reload cannot apply.
+func restartSections(a, b *Config) []string {
+	var changed []string
+	for _, s := range []struct {
+		name string
+		a, b any
+	}{
+		{"inputs", a.Inputs, b.Inputs},
+		{"outputs", a.Outputs, b.Outputs},
+		{"tables", a.Tables, b.Tables},
+		{"pipeline", a.Pipeline, b.Pipeline},
+		{"http", a.HTTP, b.HTTP},
+		{"memcached", a.Memcached, b.Memcached},
+		{"log", a.Log, b.Log},
+		{"shutdown_timeout", a.ShutdownTimeout, b.ShutdownTimeout},
+		{"drain_read_grace", a.DrainReadGrace, b.DrainReadGrace},
+		{"shutdown", a.Shutdown, b.Shutdown},
+	} {
+		if !sameValue(s.a, s.b) {
+			changed = append(changed, s.name)
+		}
+	}
+	return changed
+}
+
+// sameValue compares two sections by their values (where they were
+// written does not count: config.At has no exported fields).
+func sameValue(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errors.Join(errA, errB) == nil && string(ja) == string(jb)
+}
