@@ -37,6 +37,13 @@ type Options struct {
 	// manifest once the new manifest is in place. The previous ones are
 	// kept for nodes still switching over.
 	Prune bool
+	// Delta publishes every rebuilt .lut table also as a delta against
+	// its previous version (format/DELTA.md), for nodes that hold that
+	// version; the full artifact is published too. DeltaChain bounds the
+	// consecutive versions of a table published with a delta (default
+	// DefaultDeltaChain): the next one is published full only.
+	Delta      bool
+	DeltaChain int
 	// Report, if set, is called (from any goroutine, one call at a time)
 	// as each table finishes.
 	Report func(TableResult)
@@ -255,6 +262,11 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old *tables.
 		e.BuildTime = time.Now().UTC().Truncate(time.Second)
 	}
 	e.File = tables.ArtifactName(t.Name, t.Kind, sum)
+	if opts.Delta && t.Kind == tables.KindLUT {
+		if e.Delta, err = writeDelta(outDir, t.Name, old, tmpPath, sum, opts.deltaChain()); err != nil {
+			return fail(fmt.Errorf("writing the delta: %w", err))
+		}
+	}
 	final := filepath.Join(outDir, e.File)
 	if fi, err := os.Stat(final); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
 		if s, _, err := fsutil.FileSHA256(final); err == nil && s == sum {
@@ -332,8 +344,9 @@ func removeStaleTemps(dir string) {
 	}
 }
 
-// artifactRE matches the names tables.ArtifactName gives.
-var artifactRE = regexp.MustCompile(`^(.+)-([0-9a-f]{16})\.(lut|mmdb)$`)
+// artifactRE matches the names tables.ArtifactName and tables.DeltaName
+// give.
+var artifactRE = regexp.MustCompile(`^(.+)-([0-9a-f]{16})\.(lut|mmdb|lutdelta)$`)
 
 // prune removes artifacts named by neither m nor prev.
 func prune(dir string, m, prev *tables.Manifest) []string {
@@ -344,6 +357,9 @@ func prune(dir string, m, prev *tables.Manifest) []string {
 		}
 		for _, t := range mm.Tables {
 			keep[t.File] = true
+			if t.Delta != nil {
+				keep[t.Delta.File] = true
+			}
 		}
 	}
 	ents, err := os.ReadDir(dir)
