@@ -76,10 +76,28 @@ func changed(n int) func(int) ([]string, bool) {
 }
 
 // fleetNode is the remote-following code of one node, in-process, with
-// a cache directory of its own.
+// a cache directory of its own; d is set when the node is a whole enrichd
+// daemon.
 type fleetNode struct {
 	name string
 	set  *tables.Set
+	d    *node
+}
+
+// openDaemonNode starts an enrichd daemon following the store.
+func openDaemonNode(t *testing.T, ng *nginx, name, cache, tokenFile string) *fleetNode {
+	t.Helper()
+	d := startNodeWith(t, name, fmt.Sprintf(`  path: %s
+  cache_dir: %s
+  poll_interval: 1h
+  timeout: 2m
+  token_file: %s
+  ca_file: %s
+  cert_file: %s
+  key_file: %s
+  headers: {X-Node: %s}`, ng.url(), cache, tokenFile, ng.pki.ca, ng.pki.clientCert, ng.pki.clientKey, name),
+		`  - {name: customer, table: customers, field: cust, target: customer, columns: [Email]}`)
+	return &fleetNode{name: name, set: d.d.Set(), d: d}
 }
 
 func openNode(t *testing.T, ng *nginx, name, cache, tokenFile string) *fleetNode {
@@ -139,7 +157,10 @@ func TestFleetDelta(t *testing.T) {
 
 	caches := t.TempDir()
 	var nodes []*fleetNode
-	for i := range 6 {
+	// node1 is an enrichd daemon (its metrics are checked), the others
+	// the tables' remote-following code in-process.
+	nodes = append(nodes, openDaemonNode(t, ng, "node1", filepath.Join(caches, "0"), tokenFile))
+	for i := 1; i < 6; i++ {
 		nodes = append(nodes, openNode(t, ng, fmt.Sprintf("node%d", i+1), filepath.Join(caches, strconv.Itoa(i)), tokenFile))
 	}
 	for _, nd := range nodes {
@@ -217,6 +238,19 @@ func TestFleetDelta(t *testing.T) {
 		if uint64(all) != r.Bytes {
 			t.Errorf("node %s: counted %d bytes received, nginx logged %d sent", nd.name, r.Bytes, all)
 		}
+		if nd.d != nil {
+			metrics := nd.d.get(t, "/metrics")
+			for name, want := range map[string]float64{
+				"enrichd_tables_remote_bytes_total":                                  float64(all),
+				"enrichd_tables_remote_delta_applied_total":                          1,
+				`enrichd_tables_remote_delta_fallbacks_total{reason="base_missing"}`: 0,
+				`enrichd_tables_remote_delta_fallbacks_total{reason="mismatch"}`:     0,
+			} {
+				if got, ok := metricValue(metrics, name); !ok || got != want {
+					t.Errorf("node %s: %s is %v (found %v), want %v:\n%s", nd.name, name, got, ok, want, grepLines(metrics, "enrichd_tables_remote"))
+				}
+			}
+		}
 	}
 	// node6 (damaged base) and node7 (no base): the full artifact.
 	for _, c := range []struct {
@@ -290,4 +324,16 @@ func nonZero(m map[string]uint64) map[string]uint64 {
 		}
 	}
 	return out
+}
+
+// metricValue finds the sample name (with its labels) in a Prometheus
+// text exposition.
+func metricValue(metrics, name string) (float64, bool) {
+	for _, l := range strings.Split(metrics, "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
 }

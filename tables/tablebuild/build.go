@@ -148,11 +148,14 @@ func Build(ctx context.Context, cfg *Config, outDir string, opts Options) (*Resu
 			}
 			defer func() { <-sem }()
 			start := time.Now()
-			var old *tables.ManifestTable
-			if prev != nil && !opts.Force {
-				old = prev.Table(t.Name)
+			var old, base *tables.ManifestTable
+			if prev != nil {
+				base = prev.Table(t.Name)
+				if !opts.Force {
+					old = base
+				}
 			}
-			r := buildTable(ctx, t, outDir, old, opts)
+			r := buildTable(ctx, t, outDir, old, base, opts)
 			r.Elapsed = time.Since(start)
 			res.Tables[i] = r
 			if opts.Report != nil {
@@ -194,8 +197,9 @@ func Build(ctx context.Context, cfg *Config, outDir string, opts Options) (*Resu
 	return res, nil
 }
 
-// buildTable builds (or reuses) one table.
-func buildTable(ctx context.Context, t *TableConfig, outDir string, old *tables.ManifestTable, opts Options) TableResult {
+// buildTable builds (or reuses, when old, its previous entry, is
+// unchanged) one table; base is its previous entry for a delta.
+func buildTable(ctx context.Context, t *TableConfig, outDir string, old, base *tables.ManifestTable, opts Options) TableResult {
 	r := TableResult{Name: t.Name, Kind: t.Kind}
 	fail := func(err error) TableResult {
 		r.Status, r.Err = StatusFailed, fmt.Errorf("table %s: %w", t.Name, err)
@@ -263,7 +267,7 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old *tables.
 	}
 	e.File = tables.ArtifactName(t.Name, t.Kind, sum)
 	if opts.Delta && t.Kind == tables.KindLUT {
-		if e.Delta, err = writeDelta(outDir, t.Name, old, tmpPath, sum, opts.deltaChain()); err != nil {
+		if e.Delta, err = writeDelta(outDir, t.Name, base, tmpPath, sum, opts.deltaChain()); err != nil {
 			return fail(fmt.Errorf("writing the delta: %w", err))
 		}
 	}
