@@ -39,9 +39,9 @@ func writeDelta(dir, name string, old *tables.ManifestTable, path, sum string, c
 	if n > chain {
 		return nil, nil
 	}
-	base, err := os.ReadFile(filepath.Join(dir, old.File))
-	if err != nil || int64(len(base)) != old.Size || fsutil.BytesSHA256(base) != old.SHA256 {
-		return nil, nil // no sound base: a full version only
+	base := soundBase(filepath.Join(dir, old.File), old)
+	if base == nil {
+		return nil, nil // a full version only
 	}
 	target, err := os.ReadFile(path)
 	if err != nil {
@@ -66,6 +66,16 @@ func writeDelta(dir, name string, old *tables.ManifestTable, path, sum string, c
 		return err
 	})
 	return d, err
+}
+
+// soundBase returns the previous artifact's bytes, or nil when dir no
+// longer holds it as the manifest describes it (pruned, or damaged).
+func soundBase(path string, old *tables.ManifestTable) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil || int64(len(b)) != old.Size || fsutil.BytesSHA256(b) != old.SHA256 {
+		return nil
+	}
+	return b
 }
 
 // checkDelta applies d to base in a temporary file of dir and compares
