@@ -25,12 +25,13 @@ var DeltaFallbackReasons = []string{DeltaBaseMissing, DeltaDownload, DeltaInvali
 // fetchDelta tries to rebuild t's artifact into part from t's delta and
 // the delta's base in the cache, then checks it as a download is checked
 // (size, the manifest's SHA256, the format's full check). It reports
-// whether part holds the verified artifact; otherwise part is removed and
-// the fallback counted, and the caller downloads the full artifact.
+// whether part holds the verified artifact; otherwise the fallback is
+// counted, part is removed if the delta was applied to it (left alone
+// otherwise: it may hold a partial download to resume), and the caller
+// downloads the full artifact.
 func (r *remote) fetchDelta(ctx context.Context, t *ManifestTable, part string) bool {
 	d := t.Delta
 	fallback := func(reason string, err error) bool {
-		os.Remove(part)
 		r.mu.Lock()
 		r.stats.DeltaFallbacks[reason]++
 		r.mu.Unlock()
@@ -65,10 +66,14 @@ func (r *remote) fetchDelta(ctx context.Context, t *ManifestTable, part string) 
 	if sum := fsutil.BytesSHA256(b); sum != d.SHA256 {
 		return fallback(DeltaDownload, errors.New("the delta's sha256 is "+sum+", the manifest says "+d.SHA256))
 	}
+	// From here on part is the rebuilt file (a partial download of the
+	// full artifact it held is lost: the delta is the cheaper way).
 	if err := r.applyDelta(base, fi.Size(), b, part); err != nil {
+		os.Remove(part)
 		return fallback(DeltaInvalid, err)
 	}
 	if err := r.verifyDownload(t, part); err != nil {
+		os.Remove(part)
 		return fallback(DeltaMismatch, err)
 	}
 	return true
