@@ -114,6 +114,8 @@ var (
 	mTblDownloads = MetricDesc("tables_remote_downloads_total", "Artifacts downloaded and verified.")
 	mTblBytes     = MetricDesc("tables_remote_bytes_total", "Bytes received from the remote store (manifests and artifacts).")
 	mTblFailures  = MetricDesc("tables_remote_failures_total", "Failed requests and rejected versions of the remote store, by reason.", "reason")
+	mTblDeltas    = MetricDesc("tables_remote_delta_applied_total", "Artifacts rebuilt from a delta and the previous version, and verified against the manifest's digest.")
+	mTblDeltaFall = MetricDesc("tables_remote_delta_fallbacks_total", "Deltas not used, by reason: the full artifact was downloaded instead.", "reason")
 	mQueue        = MetricDesc("queue_depth", "Batches waiting in a queue.", "queue")
 	mQueueCap     = MetricDesc("queue_capacity", "Capacity of a queue.", "queue")
 	mOutBytes     = MetricDesc("output_bytes_total", "Bytes written by an output.", "output", "type")
@@ -252,6 +254,10 @@ func collectRemote(m MetricSink, r *tables.RemoteStats) {
 	m.Counter(mTblBytes, r.Bytes)
 	for _, reason := range tables.FailureReasons {
 		m.Counter(mTblFailures, r.Failures[reason], reason)
+	}
+	m.Counter(mTblDeltas, r.DeltasApplied)
+	for _, reason := range tables.DeltaFallbackReasons {
+		m.Counter(mTblDeltaFall, r.DeltaFallbacks[reason], reason)
 	}
 }
 

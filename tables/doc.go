@@ -36,6 +36,13 @@
 // and reports it stale (Stats().Remote). Stats().Version is the SHA256 of
 // the manifest served, as published.
 //
+// A manifest entry may name a delta (ManifestDelta, format/DELTA.md)
+// beside the full artifact: a set whose cache holds the delta's base
+// downloads the delta, rebuilds the artifact from the base and checks it
+// as it checks a download (size, the manifest's SHA256, structure, rows);
+// without the base, or when any step fails, it downloads the full
+// artifact (RemoteStats.DeltasApplied, DeltaFallbacks).
+//
 // # Live set
 //
 //	set, err := tables.Open("/var/lib/lutkit/dist", tables.Options{})

@@ -61,7 +61,35 @@ type ManifestTable struct {
 	// be rebuilt.
 	OptionsDigest string         `json:"options_digest"`
 	Sources       []SourceDigest `json:"sources"`
+	// Delta, when set, rebuilds this artifact from the artifact of the
+	// table's previous version: a node holding that one downloads the
+	// delta instead (format/DELTA.md). File stays the full artifact, for
+	// every other node and as the fallback.
+	Delta *ManifestDelta `json:"delta,omitempty"`
 }
+
+// ManifestDelta describes the .lutdelta of a table's artifact.
+type ManifestDelta struct {
+	// File is NAME-DIGEST.lutdelta, DIGEST being the first 16 hex digits
+	// of the delta's SHA256 (see DeltaName).
+	File   string `json:"file"`
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+	// BaseSHA256 and BaseSize identify the artifact the delta applies
+	// to: the table's artifact in the previous version.
+	BaseSHA256 string `json:"base_sha256"`
+	BaseSize   int64  `json:"base_size"`
+	// Chain counts the table's consecutive versions published with a
+	// delta, this one included: the builder publishes a version without
+	// one when the chain would exceed its limit.
+	Chain int `json:"chain"`
+}
+
+// DeltaExt is the file extension of a delta.
+const DeltaExt = ".lutdelta"
+
+// DeltaName returns the content-addressed file name of a table's delta.
+func DeltaName(name, sha256hex string) string { return name + "-" + sha256hex[:16] + DeltaExt }
 
 // SourceDigest identifies one source file's content.
 type SourceDigest struct {
@@ -120,6 +148,20 @@ func ParseManifest(path string, b []byte) (*Manifest, error) {
 		}
 		if !hexDigestRE.MatchString(t.SHA256) {
 			return nil, fmt.Errorf("manifest %s: table %q: sha256 %q is not 64 lowercase hex digits", path, t.Name, t.SHA256)
+		}
+		if d := t.Delta; d != nil {
+			switch {
+			case t.Kind != KindLUT:
+				return nil, fmt.Errorf("manifest %s: table %q: a delta is for .lut tables only", path, t.Name)
+			case d.File == "" || d.File != filepath.Base(d.File) || strings.ContainsAny(d.File, `/\`) || filepath.Ext(d.File) != DeltaExt:
+				return nil, fmt.Errorf("manifest %s: table %q: delta file %q must be a plain file name ending in %s", path, t.Name, d.File, DeltaExt)
+			case !hexDigestRE.MatchString(d.SHA256) || !hexDigestRE.MatchString(d.BaseSHA256):
+				return nil, fmt.Errorf("manifest %s: table %q: delta digests must be 64 lowercase hex digits", path, t.Name)
+			case d.Size <= 0 || d.BaseSize <= 0 || d.Chain < 1:
+				return nil, fmt.Errorf("manifest %s: table %q: delta size %d, base size %d and chain %d must be positive", path, t.Name, d.Size, d.BaseSize, d.Chain)
+			case d.BaseSHA256 == t.SHA256:
+				return nil, fmt.Errorf("manifest %s: table %q: a delta from the artifact to itself", path, t.Name)
+			}
 		}
 	}
 	return &m, nil

@@ -131,10 +131,17 @@ type RemoteStats struct {
 	// "not modified" (no body transferred).
 	Checks      uint64
 	NotModified uint64
-	// Downloads counts artifacts downloaded and verified; Bytes the bytes
-	// received (artifacts and manifests).
+	// Downloads counts artifacts downloaded (or rebuilt from a delta)
+	// and verified; Bytes the bytes received (artifacts, deltas and
+	// manifests).
 	Downloads uint64
 	Bytes     uint64
+	// DeltasApplied counts artifacts rebuilt from a delta and the base in
+	// the cache, and verified against the manifest's digest;
+	// DeltaFallbacks the deltas not used, by reason (Delta* constants):
+	// the full artifact was downloaded instead.
+	DeltasApplied  uint64
+	DeltaFallbacks map[string]uint64
 	// Failures counts failed checks and downloads by reason (Reason*
 	// constants).
 	Failures map[string]uint64
@@ -206,6 +213,7 @@ func newRemote(path string, o *RemoteOptions, log *slog.Logger) (*remote, error)
 	r.stats.Source = st.location()
 	r.stats.Failures = map[string]uint64{}
 	r.stats.DownloadsByFile = map[string]uint64{}
+	r.stats.DeltaFallbacks = map[string]uint64{}
 	if s, err := readState(o.CacheDir); err == nil && s.Source == st.location() {
 		r.state = s
 		r.stats.LastSuccess = s.CheckedAt
@@ -360,6 +368,10 @@ func (r *remote) Stats() RemoteStats {
 	st.Failures = make(map[string]uint64, len(r.stats.Failures))
 	for k, v := range r.stats.Failures {
 		st.Failures[k] = v
+	}
+	st.DeltaFallbacks = make(map[string]uint64, len(r.stats.DeltaFallbacks))
+	for k, v := range r.stats.DeltaFallbacks {
+		st.DeltaFallbacks[k] = v
 	}
 	st.DownloadsByFile = make(map[string]uint64, len(r.stats.DownloadsByFile))
 	for k, v := range r.stats.DownloadsByFile {

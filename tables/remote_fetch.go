@@ -24,15 +24,18 @@ func (r *remote) fetchArtifact(ctx context.Context, t *ManifestTable) error {
 	part := filepath.Join(r.o.CacheDir, cachePartial, name)
 	r.pending[name] = true
 	defer delete(r.pending, name)
-	err := r.retry(ctx, "artifact "+t.File, func() error { return r.download(ctx, t, part) })
-	if err != nil {
-		return err
-	}
-	if err := r.verifyDownload(t, part); err != nil {
-		os.Remove(part)
-		reason, _ := reasonOf(err)
-		r.fail(reason)
-		return err
+	fromDelta := t.Delta != nil && r.fetchDelta(ctx, t, part)
+	if !fromDelta {
+		err := r.retry(ctx, "artifact "+t.File, func() error { return r.download(ctx, t, part) })
+		if err != nil {
+			return err
+		}
+		if err := r.verifyDownload(t, part); err != nil {
+			os.Remove(part)
+			reason, _ := reasonOf(err)
+			r.fail(reason)
+			return err
+		}
 	}
 	if err := os.Rename(part, final); err != nil {
 		r.fail(ReasonCache)
@@ -45,6 +48,9 @@ func (r *remote) fetchArtifact(ctx context.Context, t *ManifestTable) error {
 	r.mu.Lock()
 	r.stats.Downloads++
 	r.stats.DownloadsByFile[t.File]++
+	if fromDelta {
+		r.stats.DeltasApplied++
+	}
 	r.mu.Unlock()
 	return nil
 }

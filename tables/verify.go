@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lutkit/lutkit/format/delta"
 	"github.com/lutkit/lutkit/internal/fsutil"
 	"github.com/lutkit/lutkit/reader"
 	"github.com/lutkit/lutkit/reader/mmdb"
@@ -43,6 +44,9 @@ func VerifyDir(dir string) ([]VerifyResult, error) {
 	for _, t := range m.Tables {
 		r := VerifyResult{Name: t.Name, Kind: t.Kind, File: filepath.Join(dir, t.File)}
 		r.Err = verifyArtifact(r.File, &t)
+		if r.Err == nil && t.Delta != nil {
+			r.Err = verifyDelta(filepath.Join(dir, t.Delta.File), &t)
+		}
 		if r.Err != nil {
 			r.Err = fmt.Errorf("table %s: %s: %w", t.Name, r.File, r.Err)
 			errs = append(errs, r.Err)
@@ -78,6 +82,30 @@ func verifyArtifact(path string, t *ManifestTable) error {
 	}
 	if info.Rows != t.Rows {
 		return fmt.Errorf("%d rows, the manifest says %d", info.Rows, t.Rows)
+	}
+	return nil
+}
+
+// verifyDelta checks a table's delta file: size, SHA256, and a header
+// that names the manifest's base and artifact.
+func verifyDelta(path string, t *ManifestTable) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fsutil.UnwrapPath(err)
+	}
+	if int64(len(b)) != t.Delta.Size {
+		return fmt.Errorf("delta %s: size %d, the manifest says %d", t.Delta.File, len(b), t.Delta.Size)
+	}
+	if sum := fsutil.BytesSHA256(b); sum != t.Delta.SHA256 {
+		return fmt.Errorf("delta %s: digest mismatch: the file's sha256 is %s, the manifest says %s", t.Delta.File, sum, t.Delta.SHA256)
+	}
+	h, err := delta.ParseHeader(b, int64(len(b)))
+	if err != nil {
+		return fmt.Errorf("delta %s: %w", t.Delta.File, err)
+	}
+	if h.BaseSHA256() != t.Delta.BaseSHA256 || h.TargetSHA256() != t.SHA256 || int64(h.BaseSize) != t.Delta.BaseSize || int64(h.TargetSize) != t.Size {
+		return fmt.Errorf("delta %s: it rebuilds %.16s from %.16s, the manifest says %.16s from %.16s",
+			t.Delta.File, h.TargetSHA256(), h.BaseSHA256(), t.SHA256, t.Delta.BaseSHA256)
 	}
 	return nil
 }

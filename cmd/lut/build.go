@@ -27,6 +27,8 @@ func newBuildCommand() *cobra.Command {
 		force bool
 		prune bool
 		quiet bool
+		dlt   bool
+		chain int
 	)
 	cmd := &cobra.Command{
 		Use:   "build TABLES.yaml --out DIR",
@@ -44,9 +46,17 @@ tables.yaml is invalid or DIR cannot be written.
 
 Deploy by copying DIR to the nodes, MANIFEST.json last; "lut verify DIR"
 checks every artifact against the manifest. SOURCE_DATE_EPOCH, when set,
-is the build time recorded in the tables and the manifest.`,
+is the build time recorded in the tables and the manifest.
+
+With --delta, a rebuilt .lut table is also written as NAME-DIGEST.lutdelta,
+a patch from the previous version's artifact (format/DELTA.md), named in
+the manifest beside the full artifact: nodes that hold the previous
+version download the delta, rebuild the artifact and check its digest;
+the others download the full artifact. After --delta-chain consecutive
+versions with a delta, a version is published full only.`,
 		Example: `  lut build tables.yaml --out dist/
   lut build tables.yaml --out dist/ -j 4 --prune
+  lut build tables.yaml --out dist/ --delta
   lut verify dist/`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -75,7 +85,7 @@ is the build time recorded in the tables and the manifest.`,
 			defer stop()
 			w, ew := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			res, err := tablebuild.Build(ctx, cfg, out, tablebuild.Options{
-				Jobs: jobs, Force: force, BuildTime: buildTime, Prune: prune,
+				Jobs: jobs, Force: force, BuildTime: buildTime, Prune: prune, Delta: dlt, DeltaChain: chain,
 				Report: func(r tablebuild.TableResult) {
 					switch r.Status {
 					case tablebuild.StatusFailed:
@@ -87,6 +97,9 @@ is the build time recorded in the tables and the manifest.`,
 					default:
 						if !quiet {
 							fmt.Fprintf(w, "built     %-20s %s (%d rows, %s, %.2fs)\n", r.Name, r.Entry.File, r.Entry.Rows, humanBytes(r.Entry.Size), r.Elapsed.Seconds())
+							if d := r.Entry.Delta; d != nil {
+								fmt.Fprintf(w, "delta     %-20s %s (%s from %.16s, chain %d)\n", r.Name, d.File, humanBytes(d.Size), d.BaseSHA256, d.Chain)
+							}
 						}
 					}
 				},
@@ -127,6 +140,8 @@ is the build time recorded in the tables and the manifest.`,
 	f.BoolVar(&force, "force", false, "rebuild every table, changed or not")
 	f.BoolVar(&prune, "prune", false, "remove artifacts named by neither the new nor the previous manifest")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print failures only")
+	f.BoolVar(&dlt, "delta", false, "also write each rebuilt .lut table as a delta from its previous version")
+	f.IntVar(&chain, "delta-chain", tablebuild.DefaultDeltaChain, "consecutive versions of a table with a delta before one is published full only")
 	return cmd
 }
 

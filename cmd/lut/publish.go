@@ -23,8 +23,9 @@ web server, or s3://BUCKET/PREFIX/ on S3 or an S3-compatible store.
 The order is safe for nodes polling at any moment:
   1. DIR is fully verified (as "lut verify DIR"): nothing is published
      from a directory that fails;
-  2. every artifact DEST lacks is uploaded; artifacts are content-addressed
-     (NAME-DIGEST.EXT), so one already there is skipped;
+  2. every artifact and delta (lut build --delta) DEST lacks is uploaded;
+     they are content-addressed (NAME-DIGEST.EXT), so one already there is
+     skipped;
   3. the manifest is written last, atomically: a rename in a directory; on
      S3 a conditional write (If-Match the manifest seen at the start, or
      If-None-Match for the first), which fails, replacing nothing, if

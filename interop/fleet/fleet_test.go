@@ -102,6 +102,14 @@ type node struct {
 // startNode starts a daemon whose tables section is tablesYAML.
 func startNode(t *testing.T, name, tablesYAML string) *node {
 	t.Helper()
+	return startNodeWith(t, name, tablesYAML, `  - {name: customer, table: customers, field: cust, target: customer, columns: ["Customer Id"]}
+  - {name: account, table: accounts, field: cust, target: account, columns: [Owner]}`)
+}
+
+// startNodeWith starts a daemon whose tables and rules sections are
+// tablesYAML and rulesYAML.
+func startNodeWith(t *testing.T, name, tablesYAML, rulesYAML string) *node {
+	t.Helper()
 	dir := t.TempDir()
 	n := &node{name: name, out: filepath.Join(dir, "out.json")}
 	yml := fmt.Sprintf(`
@@ -110,13 +118,12 @@ inputs:
 tables:
 %s
 rules:
-  - {name: customer, table: customers, field: cust, target: customer, columns: ["Customer Id"]}
-  - {name: account, table: accounts, field: cust, target: account, columns: [Owner]}
+%s
 outputs:
   - {type: file, path: %q}
 http: {listen: "127.0.0.1:0"}
 drain_read_grace: 300ms
-`, tablesYAML, n.out)
+`, tablesYAML, rulesYAML, n.out)
 	cfg, err := enrichd.ParseConfig(filepath.Join(dir, "enrichd.yaml"), []byte(yml))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, yml)

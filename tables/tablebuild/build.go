@@ -37,6 +37,13 @@ type Options struct {
 	// manifest once the new manifest is in place. The previous ones are
 	// kept for nodes still switching over.
 	Prune bool
+	// Delta publishes every rebuilt .lut table also as a delta against
+	// its previous version (format/DELTA.md), for nodes that hold that
+	// version; the full artifact is published too. DeltaChain bounds the
+	// consecutive versions of a table published with a delta (default
+	// DefaultDeltaChain): the next one is published full only.
+	Delta      bool
+	DeltaChain int
 	// Report, if set, is called (from any goroutine, one call at a time)
 	// as each table finishes.
 	Report func(TableResult)
@@ -141,11 +148,14 @@ func Build(ctx context.Context, cfg *Config, outDir string, opts Options) (*Resu
 			}
 			defer func() { <-sem }()
 			start := time.Now()
-			var old *tables.ManifestTable
-			if prev != nil && !opts.Force {
-				old = prev.Table(t.Name)
+			var old, base *tables.ManifestTable
+			if prev != nil {
+				base = prev.Table(t.Name)
+				if !opts.Force {
+					old = base
+				}
 			}
-			r := buildTable(ctx, t, outDir, old, opts)
+			r := buildTable(ctx, t, outDir, old, base, opts)
 			r.Elapsed = time.Since(start)
 			res.Tables[i] = r
 			if opts.Report != nil {
@@ -187,8 +197,9 @@ func Build(ctx context.Context, cfg *Config, outDir string, opts Options) (*Resu
 	return res, nil
 }
 
-// buildTable builds (or reuses) one table.
-func buildTable(ctx context.Context, t *TableConfig, outDir string, old *tables.ManifestTable, opts Options) TableResult {
+// buildTable builds (or reuses, when old, its previous entry, is
+// unchanged) one table; base is its previous entry for a delta.
+func buildTable(ctx context.Context, t *TableConfig, outDir string, old, base *tables.ManifestTable, opts Options) TableResult {
 	r := TableResult{Name: t.Name, Kind: t.Kind}
 	fail := func(err error) TableResult {
 		r.Status, r.Err = StatusFailed, fmt.Errorf("table %s: %w", t.Name, err)
@@ -255,6 +266,11 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old *tables.
 		e.BuildTime = time.Now().UTC().Truncate(time.Second)
 	}
 	e.File = tables.ArtifactName(t.Name, t.Kind, sum)
+	if opts.Delta && t.Kind == tables.KindLUT {
+		if e.Delta, err = writeDelta(outDir, t.Name, base, tmpPath, sum, opts.deltaChain()); err != nil {
+			return fail(fmt.Errorf("writing the delta: %w", err))
+		}
+	}
 	final := filepath.Join(outDir, e.File)
 	if fi, err := os.Stat(final); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
 		if s, _, err := fsutil.FileSHA256(final); err == nil && s == sum {
@@ -332,8 +348,9 @@ func removeStaleTemps(dir string) {
 	}
 }
 
-// artifactRE matches the names tables.ArtifactName gives.
-var artifactRE = regexp.MustCompile(`^(.+)-([0-9a-f]{16})\.(lut|mmdb)$`)
+// artifactRE matches the names tables.ArtifactName and tables.DeltaName
+// give.
+var artifactRE = regexp.MustCompile(`^(.+)-([0-9a-f]{16})\.(lut|mmdb|lutdelta)$`)
 
 // prune removes artifacts named by neither m nor prev.
 func prune(dir string, m, prev *tables.Manifest) []string {
@@ -344,6 +361,9 @@ func prune(dir string, m, prev *tables.Manifest) []string {
 		}
 		for _, t := range mm.Tables {
 			keep[t.File] = true
+			if t.Delta != nil {
+				keep[t.Delta.File] = true
+			}
 		}
 	}
 	ents, err := os.ReadDir(dir)

@@ -43,9 +43,9 @@ var ErrManifestChanged = errors.New("the destination's manifest changed during t
 
 // Publish uploads the built directory dir to dest (file:///PATH/, a
 // local path, or s3://BUCKET/PREFIX/) in the order nodes can follow
-// safely: the directory is fully verified first; then every artifact the
-// destination lacks is written (artifacts are content-addressed, so one
-// already there is skipped); then the manifest, last, atomically: a
+// safely: the directory is fully verified first; then every artifact and
+// delta the destination lacks is written (they are content-addressed, so
+// one already there is skipped); then the manifest, last, atomically: a
 // rename for a directory, and on S3 a conditional write that fails if
 // another publisher replaced the manifest meanwhile.
 //
@@ -96,21 +96,32 @@ func Publish(ctx context.Context, dir, dest string, opts PublishOptions) (*Publi
 	if err != nil {
 		return nil, err
 	}
+	type file struct {
+		name, sha256 string
+		size         int64
+	}
+	var files []file
 	for _, a := range m.Tables {
-		ok, err := t.has(ctx, a.File, a.Size, a.SHA256)
+		files = append(files, file{a.File, a.SHA256, a.Size})
+		if a.Delta != nil {
+			files = append(files, file{a.Delta.File, a.Delta.SHA256, a.Delta.Size})
+		}
+	}
+	for _, a := range files {
+		ok, err := t.has(ctx, a.name, a.size, a.sha256)
 		if err != nil {
 			return res, err
 		}
 		if ok {
-			res.Skipped = append(res.Skipped, a.File)
-			logf("%s: already there", a.File)
+			res.Skipped = append(res.Skipped, a.name)
+			logf("%s: already there", a.name)
 			continue
 		}
-		if err := t.put(ctx, a.File, filepath.Join(dir, a.File), a.Size); err != nil {
-			return res, fmt.Errorf("uploading %s: %w", a.File, err)
+		if err := t.put(ctx, a.name, filepath.Join(dir, a.name), a.size); err != nil {
+			return res, fmt.Errorf("uploading %s: %w", a.name, err)
 		}
-		res.Uploaded = append(res.Uploaded, a.File)
-		logf("%s: uploaded (%d bytes)", a.File, a.Size)
+		res.Uploaded = append(res.Uploaded, a.name)
+		logf("%s: uploaded (%d bytes)", a.name, a.size)
 	}
 	if err := t.putManifest(ctx, raw, prev); err != nil {
 		return res, err
