@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -340,7 +341,7 @@ loop:
 			break
 		}
 		fs.EachError(func(topic string, p int32, err error) {
-			if ctx.Err() != nil && (err == context.Canceled || err == context.DeadlineExceeded) {
+			if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 				return
 			}
 			k.fetchErrors.Add(1)
