@@ -227,6 +227,7 @@ func TestKafkaConfig(t *testing.T) {
 	f("inputs:\n  - {type: kafka}\n"+out, "inputs[0].kafka: required for a kafka input")
 	f("inputs:\n  - {type: tcp, listen: \"x:1\", kafka: {brokers: [k:1]}}\n"+out, "inputs[0].kafka: only for a kafka input")
 	f("inputs:\n  - {type: kafka, kafka: {brokers: [k:1], topics: [a], group: g, start_offset: middle}}\n"+out, "start_offset: must be one of earliest, latest")
+	f("inputs:\n  - {type: kafka, kafka: {brokers: [k:1], topics: [a], group: g, assignor: sticky}}\n"+out, "assignor: must be one of cooperative-sticky, range, roundrobin")
 	f("inputs:\n  - {type: kafka, kafka: {brokers: [k:1], topics: [a], group: g, sasl: {mechanism: md5, username: u}}}\n"+out, "sasl.mechanism: must be one of plain")
 	in := "inputs: [{type: file, path: x}]\n"
 	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1]}}\n", "outputs[0].kafka.topic: required")
@@ -240,7 +241,7 @@ func TestKafkaConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := cfg.Inputs[0].Settings.(*InputConfig); k.Group != "enrichd" || k.MaxUncommitted != 100000 || len(k.Brokers) != 3 {
+	if k := cfg.Inputs[0].Settings.(*InputConfig); k.Group != "enrichd" || k.MaxUncommitted != 100000 || len(k.Brokers) != 3 || k.Assignor != "cooperative-sticky" {
 		t.Errorf("example input: %+v", k)
 	}
 	if k := cfg.Outputs[0].Settings.(*OutputConfig); k.KeyField != "cust" || k.MaxAttempts != 10 || k.BatchBytes != 1000000 {
@@ -476,4 +477,39 @@ func TestKafkaNewPartitions(t *testing.T) {
 			t.Errorf("no %s series", s)
 		}
 	}
+}
+
+// TestKafkaEagerAssignor: with assignor: range (eager) a second member
+// joining mid-stream takes half the partitions; every event arrives, the
+// events read twice stay within max_uncommitted, and after both stop the
+// group has committed everything.
+func TestKafkaEagerAssignor(t *testing.T) {
+	const n, rows, window = 20_000, 100, 2000
+	c := kafkatest.Start(t, 3, 6, "in", "out")
+	in := fmt.Sprintf(", assignor: range, max_uncommitted: %d, commit_interval: 50ms, heartbeat_interval: 200ms", window)
+	r1 := startDaemon(t, kafkaConfig(t, t.TempDir(), c, rows, in, ""))
+	c.Produce(t, "in", 0, n/2, func(i int) []byte { return kafkatest.Event(i, rows) })
+	waitMetric(t, r1.d, `enrichd_kafka_produced_total{output="kafka"}`, n/4)
+	r2 := startDaemon(t, kafkaConfig(t, t.TempDir(), c, rows, in, ""))
+	c.Produce(t, "in", n/2, n, func(i int) []byte { return kafkatest.Event(i, rows) })
+	deadline := time.Now().Add(60 * time.Second)
+	for c.Lag(t, "enrichd", "in") != 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := metric(t, r2.d, `enrichd_kafka_produced_total{output="kafka"}`); got == 0 {
+		t.Errorf("the second member produced nothing: it was given no partition")
+	}
+	r1.stop(t)
+	r2.stop(t)
+	if lag := c.Lag(t, "enrichd", "in"); lag != 0 {
+		t.Errorf("after shutdown the group has %d events uncommitted, want 0", lag)
+	}
+	ty := kafkatest.Check(c.Consume(t, "out", n, 60*time.Second), customerID)
+	if miss := ty.Missing(n); len(miss) > 0 || len(ty.Bad) > 0 {
+		t.Fatalf("%d events missing, %d bad", len(miss), len(ty.Bad))
+	}
+	if ty.Dups > window {
+		t.Errorf("%d duplicates, more than max_uncommitted %d", ty.Dups, window)
+	}
+	t.Logf("%d events, %d duplicates", n, ty.Dups)
 }
