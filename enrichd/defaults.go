@@ -2,7 +2,6 @@ package enrichd
 
 import (
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/lutkit/lutkit/enrichd/serve"
@@ -31,18 +30,6 @@ const (
 
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultDrainReadGrace  = 500 * time.Millisecond
-
-	DefaultKafkaMaxUncommitted = 100_000
-	DefaultKafkaCommitInterval = time.Second
-	DefaultKafkaBatchSize      = 10_000
-	DefaultKafkaBatchBytes     = 1_000_000 // below the brokers' default message.max.bytes
-	DefaultKafkaMaxAttempts    = 10
-	DefaultKafkaInFlight       = 8
-	// A Kafka output retries a failed produce after DefaultKafkaBackoffMin,
-	// doubling the wait up to DefaultKafkaBackoffMax (backoff_min and
-	// backoff_max): brokers that return are used within about a second.
-	DefaultKafkaBackoffMin = 100 * time.Millisecond
-	DefaultKafkaBackoffMax = time.Second
 )
 
 // newConfig is an empty configuration with the one default a zero value
@@ -162,6 +149,3 @@ func (cfg *Config) setDefaults() {
 		}
 	}
 }
-
-// joinNames is a default name's part for a list (Kafka topics).
-func joinNames(s []string) string { return strings.Join(s, ",") }

@@ -8,12 +8,15 @@
 // # Shape
 //
 // The daemon (daemon.go) knows inputs and outputs only by two interfaces.
-// Every input implements Input and every output Output; each type is one
-// file that registers itself (RegisterInput, RegisterOutput) with its
-// settings, its constructor and its own metrics, if it has any:
-// input_tcp.go, input_udp.go, input_file.go, kafka_input.go,
-// output_stdout.go, output_file.go, output_tcp.go, kafka_output.go. Adding
-// a type is adding such a file; see Input and InputKind.
+// Every input implements Input and every output Output; each type
+// registers itself (RegisterInput, RegisterOutput) with its settings, its
+// constructor and its own metrics, if it has any: in this package
+// input_tcp.go, input_udp.go, input_file.go, output_stdout.go,
+// output_file.go and output_tcp.go; in packages of their own, which a
+// program imports for their registration, the Kafka input and output
+// (package enrichd/kafka, imported by cmd/enrichd). Adding a type is
+// adding such a file or package; see Input and InputKind. The package
+// itself imports no Kafka client.
 //
 // An input's goroutines frame messages into pooled batches with a Batcher
 // (one byte buffer and message offsets, up to pipeline.batch_size
@@ -34,7 +37,7 @@
 // and the last report tells the input (Acker). A Kafka input is the one
 // that does: its offsets are committed only for the delivered prefix of
 // its batches, so delivery is at least once, and max_uncommitted bounds
-// what a crash reads again (kafka.go).
+// what a crash reads again (see package enrichd/kafka).
 //
 // # Configuration
 //

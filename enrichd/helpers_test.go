@@ -192,6 +192,19 @@ func hasTag(m map[string]any, tag string) bool {
 	return false
 }
 
+// waitMetric waits up to 10 s for a sample to reach want and returns its
+// last value.
+func waitMetric(t testing.TB, d *Daemon, sample string, want float64) float64 {
+	t.Helper()
+	var got float64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if got = metric(t, d, sample); got >= want {
+			break
+		}
+	}
+	return got
+}
+
 // metric returns the value of one sample from /metrics, e.g.
 // `enrichd_events_in_total{input="tcp",type="tcp"}`.
 func metric(t testing.TB, d *Daemon, sample string) float64 {

@@ -6,7 +6,10 @@ import (
 	"slices"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/lutkit/lutkit/enrichd/engine"
+	"github.com/lutkit/lutkit/internal/config"
 )
 
 // InputKind describes one type of input to the daemon. An input type is
@@ -147,4 +150,36 @@ func outputEndpoints() map[Endpoint][]string {
 		m[k.Endpoint] = append(m[k.Endpoint], string(t))
 	}
 	return m
+}
+
+// Input returns the input named name, or nil.
+func (d *Daemon) Input(name string) Input {
+	for i, in := range d.inputs {
+		if d.cfg.Inputs[i].Name == name {
+			return in
+		}
+	}
+	return nil
+}
+
+// Output returns the output named name, or nil.
+func (d *Daemon) Output(name string) Output {
+	for i, o := range d.outputs {
+		if d.cfg.Outputs[i].Name == name {
+			return o
+		}
+	}
+	return nil
+}
+
+// ResolvePath anchors a path of a type's settings at dir, the
+// configuration file's directory (filepath.Dir of Decoder.File); "", "-"
+// and absolute paths stay as they are.
+func ResolvePath(dir, p string) string { return resolve(dir, p) }
+
+// ReadSecret reads a password or token of a type's settings from the file
+// at path (n and field locate the key, for errors): surrounding white
+// space is dropped, and an empty file is an error.
+func ReadSecret(d *config.Decoder, n *yaml.Node, field, path string) string {
+	return readSecret(d, n, field, path)
 }

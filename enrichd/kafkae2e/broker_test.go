@@ -68,9 +68,9 @@ func TestBrokerDown(t *testing.T) {
 	fetchErrs := after[mFetchErrs] - before[mFetchErrs]
 	t.Logf("during the outage: %v produce retries, %v fetch errors", retries, fetchErrs)
 	// Produces to the broker fail and are retried. Fetches from it do not
-	// count as errors: kafka-go's reader takes a connection closed under a
-	// fetch (io.EOF) for the end of a batch and reconnects without a word,
-	// so only the produce side can be asserted on.
+	// count as errors: kgo retries a fetch from a broker that closed the
+	// connection without reporting it to the poller, so only the produce
+	// side can be asserted on.
 	if retries == 0 {
 		t.Errorf("no produce retry counted while broker %d was down", victim)
 	}

@@ -38,6 +38,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	enrichdBin = filepath.Join(workDir, "enrichd")
+	if bin := os.Getenv("KAFKAE2E_ENRICHD"); bin != "" {
+		// Another build's binary, to compare builds (BENCHMARKS.md).
+		enrichdBin = bin
+		code := m.Run()
+		os.RemoveAll(workDir)
+		os.Exit(code)
+	}
 	build := exec.Command("go", "build", "-o", enrichdBin, "github.com/lutkit/lutkit/cmd/enrichd")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
@@ -78,6 +85,7 @@ type conf struct {
 	input    string // more settings of the Kafka input, e.g. ", max_uncommitted: 5000"
 	output   string // more settings of the Kafka output
 	columns  string // the customer rule's columns setting, e.g. `columns: ["Customer Id"]`
+	outTopic string // the output topic; "" for out
 	httpAddr string // set by writeConfig
 }
 
@@ -92,6 +100,10 @@ func writeConfig(t testing.TB, c *kafkatest.Cluster, name string, cf *conf) stri
 	if cf.columns != "" {
 		columns = ", " + cf.columns
 	}
+	out := cf.outTopic
+	if out == "" {
+		out = "out"
+	}
 	yml := fmt.Sprintf(`
 inputs:
   - name: kafka
@@ -105,10 +117,10 @@ rules:
 outputs:
   - name: kafka
     type: kafka
-    kafka: {brokers: %[1]s, topic: out%[6]s}
+    kafka: {brokers: %[1]s, topic: %[8]s%[6]s}
 pipeline: {kv_fields: all}
 http: {listen: %[7]q}
-`, brokers, group, cf.input, cf.tables, columns, cf.output, cf.httpAddr)
+`, brokers, group, cf.input, cf.tables, columns, cf.output, cf.httpAddr, out)
 	path := filepath.Join(t.TempDir(), name+".yaml")
 	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
 		t.Fatal(err)

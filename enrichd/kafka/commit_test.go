@@ -1,10 +1,10 @@
-package enrichd
+package kafka
 
 import (
 	"testing"
 	"time"
 
-	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestCommitTracker: offsets become committable only when every batch
@@ -12,27 +12,26 @@ import (
 // failed commit puts them back, still dated from their delivery.
 func TestCommitTracker(t *testing.T) {
 	tr := newCommitTracker(100)
-	batch := func(part int, offs ...int64) *ackEntry {
+	batch := func(part int32, offs ...int64) *ackEntry {
 		e := tr.open()
 		for _, o := range offs {
-			e.note(&kafka.Message{Topic: "in", Partition: part, Offset: o})
+			e.note(&kgo.Record{Topic: "in", Partition: part, Offset: o})
 		}
-		e.pending.Store(1)
 		return e
 	}
 	a, b, c := batch(0, 0, 1), batch(1, 0), batch(0, 2, 3)
 	if tr.inflight.Load() != 5 {
 		t.Fatalf("inflight %d, want 5", tr.inflight.Load())
 	}
-	c.release()
-	b.release()
+	c.Delivered()
+	b.Delivered()
 	if offs, _ := tr.take(); offs != nil {
 		t.Fatalf("committable %v before the first batch is delivered", offs)
 	}
 	if !tr.oldest().IsZero() {
 		t.Errorf("oldest delivered %v with nothing committable", tr.oldest())
 	}
-	a.release()
+	a.Delivered()
 	offs, n := tr.take()
 	want := map[topicPart]int64{{"in", 0}: 3, {"in", 1}: 0}
 	if len(offs) != len(want) || n != 5 {
@@ -51,7 +50,7 @@ func TestCommitTracker(t *testing.T) {
 	// from their delivery.
 	time.Sleep(time.Millisecond)
 	d := batch(0, 4)
-	d.release()
+	d.Delivered()
 	tr.restore(offs, n)
 	offs, n = tr.take()
 	if offs[topicPart{"in", 0}].offset != 4 || n != 6 || !offs[topicPart{"in", 0}].since.Equal(since) {

@@ -1,15 +1,13 @@
-package enrichd
+package kafka
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,12 +19,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/lutkit/lutkit/enrichd"
 	"github.com/lutkit/lutkit/internal/kafkatest"
 )
 
 // kafkaConfig is a Kafka-to-Kafka configuration over a customers table
 // of rows rows in dir; extra is appended to the Kafka output's settings.
-func kafkaConfig(t testing.TB, dir string, c *kafkatest.Cluster, rows int, extraIn, extraOut string) *Config {
+func kafkaConfig(t testing.TB, dir string, c *kafkatest.Cluster, rows int, extraIn, extraOut string) *enrichd.Config {
 	t.Helper()
 	buildCustomers(t, filepath.Join(dir, "customers.lut"), rows, 1)
 	brokers := `["` + strings.Join(c.Addrs, `","`) + `"]`
@@ -45,7 +44,7 @@ outputs:
 pipeline: {kv_fields: all}
 http: {listen: "127.0.0.1:0"}
 `, brokers, dir, extraIn, extraOut)
-	cfg, err := ParseConfig(filepath.Join(dir, "enrichd.yaml"), []byte(yml))
+	cfg, err := enrichd.ParseConfig(filepath.Join(dir, "enrichd.yaml"), []byte(yml))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, yml)
 	}
@@ -56,7 +55,7 @@ func customerID(cust int) string { return fmt.Sprintf("C%d-1", cust) }
 
 // waitMetric waits up to 10 s for a sample to reach want and returns its
 // last value.
-func waitMetric(t testing.TB, d *Daemon, sample string, want float64) float64 {
+func waitMetric(t testing.TB, d *enrichd.Daemon, sample string, want float64) float64 {
 	t.Helper()
 	var got float64
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
@@ -115,18 +114,14 @@ func TestKafkaToKafka(t *testing.T) {
 	if lag := c.Lag(t, "enrichd", "in"); lag != 0 {
 		t.Errorf("after shutdown the group has %d uncommitted events, want 0", lag)
 	}
-	// The daemon's Kafka clients are gone (their goroutines would go on
+	// The daemon's Kafka clients are closed (their goroutines would go on
 	// reconnecting to the cluster).
-	var stacks string
-	for range 100 {
-		buf := make([]byte, 1<<20)
-		stacks = string(buf[:runtime.Stack(buf, true)])
-		if !strings.Contains(stacks, "segmentio/kafka-go") {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	if r.d.Input("kafka").(*input).cl.Context().Err() == nil {
+		t.Errorf("the input's client is still open after shutdown")
 	}
-	t.Errorf("kafka-go goroutines left after shutdown:\n%s", stacks)
+	if r.d.Output("kafka").(*output).cl.Context().Err() == nil {
+		t.Errorf("the output's client is still open after shutdown")
+	}
 }
 
 // TestKafkaWindow checks that the input never has more than
@@ -141,7 +136,7 @@ func TestKafkaWindow(t *testing.T) {
 	var peak int64
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		k := r.d.inputs[0].(*kafkaInput)
+		k := r.d.Input("kafka").(*input)
 		peak = max(peak, k.tr.inflight.Load())
 		if metric(t, r.d, `enrichd_kafka_produced_total{output="kafka"}`) >= n {
 			break
@@ -221,7 +216,7 @@ func TestKafkaDeadLetterTopic(t *testing.T) {
 func TestKafkaConfig(t *testing.T) {
 	f := func(yml, want string) {
 		t.Helper()
-		_, err := ParseConfig("e.yaml", []byte(yml))
+		_, err := enrichd.ParseConfig("e.yaml", []byte(yml))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v, want it to contain %q", err, want)
 		}
@@ -232,6 +227,7 @@ func TestKafkaConfig(t *testing.T) {
 	f("inputs:\n  - {type: kafka}\n"+out, "inputs[0].kafka: required for a kafka input")
 	f("inputs:\n  - {type: tcp, listen: \"x:1\", kafka: {brokers: [k:1]}}\n"+out, "inputs[0].kafka: only for a kafka input")
 	f("inputs:\n  - {type: kafka, kafka: {brokers: [k:1], topics: [a], group: g, start_offset: middle}}\n"+out, "start_offset: must be one of earliest, latest")
+	f("inputs:\n  - {type: kafka, kafka: {brokers: [k:1], topics: [a], group: g, assignor: sticky}}\n"+out, "assignor: must be one of cooperative-sticky, range, roundrobin")
 	f("inputs:\n  - {type: kafka, kafka: {brokers: [k:1], topics: [a], group: g, sasl: {mechanism: md5, username: u}}}\n"+out, "sasl.mechanism: must be one of plain")
 	in := "inputs: [{type: file, path: x}]\n"
 	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1]}}\n", "outputs[0].kafka.topic: required")
@@ -241,14 +237,14 @@ func TestKafkaConfig(t *testing.T) {
 	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, create_topic: maybe}}\n", "create_topic: must be true or false")
 	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, create_topic: {partitions: 0}}}\n", "create_topic.partitions: must be a positive integer")
 	f(in+"outputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t, create_topic: {replicas: 3}}}\n", "create_topic")
-	cfg, err := LoadConfig("../examples/enrichd-kafka.yaml")
+	cfg, err := enrichd.LoadConfig("../../examples/enrichd-kafka.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := cfg.Inputs[0].Settings.(*KafkaInputConfig); k.Group != "enrichd" || k.MaxUncommitted != 100000 || len(k.Brokers) != 3 {
+	if k := cfg.Inputs[0].Settings.(*InputConfig); k.Group != "enrichd" || k.MaxUncommitted != 100000 || len(k.Brokers) != 3 || k.Assignor != "cooperative-sticky" {
 		t.Errorf("example input: %+v", k)
 	}
-	if k := cfg.Outputs[0].Settings.(*KafkaOutputConfig); k.KeyField != "cust" || k.MaxAttempts != 10 || k.BatchBytes != 1000000 {
+	if k := cfg.Outputs[0].Settings.(*OutputConfig); k.KeyField != "cust" || k.MaxAttempts != 10 || k.BatchBytes != 1000000 {
 		t.Errorf("example output: %+v", k)
 	}
 }
@@ -273,13 +269,11 @@ func TestKafkaTLSAndSASL(t *testing.T) {
 	// Settings that can never work stop the start with a clear error.
 	c := kafkatest.StartSecure(t, "SCRAM-SHA-512", 1, 1, "in", "out")
 	for _, tc := range []struct{ in, want string }{
-		{fmt.Sprintf(", tls: {ca_file: %q}, sasl: {mechanism: scram-sha-512, username: enrichd, password: wrong}", c.CAFile), "SASL Authentication Failed"},
+		{fmt.Sprintf(", tls: {ca_file: %q}, sasl: {mechanism: scram-sha-512, username: enrichd, password: wrong}", c.CAFile), "SASL Authentication failed"},
 		{", tls: true, sasl: {mechanism: scram-sha-512, username: enrichd, password: x}", "certificate"},
 	} {
 		cfg := kafkaConfig(t, t.TempDir(), c.Cluster, 10, tc.in, "")
-		d, err := New(cfg, slog.New(slog.DiscardHandler))
-		if err == nil {
-			d.closeAll()
+		if err := newFails(t, cfg); err == nil {
 			t.Errorf("%s: started", tc.in)
 		} else if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "input kafka") {
 			t.Errorf("%s: error %q, want it to name the input and contain %q", tc.in, err, tc.want)
@@ -354,7 +348,7 @@ func TestKafkaFailedStreamOutput(t *testing.T) {
 	const n, rows = 200, 10
 	c := kafkatest.Start(t, 1, 2, "in", "out")
 	cfg := kafkaConfig(t, t.TempDir(), c, rows, ", commit_interval: 20ms", "")
-	cfg.Outputs = []OutputConfig{{Name: "full", Type: "file", Path: "/dev/full", BufferSize: 4096}}
+	cfg.Outputs = []enrichd.OutputConfig{{Name: "full", Type: "file", Path: "/dev/full", BufferSize: 4096}}
 	cfg.ShutdownTimeout = 2 * time.Second
 	r := startDaemon(t, cfg)
 	c.Produce(t, "in", 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
@@ -491,4 +485,39 @@ func TestKafkaNewPartitions(t *testing.T) {
 			t.Errorf("no %s series", s)
 		}
 	}
+}
+
+// TestKafkaEagerAssignor: with assignor: range (eager) a second member
+// joining mid-stream takes half the partitions; every event arrives, the
+// events read twice stay within max_uncommitted, and after both stop the
+// group has committed everything.
+func TestKafkaEagerAssignor(t *testing.T) {
+	const n, rows, window = 20_000, 100, 2000
+	c := kafkatest.Start(t, 3, 6, "in", "out")
+	in := fmt.Sprintf(", assignor: range, max_uncommitted: %d, commit_interval: 50ms, heartbeat_interval: 200ms", window)
+	r1 := startDaemon(t, kafkaConfig(t, t.TempDir(), c, rows, in, ""))
+	c.Produce(t, "in", 0, n/2, func(i int) []byte { return kafkatest.Event(i, rows) })
+	waitMetric(t, r1.d, `enrichd_kafka_produced_total{output="kafka"}`, n/4)
+	r2 := startDaemon(t, kafkaConfig(t, t.TempDir(), c, rows, in, ""))
+	c.Produce(t, "in", n/2, n, func(i int) []byte { return kafkatest.Event(i, rows) })
+	deadline := time.Now().Add(60 * time.Second)
+	for c.Lag(t, "enrichd", "in") != 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := metric(t, r2.d, `enrichd_kafka_produced_total{output="kafka"}`); got == 0 {
+		t.Errorf("the second member produced nothing: it was given no partition")
+	}
+	r1.stop(t)
+	r2.stop(t)
+	if lag := c.Lag(t, "enrichd", "in"); lag != 0 {
+		t.Errorf("after shutdown the group has %d events uncommitted, want 0", lag)
+	}
+	ty := kafkatest.Check(c.Consume(t, "out", n, 60*time.Second), customerID)
+	if miss := ty.Missing(n); len(miss) > 0 || len(ty.Bad) > 0 {
+		t.Fatalf("%d events missing, %d bad", len(miss), len(ty.Bad))
+	}
+	if ty.Dups > window {
+		t.Errorf("%d duplicates, more than max_uncommitted %d", ty.Dups, window)
+	}
+	t.Logf("%d events, %d duplicates", n, ty.Dups)
 }

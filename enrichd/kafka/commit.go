@@ -1,4 +1,4 @@
-package enrichd
+package kafka
 
 import (
 	"context"
@@ -10,18 +10,23 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/lutkit/lutkit/enrichd"
 )
 
-// A Kafka input's offsets: which are delivered (commitTracker), and their
-// commits to the group (kafkaInput.commit and its loop). See kafka.go for
-// the whole of the delivery guarantee.
+// An input's offsets: which are delivered (commitTracker), and their
+// commits to the group (input.commit and its loop). See doc.go for the
+// whole of the delivery guarantee.
 
-// ackEntry is one Kafka input batch on its way to the outputs: the
-// batch's acknowledgement (Ack) tells it when every output has delivered
-// the batch.
+// ackEntry is one input batch on its way to the outputs: the batch's
+// acknowledgement (Ack) tells it when every output has delivered the
+// batch.
 type ackEntry struct {
-	Ack
+	enrichd.Ack
 	t      *commitTracker
 	offs   []partOffset // the last offset of each partition in the batch
 	events int
@@ -30,7 +35,7 @@ type ackEntry struct {
 
 type topicPart struct {
 	topic     string
-	partition int
+	partition int32
 }
 
 func (tp topicPart) String() string { return fmt.Sprintf("%s/%d", tp.topic, tp.partition) }
@@ -38,32 +43,34 @@ func (tp topicPart) String() string { return fmt.Sprintf("%s/%d", tp.topic, tp.p
 type partOffset struct {
 	topicPart
 	offset int64 // last offset in the batch
+	epoch  int32 // its leader epoch
 }
 
 // delivered is the last delivered offset of a partition, and since when
 // the oldest delivered event after its committed offset has waited.
 type delivered struct {
 	offset int64
+	epoch  int32
 	since  time.Time
 }
 
-func (e *ackEntry) note(m *kafka.Message) {
+func (e *ackEntry) note(r *kgo.Record) {
 	e.events++
 	e.t.inflight.Add(1)
 	for i := range e.offs {
-		if o := &e.offs[i]; o.partition == m.Partition && o.topic == m.Topic {
-			o.offset = m.Offset
+		if o := &e.offs[i]; o.partition == r.Partition && o.topic == r.Topic {
+			o.offset, o.epoch = r.Offset, r.LeaderEpoch
 			return
 		}
 	}
-	e.offs = append(e.offs, partOffset{topicPart{m.Topic, m.Partition}, m.Offset})
+	e.offs = append(e.offs, partOffset{topicPart{r.Topic, r.Partition}, r.Offset, r.LeaderEpoch})
 }
 
 // Delivered is called once every output has delivered the batch.
 func (e *ackEntry) Delivered() { e.t.complete(e) }
 
-// commitTracker orders a Kafka input's batches and turns the delivered
-// ones into offsets to commit.
+// commitTracker orders an input's batches and turns the delivered ones
+// into offsets to commit.
 type commitTracker struct {
 	max      int64
 	inflight atomic.Int64 // events fetched and not committed
@@ -72,6 +79,7 @@ type commitTracker struct {
 	mu     sync.Mutex
 	cond   *sync.Cond  // inflight fell, or the input stops
 	q      []*ackEntry // open entries, oldest first
+	free   []*ackEntry // entries to reuse
 	ready  map[topicPart]delivered
 	readyN int // events that ready covers
 	// taken is when the oldest of the offsets being committed was
@@ -87,9 +95,15 @@ func newCommitTracker(max int) *commitTracker {
 
 // open starts the entry of a new batch.
 func (t *commitTracker) open() *ackEntry {
-	e := &ackEntry{t: t}
-	e.Init(e)
 	t.mu.Lock()
+	var e *ackEntry
+	if n := len(t.free); n > 0 {
+		e, t.free = t.free[n-1], t.free[:n-1]
+		e.offs, e.events, e.done = e.offs[:0], 0, false
+	} else {
+		e = &ackEntry{t: t}
+	}
+	e.Init(e)
 	t.q = append(t.q, e)
 	t.mu.Unlock()
 	return e
@@ -110,20 +124,42 @@ func (t *commitTracker) complete(e *ackEntry) {
 			cur, ok := t.ready[o.topicPart]
 			switch {
 			case !ok:
-				t.ready[o.topicPart] = delivered{o.offset, now}
+				t.ready[o.topicPart] = delivered{o.offset, o.epoch, now}
 			case o.offset > cur.offset:
-				t.ready[o.topicPart] = delivered{o.offset, cur.since}
+				t.ready[o.topicPart] = delivered{o.offset, o.epoch, cur.since}
 			}
 		}
 		t.readyN += h.events
 		t.q[i] = nil
+		if len(t.free) < 1024 {
+			t.free = append(t.free, h)
+		}
 	}
-	t.q = t.q[i:]
+	if i > 0 {
+		n := copy(t.q, t.q[i:])
+		clear(t.q[n:])
+		t.q = t.q[:n]
+	}
 	kick := int64(t.readyN) >= t.max/2
 	t.mu.Unlock()
 	if kick {
 		t.nudge()
 	}
+}
+
+// holds reports whether a batch not delivered yet has events of one of
+// parts.
+func (t *commitTracker) holds(parts map[topicPart]bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, e := range t.q {
+		for _, o := range e.offs {
+			if parts[o.topicPart] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // nudge asks the committer to commit now.
@@ -167,7 +203,10 @@ func (t *commitTracker) restore(offs map[topicPart]delivered, n int) {
 	t.mu.Lock()
 	for k, o := range offs {
 		if cur, ok := t.ready[k]; ok {
-			o = delivered{max(o.offset, cur.offset), earlier(o.since, cur.since)}
+			if cur.offset > o.offset {
+				o.offset, o.epoch = cur.offset, cur.epoch
+			}
+			o.since = earlier(o.since, cur.since)
 		}
 		t.ready[k] = o
 	}
@@ -226,82 +265,75 @@ func (t *commitTracker) wake() {
 	t.mu.Unlock()
 }
 
-// errNoGeneration: the input is between two generations of the group,
-// so nothing can be committed until the next begins.
-var errNoGeneration = errors.New("not a member of the group at the moment")
-
-// commit commits the delivered offsets of the partitions the current
-// generation assigns to the input. Offsets of partitions it does not
-// assign are dropped (their new owner reads those events again), and so
-// are offsets the group has already committed past. On failure the
-// offsets go back to the tracker, to be retried.
-func (k *kafkaInput) commit() error {
+// commit commits the delivered offsets of the partitions the group
+// assigns to the input now, in its current generation. Those of
+// partitions a rebalance or a lost membership took away are kept as
+// orphans (see input.former); their new owner, if they have one, reads
+// those events again. Offsets the group has committed past are dropped.
+// On failure the offsets go back to the tracker, to be retried.
+func (k *input) commit() error {
 	k.commitMu.Lock()
 	defer k.commitMu.Unlock()
 	offs, n := k.tr.take()
 	if offs == nil {
 		return nil
 	}
-	gen := k.group.current()
-	if gen == nil {
-		k.tr.restore(offs, n)
-		return errNoGeneration
-	}
-	topics := map[string][]kafka.OffsetCommit{}
+	req := map[string]map[int32]kgo.EpochOffset{}
+	k.mu.Lock()
 	for tp, o := range offs {
-		if !gen.owns(tp) {
-			// Fetched before a rebalance: the partition is another
-			// member's now, which reads these events again.
+		if !k.owned[tp] {
 			delete(offs, tp)
-			k.staleOffsets.Add(1)
+			if cur, ok := k.orphans[tp]; !ok || o.offset > cur.offset {
+				k.orphans[tp] = o
+			}
 			continue
 		}
-		if o.offset+1 <= k.committedAt(tp) {
+		if c, ok := k.committed[tp]; ok && o.offset+1 <= c {
 			delete(offs, tp)
 			continue
 		}
-		topics[tp.topic] = append(topics[tp.topic], kafka.OffsetCommit{Partition: tp.partition, Offset: o.offset + 1})
+		if req[tp.topic] == nil {
+			req[tp.topic] = map[int32]kgo.EpochOffset{}
+		}
+		req[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: o.epoch, Offset: o.offset + 1}
 	}
-	if len(topics) == 0 {
+	k.mu.Unlock()
+	if len(req) == 0 {
 		k.tr.done(n)
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), kafkaRequestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
 	start := time.Now()
-	var resp *kafka.OffsetCommitResponse
-	err := retryConn(ctx, func() (err error) {
-		resp, err = k.cl.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
-			GroupID: k.kc.Group, GenerationID: gen.id, MemberID: gen.member, Topics: topics,
-		})
-		return err
-	})
-	cancel()
-	k.commitLat.Observe(time.Since(start).Seconds())
-	if err != nil {
-		k.commitFailed(offs, n, err)
-		return err
-	}
+	var err error
 	failed := map[topicPart]delivered{}
-	for topic, parts := range resp.Topics {
-		for _, p := range parts {
-			tp := topicPart{topic, p.Partition}
-			if p.Error != nil {
+	k.cl.CommitOffsetsSync(ctx, req, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, e error) {
+		if e != nil {
+			err = e
+			return
+		}
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				tp := topicPart{t.Topic, p.Partition}
+				if pe := kerr.ErrorForCode(p.ErrorCode); pe != nil {
+					if o, ok := offs[tp]; ok {
+						failed[tp] = o
+					}
+					if err == nil {
+						err = fmt.Errorf("%s: %w", tp, pe)
+					}
+					continue
+				}
 				if o, ok := offs[tp]; ok {
-					failed[tp] = o
+					k.setCommitted(tp, o.offset+1)
 				}
-				if err == nil {
-					err = fmt.Errorf("%s: %w", tp, p.Error)
-				}
-				continue
-			}
-			if o, ok := offs[tp]; ok {
-				k.setCommitted(tp, o.offset+1)
 			}
 		}
-	}
+	})
+	k.commitLat.Observe(time.Since(start).Seconds())
 	if err != nil {
-		if isGroupState(err) {
-			k.group.commitRefused(gen, err)
+		if len(failed) == 0 {
+			failed = offs
 		}
 		k.commitFailed(failed, n, err)
 		return err
@@ -312,16 +344,28 @@ func (k *kafkaInput) commit() error {
 	return nil
 }
 
-func (k *kafkaInput) commitFailed(offs map[topicPart]delivered, n int, err error) {
+// commitTimeout bounds a commit, which kgo retries meanwhile while the
+// coordinator answers with a retriable error.
+const commitTimeout = 2 * time.Second
+
+// setCommitted records a commit of tp up to off.
+func (k *input) setCommitted(tp topicPart, off int64) {
+	k.mu.Lock()
+	if c, ok := k.committed[tp]; !ok || off > c {
+		k.committed[tp] = off
+	}
+	k.mu.Unlock()
+}
+
+func (k *input) commitFailed(offs map[topicPart]delivered, n int, err error) {
 	k.commitErrors.Add(1)
 	k.tr.restore(offs, n)
 	k.commitStreak.fail(k.log, "kafka offset commit failed; retrying", "err", err)
 }
 
 // commitLoop commits every commit_interval, sooner when half the window
-// is waiting or a generation begins, and retries a failed commit with
-// backoff.
-func (k *kafkaInput) commitLoop() {
+// is waiting, and retries a failed commit with backoff.
+func (k *input) commitLoop() {
 	defer close(k.commitDone)
 	tick := time.NewTicker(k.kc.CommitInterval)
 	defer tick.Stop()
@@ -333,14 +377,11 @@ func (k *kafkaInput) commitLoop() {
 		case <-tick.C:
 		case <-k.tr.kick:
 		case <-retry.C:
-		case <-k.group.begun:
 		case <-k.commitStop:
 			return
 		}
 		if err := k.commit(); err != nil {
-			if !errors.Is(err, errNoGeneration) {
-				retry.Reset(bo.next())
-			}
+			retry.Reset(bo.next())
 		} else {
 			bo.reset()
 		}
@@ -349,22 +390,22 @@ func (k *kafkaInput) commitLoop() {
 
 // finalCommit commits what the outputs delivered, retrying until it
 // succeeds or the deadline passes, and logs what it leaves uncommitted.
-func (k *kafkaInput) finalCommit(deadline time.Time) {
+func (k *input) finalCommit(deadline time.Time) {
 	bo := backoff{min: 100 * time.Millisecond, max: time.Second}
 	for {
 		err := k.commit()
 		if err == nil && !k.tr.pendingReady() {
-			break
-		}
-		if err != nil && (errors.Is(err, errNoGeneration) || errors.Is(err, kafka.IllegalGeneration) || errors.Is(err, kafka.UnknownMemberId)) {
-			// No longer a member: a group with no member takes the
-			// commit of a client outside it.
-			if err = k.commitOutside(); err == nil && !k.tr.pendingReady() {
+			if err = k.commitOutside(); err == nil {
 				break
 			}
-			if errors.Is(err, kafka.IllegalGeneration) || errors.Is(err, kafka.UnknownMemberId) {
-				// The group has members, which own the partitions now
-				// and read these events again: retrying cannot help.
+			if (errors.Is(err, kerr.UnknownMemberID) || errors.Is(err, kerr.IllegalGeneration)) && k.othersInGroup() {
+				// The group has other members, which own the partitions
+				// now and read these events again: retrying cannot help.
+				// (With none but the input itself, rejoining, the group
+				// gives the partitions back, or it leaves.)
+				k.mu.Lock()
+				k.staleOffsets.Add(uint64(len(k.orphans)))
+				k.mu.Unlock()
 				k.logUncommitted(err)
 				return
 			}
@@ -381,78 +422,98 @@ func (k *kafkaInput) finalCommit(deadline time.Time) {
 	}
 }
 
-// commitOutside commits the delivered offsets of the partitions of the
-// input's last generation as a client outside the group (generation -1),
+// commitOutside commits the orphans, the delivered offsets of partitions
+// a rebalance or a lost membership (a session that expired while the
+// brokers could not be reached) took away, as a client outside the group
+// (generation -1),
 // which the brokers take only while the group has no member. Offsets the
 // group has committed past are left alone.
-func (k *kafkaInput) commitOutside() error {
+func (k *input) commitOutside() error {
 	k.commitMu.Lock()
 	defer k.commitMu.Unlock()
-	gen := k.group.last()
-	offs, n := k.tr.take()
-	if offs == nil {
+	k.mu.Lock()
+	orphans := make(map[topicPart]delivered, len(k.orphans))
+	for tp, o := range k.orphans {
+		orphans[tp] = o
+	}
+	k.mu.Unlock()
+	if len(orphans) == 0 {
 		return nil
 	}
-	if gen == nil {
-		k.tr.restore(offs, n)
-		return errNoGeneration
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), kafkaRequestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
-	now, err := k.group.committedOffsets(ctx, gen.parts)
+	now, err := k.adm.FetchOffsets(ctx, k.kc.Group)
 	if err != nil {
-		k.tr.restore(offs, n)
 		return err
 	}
-	topics := map[string][]kafka.OffsetCommit{}
-	for tp, o := range offs {
-		if !gen.owns(tp) || o.offset+1 <= now[tp] {
-			delete(offs, tp)
+	offs := kadm.Offsets{}
+	for tp, o := range orphans {
+		if c, ok := now.Lookup(tp.topic, tp.partition); ok && c.Err == nil && o.offset+1 <= c.At {
 			continue
 		}
-		topics[tp.topic] = append(topics[tp.topic], kafka.OffsetCommit{Partition: tp.partition, Offset: o.offset + 1})
+		offs.Add(kadm.Offset{Topic: tp.topic, Partition: tp.partition, At: o.offset + 1, LeaderEpoch: o.epoch})
 	}
-	if len(topics) == 0 {
-		k.tr.done(n)
-		return nil
+	if len(offs) > 0 {
+		resp, err := k.adm.CommitOffsets(ctx, k.kc.Group, offs)
+		if err == nil {
+			err = resp.Error()
+		}
+		if err != nil {
+			k.commitErrors.Add(1)
+			return err
+		}
+		k.commits.Add(1)
+		k.log.Info("kafka: delivered offsets committed from outside the group, which has no member", "partitions", len(orphans))
 	}
-	var resp *kafka.OffsetCommitResponse
-	err = retryConn(ctx, func() (err error) {
-		resp, err = k.cl.OffsetCommit(ctx, &kafka.OffsetCommitRequest{GroupID: k.kc.Group, GenerationID: -1, Topics: topics})
-		return err
-	})
-	if err == nil {
-		for topic, parts := range resp.Topics {
-			for _, p := range parts {
-				if p.Error != nil && err == nil {
-					err = fmt.Errorf("%s/%d: %w", topic, p.Partition, p.Error)
-				}
-			}
+	k.mu.Lock()
+	for tp, o := range orphans {
+		if c, ok := k.committed[tp]; !ok || o.offset+1 > c {
+			k.committed[tp] = o.offset + 1
+		}
+		if cur := k.orphans[tp]; cur.offset == o.offset {
+			delete(k.orphans, tp)
 		}
 	}
-	if err != nil {
-		k.commitFailed(offs, n, err)
-		return err
-	}
-	for tp, o := range offs {
-		k.setCommitted(tp, o.offset+1)
-	}
-	k.commits.Add(1)
-	k.tr.done(n)
-	k.log.Info("kafka: delivered offsets committed from outside the group, which has no member", "partitions", len(offs))
+	k.mu.Unlock()
 	return nil
+}
+
+// othersInGroup reports whether the group has members other than the
+// input's own client, as the coordinator describes it.
+func (k *input) othersInGroup() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	me, _ := k.cl.GroupMetadata()
+	dg, err := k.adm.DescribeGroups(ctx, k.kc.Group)
+	if err != nil {
+		return false
+	}
+	for _, m := range dg[k.kc.Group].Members {
+		if m.MemberID != me {
+			return true
+		}
+	}
+	return false
 }
 
 // logUncommitted says which delivered offsets the shutdown could not
 // commit.
-func (k *kafkaInput) logUncommitted(err error) {
-	k.tr.mu.Lock()
+func (k *input) logUncommitted(err error) {
 	var parts []string
+	k.tr.mu.Lock()
 	for tp, o := range k.tr.ready {
 		parts = append(parts, fmt.Sprintf("%s:%d", tp, o.offset+1))
 	}
 	events := k.tr.readyN
 	k.tr.mu.Unlock()
+	k.mu.Lock()
+	for tp, o := range k.orphans {
+		parts = append(parts, fmt.Sprintf("%s:%d", tp, o.offset+1))
+	}
+	k.mu.Unlock()
+	if len(parts) == 0 {
+		return
+	}
 	sort.Strings(parts)
 	k.log.Error("kafka: delivered offsets left uncommitted at shutdown; the group reads their events again",
 		"events", events, "offsets", strings.Join(parts, " "), "err", err)

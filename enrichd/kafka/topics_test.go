@@ -1,9 +1,8 @@
-package enrichd
+package kafka
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -26,9 +25,8 @@ func TestKafkaOutputTopicMissing(t *testing.T) {
 		{[]string{"in", "out"}, ", max_attempts: 2, dead_letter: kafka:dead", `output kafka: topic "dead" does not exist`},
 	} {
 		c := kafkatest.Start(t, 1, 2, tc.topics...)
-		d, err := New(kafkaConfig(t, t.TempDir(), c, 10, "", tc.out), slog.New(slog.DiscardHandler))
+		err := newFails(t, kafkaConfig(t, t.TempDir(), c, 10, "", tc.out))
 		if err == nil {
-			d.closeAll()
 			t.Errorf("%v: started", tc.topics)
 		} else if !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %q, want %q", tc.topics, err, tc.want)

@@ -1,4 +1,4 @@
-package enrichd
+package kafka
 
 import (
 	"path/filepath"
@@ -7,12 +7,29 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/lutkit/lutkit/enrichd"
 	"github.com/lutkit/lutkit/enrichd/engine"
 	"github.com/lutkit/lutkit/internal/config"
 )
 
-// KafkaConn is how a Kafka input or output reaches the cluster.
-type KafkaConn struct {
+// Defaults of the Kafka settings.
+const (
+	DefaultMaxUncommitted = 100_000
+	DefaultCommitInterval = time.Second
+	DefaultBatchSize      = 10_000
+	DefaultBatchBytes     = 1_000_000 // below the brokers' default message.max.bytes
+	DefaultMaxAttempts    = 10
+	DefaultInFlight       = 8
+	// An output retries a failed produce after DefaultBackoffMin, doubling
+	// the wait up to DefaultBackoffMax (backoff_min and backoff_max):
+	// brokers that return are used within about a second.
+	DefaultBackoffMin = 100 * time.Millisecond
+	DefaultBackoffMax = time.Second
+	DefaultAssignor   = "cooperative-sticky"
+)
+
+// Conn is how a Kafka input or output reaches the cluster.
+type Conn struct {
 	Brokers  []string
 	ClientID string
 	TLS      *TLSConfig  // nil: plain TCP
@@ -43,19 +60,36 @@ type SASLConfig struct {
 	Username, Password string
 }
 
+// Assignor is how a consumer group spreads its partitions over its
+// members.
+type Assignor string
+
+// Validate checks the value.
+func (a Assignor) Validate() error {
+	return config.OneOf(a, "cooperative-sticky", "range", "roundrobin")
+}
+
 // StartOffset is where a partition without a committed offset starts.
 type StartOffset string
 
 // Validate checks the value.
 func (o StartOffset) Validate() error { return config.OneOf(o, "earliest", "latest") }
 
-// KafkaInputConfig is a Kafka input: a member of a consumer group. It is
+// InputConfig is a Kafka input: a member of a consumer group. It is
 // the input's "kafka" block.
-type KafkaInputConfig struct {
+type InputConfig struct {
 	At config.At
-	KafkaConn
-	Topics      []string
-	Group       string
+	Conn
+	Topics []string
+	Group  string
+	// Assignor is cooperative-sticky (the default: a rebalance moves only
+	// the partitions that change owner, the others are read on), range or
+	// roundrobin (eager: every member stops on every rebalance).
+	Assignor Assignor
+	// InstanceID makes the member a static one (group.instance.id): a
+	// member that restarts within session_timeout gets its partitions
+	// back without a rebalance. Unique in the group; "" for none.
+	InstanceID  string
 	StartOffset StartOffset // earliest or latest: where a partition with no committed offset starts
 	// MaxUncommitted bounds the events fetched but not yet committed: the
 	// most a crash can make the group read again.
@@ -84,10 +118,10 @@ type RequiredAcks string
 // Validate checks the value.
 func (r RequiredAcks) Validate() error { return config.OneOf(r, "all", "one", "none") }
 
-// KafkaOutputConfig is a Kafka output: the output's "kafka" block.
-type KafkaOutputConfig struct {
+// OutputConfig is a Kafka output: the output's "kafka" block.
+type OutputConfig struct {
 	At config.At
-	KafkaConn
+	Conn
 	Topic        string       // fixed topic, or the default when TopicField is empty or missing
 	TopicField   string       // take the topic from this event field
 	KeyField     string       // take the message key from this event field
@@ -101,12 +135,12 @@ type KafkaOutputConfig struct {
 	InFlight     int    // output batches being produced at once
 	DeadLetter   string // file path, or "kafka:TOPIC"
 
-	CreateTopic *KafkaTopicSpec // create missing topics so (nil: a missing topic stops the start)
+	CreateTopic *TopicSpec // create missing topics so (nil: a missing topic stops the start)
 }
 
-// KafkaTopicSpec is how a Kafka output creates a topic that does not
+// TopicSpec is how a Kafka output creates a topic that does not
 // exist (create_topic).
-type KafkaTopicSpec struct {
+type TopicSpec struct {
 	At                config.At
 	Partitions        int // -1: the brokers' num.partitions
 	ReplicationFactor int // -1: the brokers' default.replication.factor
@@ -114,7 +148,7 @@ type KafkaTopicSpec struct {
 
 // connKeys are the handlers of the connection settings shared by Kafka
 // inputs and outputs, added to keys.
-func (c *KafkaConn) connKeys(d *config.Decoder, field string, keys config.Keys) config.Keys {
+func (c *Conn) connKeys(d *config.Decoder, field string, keys config.Keys) config.Keys {
 	f := func(key string) string { return config.Field(field, key) }
 	dir := filepath.Dir(d.File)
 	keys["brokers"] = func(v *yaml.Node) { c.Brokers, _ = d.Strings(v, f("brokers")) }
@@ -131,7 +165,7 @@ func (c *KafkaConn) connKeys(d *config.Decoder, field string, keys config.Keys) 
 		path := func(key string, dst *string) func(v *yaml.Node) {
 			return func(v *yaml.Node) {
 				p, _ := d.String(v, config.Field(tf, key))
-				*dst = resolve(dir, p)
+				*dst = enrichd.ResolvePath(dir, p)
 			}
 		}
 		d.Mapping(v, tf, &t.At, config.Keys{
@@ -151,7 +185,7 @@ func (c *KafkaConn) connKeys(d *config.Decoder, field string, keys config.Keys) 
 			"password":  func(v *yaml.Node) { s.Password, _ = d.String(v, config.Field(sf, "password")) },
 			"password_file": func(v *yaml.Node) {
 				if p, ok := d.String(v, config.Field(sf, "password_file")); ok {
-					s.Password = readSecret(d, v, config.Field(sf, "password_file"), resolve(dir, p))
+					s.Password = enrichd.ReadSecret(d, v, config.Field(sf, "password_file"), enrichd.ResolvePath(dir, p))
 				}
 			},
 		})
@@ -160,7 +194,7 @@ func (c *KafkaConn) connKeys(d *config.Decoder, field string, keys config.Keys) 
 }
 
 // validate checks the connection settings in the scope of the kafka block.
-func (c *KafkaConn) validate(s config.Scope) {
+func (c *Conn) validate(s config.Scope) {
 	s.Require("brokers", len(c.Brokers) > 0, "the bootstrap brokers (HOST:PORT, ...)")
 	for _, b := range c.Brokers {
 		if !strings.Contains(b, ":") {
@@ -185,16 +219,18 @@ func (c *KafkaConn) validate(s config.Scope) {
 }
 
 // Keys is the input's "kafka" key.
-func (k *KafkaInputConfig) Keys(d *config.Decoder, field string) config.Keys {
+func (k *InputConfig) Keys(d *config.Decoder, field string) config.Keys {
 	return config.Keys{"kafka": func(v *yaml.Node) { k.decode(d, v, config.Field(field, "kafka")) }}
 }
 
-func (k *KafkaInputConfig) decode(d *config.Decoder, v *yaml.Node, field string) {
+func (k *InputConfig) decode(d *config.Decoder, v *yaml.Node, field string) {
 	f := func(key string) string { return config.Field(field, key) }
 	d.Mapping(v, field, &k.At, k.connKeys(d, field, config.Keys{
 		"topics":             func(v *yaml.Node) { k.Topics, _ = d.Strings(v, f("topics")) },
 		"topic":              func(v *yaml.Node) { k.Topics, _ = d.Strings(v, f("topic")) },
 		"group":              func(v *yaml.Node) { k.Group, _ = d.String(v, f("group")) },
+		"assignor":           func(v *yaml.Node) { s, _ := d.String(v, f("assignor")); k.Assignor = Assignor(s) },
+		"instance_id":        func(v *yaml.Node) { k.InstanceID, _ = d.String(v, f("instance_id")) },
 		"start_offset":       func(v *yaml.Node) { s, _ := d.String(v, f("start_offset")); k.StartOffset = StartOffset(s) },
 		"max_uncommitted":    func(v *yaml.Node) { k.MaxUncommitted, _ = d.Size(v, f("max_uncommitted")) },
 		"commit_interval":    func(v *yaml.Node) { k.CommitInterval, _ = d.Duration(v, f("commit_interval")) },
@@ -208,23 +244,26 @@ func (k *KafkaInputConfig) decode(d *config.Decoder, v *yaml.Node, field string)
 }
 
 // SetDefaults fills the input's unset settings.
-func (k *KafkaInputConfig) SetDefaults() {
+func (k *InputConfig) SetDefaults() {
 	if k.StartOffset == "" {
 		k.StartOffset = "earliest"
 	}
+	if k.Assignor == "" {
+		k.Assignor = DefaultAssignor
+	}
 	if k.MaxUncommitted == 0 {
-		k.MaxUncommitted = DefaultKafkaMaxUncommitted
+		k.MaxUncommitted = DefaultMaxUncommitted
 	}
 	if k.CommitInterval == 0 && !k.At.Given("commit_interval") {
-		k.CommitInterval = DefaultKafkaCommitInterval
+		k.CommitInterval = DefaultCommitInterval
 	}
 }
 
 // NamePart is what the input's default name shows: its topics.
-func (k *KafkaInputConfig) NamePart() string { return joinNames(k.Topics) }
+func (k *InputConfig) NamePart() string { return strings.Join(k.Topics, ",") }
 
 // Validate checks the input's kafka block; s is the input's scope.
-func (k *KafkaInputConfig) Validate(s config.Scope) {
+func (k *InputConfig) Validate(s config.Scope) {
 	if !s.Given("kafka") && len(k.Brokers) == 0 {
 		s.Errorf("kafka", "required for a kafka input (brokers, topics, group)")
 		return
@@ -234,17 +273,18 @@ func (k *KafkaInputConfig) Validate(s config.Scope) {
 	ks.Require("topics", len(k.Topics) > 0, "the topics to consume")
 	ks.Require("group", k.Group != "", "the consumer group that shares the partitions")
 	ks.Check("start_offset", k.StartOffset.Validate())
+	ks.Check("assignor", k.Assignor.Validate())
 	if k.CommitInterval <= 0 {
 		ks.Errorf("commit_interval", "must be more than 0")
 	}
 }
 
 // Keys is the output's "kafka" key.
-func (k *KafkaOutputConfig) Keys(d *config.Decoder, field string) config.Keys {
+func (k *OutputConfig) Keys(d *config.Decoder, field string) config.Keys {
 	return config.Keys{"kafka": func(v *yaml.Node) { k.decode(d, v, config.Field(field, "kafka")) }}
 }
 
-func (k *KafkaOutputConfig) decode(d *config.Decoder, v *yaml.Node, field string) {
+func (k *OutputConfig) decode(d *config.Decoder, v *yaml.Node, field string) {
 	f := func(key string) string { return config.Field(field, key) }
 	dir := filepath.Dir(d.File)
 	d.Mapping(v, field, &k.At, k.connKeys(d, field, config.Keys{
@@ -263,7 +303,7 @@ func (k *KafkaOutputConfig) decode(d *config.Decoder, v *yaml.Node, field string
 		"dead_letter": func(v *yaml.Node) {
 			k.DeadLetter, _ = d.String(v, f("dead_letter"))
 			if !strings.HasPrefix(k.DeadLetter, "kafka:") {
-				k.DeadLetter = resolve(dir, k.DeadLetter)
+				k.DeadLetter = enrichd.ResolvePath(dir, k.DeadLetter)
 			}
 		},
 	}))
@@ -271,8 +311,8 @@ func (k *KafkaOutputConfig) decode(d *config.Decoder, v *yaml.Node, field string
 
 // decodeTopicSpec reads create_topic: true (the brokers' defaults), false,
 // or {partitions: N, replication_factor: R}.
-func decodeTopicSpec(d *config.Decoder, v *yaml.Node, field string) *KafkaTopicSpec {
-	spec := &KafkaTopicSpec{Partitions: -1, ReplicationFactor: -1}
+func decodeTopicSpec(d *config.Decoder, v *yaml.Node, field string) *TopicSpec {
+	spec := &TopicSpec{Partitions: -1, ReplicationFactor: -1}
 	if v.Kind == yaml.ScalarNode {
 		if on, _ := d.Bool(v, field); !on {
 			return nil
@@ -287,15 +327,15 @@ func decodeTopicSpec(d *config.Decoder, v *yaml.Node, field string) *KafkaTopicS
 }
 
 // SetDefaults fills the output's unset settings.
-func (k *KafkaOutputConfig) SetDefaults() {
+func (k *OutputConfig) SetDefaults() {
 	def := func(v *int, d int) {
 		if *v == 0 {
 			*v = d
 		}
 	}
-	def(&k.BatchSize, DefaultKafkaBatchSize)
-	def(&k.BatchBytes, DefaultKafkaBatchBytes)
-	def(&k.InFlight, DefaultKafkaInFlight)
+	def(&k.BatchSize, DefaultBatchSize)
+	def(&k.BatchBytes, DefaultBatchBytes)
+	def(&k.InFlight, DefaultInFlight)
 	if k.Compression == "" {
 		k.Compression = "none"
 	}
@@ -303,26 +343,26 @@ func (k *KafkaOutputConfig) SetDefaults() {
 		k.RequiredAcks = "all"
 	}
 	if k.BackoffMin == 0 && !k.At.Given("backoff_min") {
-		k.BackoffMin = DefaultKafkaBackoffMin
+		k.BackoffMin = DefaultBackoffMin
 	}
 	if k.BackoffMax == 0 && !k.At.Given("backoff_max") {
-		k.BackoffMax = max(DefaultKafkaBackoffMax, k.BackoffMin)
+		k.BackoffMax = max(DefaultBackoffMax, k.BackoffMin)
 	}
 	if k.MaxAttempts == 0 && k.DeadLetter != "" {
 		// Without a dead letter an event is never given up on.
-		k.MaxAttempts = DefaultKafkaMaxAttempts
+		k.MaxAttempts = DefaultMaxAttempts
 	}
 }
 
 // EventFields are the event fields the output sends by: its messages'
 // key and topic.
-func (k *KafkaOutputConfig) EventFields() []string { return []string{k.KeyField, k.TopicField} }
+func (k *OutputConfig) EventFields() []string { return []string{k.KeyField, k.TopicField} }
 
 // NamePart is what the output's default name shows: its topic.
-func (k *KafkaOutputConfig) NamePart() string { return k.Topic }
+func (k *OutputConfig) NamePart() string { return k.Topic }
 
 // Validate checks the output's kafka block; s is the output's scope.
-func (k *KafkaOutputConfig) Validate(s config.Scope) {
+func (k *OutputConfig) Validate(s config.Scope) {
 	if !s.Given("kafka") && len(k.Brokers) == 0 {
 		s.Errorf("kafka", "required for a kafka output (brokers, topic)")
 		return
