@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 
@@ -27,6 +28,7 @@ func newBuildCommand() *cobra.Command {
 		force bool
 		prune bool
 		quiet bool
+		prog  string
 	)
 	cmd := &cobra.Command{
 		Use:   "build TABLES.yaml --out DIR",
@@ -74,9 +76,13 @@ is the build time recorded in the tables and the manifest.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			w, ew := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			meter := newBuildMeter(ew, prog, cfg)
+			defer meter.clear()
 			res, err := tablebuild.Build(ctx, cfg, out, tablebuild.Options{
 				Jobs: jobs, Force: force, BuildTime: buildTime, Prune: prune,
 				Report: func(r tablebuild.TableResult) {
+					meter.clear()
+					defer meter.table(r)
 					switch r.Status {
 					case tablebuild.StatusFailed:
 						fmt.Fprintf(ew, "FAILED    %s (%.2fs)\n", r.Name, r.Elapsed.Seconds())
@@ -95,7 +101,8 @@ is the build time recorded in the tables and the manifest.`,
 				return &exitError{code: 2, msg: "build: " + err.Error()}
 			}
 			if failed := res.Failed(); len(failed) > 0 {
-				fmt.Fprintf(ew, "%d of %d tables failed; %s/%s was not updated:\n", len(failed), len(res.Tables), out, tables.ManifestName)
+				meter.clear()
+				fmt.Fprintf(ew, "%d of %d tables failed; %s was not updated:\n", len(failed), len(res.Tables), filepath.Join(out, tables.ManifestName))
 				for _, f := range failed {
 					fmt.Fprintf(ew, "  %v\n", f.Err)
 				}
@@ -116,7 +123,8 @@ is the build time recorded in the tables and the manifest.`,
 				}
 			}
 			if !quiet {
-				fmt.Fprintf(w, "%s/%s: %d tables (%d built, %d unchanged)\n", out, tables.ManifestName, len(res.Tables), built, len(res.Tables)-built)
+				meter.clear()
+				fmt.Fprintf(w, "%s: %d tables (%d built, %d unchanged)\n", filepath.Join(out, tables.ManifestName), len(res.Tables), built, len(res.Tables)-built)
 			}
 			return nil
 		},
@@ -127,6 +135,7 @@ is the build time recorded in the tables and the manifest.`,
 	f.BoolVar(&force, "force", false, "rebuild every table, changed or not")
 	f.BoolVar(&prune, "prune", false, "remove artifacts named by neither the new nor the previous manifest")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print failures only")
+	f.StringVar(&prog, "progress", "auto", "progress on stderr: auto (when a terminal), always or never")
 	return cmd
 }
 
