@@ -137,18 +137,25 @@ dist:
 
 # package: the Debian package of lut and enrichd (static, for PACKAGE_ARCH,
 # default the host's), the systemd unit, a default /etc/enrichd/enrichd.yaml
-# (a conffile), the enrichd system user (postinst) and the docs, in dist/.
+# (a conffile), the enrichd system user (postinst), the docs, the man pages
+# and shell completions (generated from the commands, reproducibly: dated
+# SOURCE_DATE_EPOCH, the commit's time) and a logrotate snippet, in dist/.
 # See packaging/README.md.
 PACKAGE_ARCH    ?= $(shell $(GO) env GOARCH)
 PACKAGE_VERSION ?= $(shell v=$(VERSION); case $$v in (v[0-9]*) echo $$v | sed 's/^v//; s/-/+/; s/-/./g';; \
                      (*) echo 0.0.0+git$$(git rev-list --count HEAD 2>/dev/null || echo 0).$$v | sed 's/-/./g';; esac)
 PACKAGE_STAGE   := .cache/package/stage
+package: export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 package: $(NFPM)
 	rm -rf $(PACKAGE_STAGE) && mkdir -p $(PACKAGE_STAGE) $(DIST)
 	for cmd in lut enrichd; do \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$(PACKAGE_ARCH) $(GO) build $(BUILDFLAGS) -o $(PACKAGE_STAGE)/$$cmd ./cmd/$$cmd || exit 1; \
 	done
 	sed 's|/usr/local/bin/enrichd|/usr/bin/enrichd|g' examples/enrichd.service > $(PACKAGE_STAGE)/enrichd.service
+	for cmd in lut enrichd; do \
+	  $(GO) run -tags gendocs $(BUILDFLAGS) ./cmd/$$cmd __gendocs $(PACKAGE_STAGE)/docs || exit 1; \
+	done
+	gzip -9n $(PACKAGE_STAGE)/docs/man/man1/*.1
 	PACKAGE_ARCH=$(PACKAGE_ARCH) PACKAGE_VERSION=$(PACKAGE_VERSION) \
 	  $(NFPM) package --config packaging/nfpm.yaml --packager deb --target $(DIST)/lutkit_$(PACKAGE_VERSION)_$(PACKAGE_ARCH).deb
 

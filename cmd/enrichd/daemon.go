@@ -41,6 +41,7 @@ func runDaemon(f *flags, stdout, stderr io.Writer) error {
 			d.Reopen()
 		}
 	}()
+	defer notifySystemd(ctx, d, logger)()
 	if err := d.Run(ctx); err != nil {
 		logger.Error("enrichd stopped with an error", "err", err)
 		return &exitError{code: 1}
