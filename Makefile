@@ -27,7 +27,7 @@ GOIMPORTS     := $(TOOLS)/goimports-$(GOIMPORTS_VERSION)/goimports
 GOLANGCI_LINT := $(TOOLS)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
 NFPM          := $(TOOLS)/nfpm-$(NFPM_VERSION)/nfpm
 
-.PHONY: all build demo test unit portable race fuzz bench lint fmt deps testdata tools package dist clean
+.PHONY: all build demo test unit portable race fuzz bench lint fmt deps testdata tools package dist image clean
 
 all: build
 
@@ -158,6 +158,21 @@ package: $(NFPM)
 	gzip -9n $(PACKAGE_STAGE)/docs/man/man1/*.1
 	PACKAGE_ARCH=$(PACKAGE_ARCH) PACKAGE_VERSION=$(PACKAGE_VERSION) \
 	  $(NFPM) package --config packaging/nfpm.yaml --packager deb --target $(DIST)/lutkit_$(PACKAGE_VERSION)_$(PACKAGE_ARCH).deb
+
+# image: the enrichd container image (Dockerfile: the static binaries of
+# "make dist" for IMAGE_ARCH on an empty base, FROM scratch) with podman,
+# or docker when podman is missing, tagged IMAGE. The build context is
+# IMAGE_CTX, which holds only what the image takes.
+IMAGE       ?= lutkit/enrichd:$(VERSION)
+IMAGE_ARCH  ?= $(shell $(GO) env GOARCH)
+CONTAINER   ?= $(shell command -v podman >/dev/null 2>&1 && echo podman || echo docker)
+IMAGE_CTX   := .cache/image
+image: dist
+	rm -rf $(IMAGE_CTX) && mkdir -p $(IMAGE_CTX)
+	cp $(DIST)/enrichd-linux-$(IMAGE_ARCH) $(IMAGE_CTX)/enrichd
+	cp $(DIST)/lut-linux-$(IMAGE_ARCH) $(IMAGE_CTX)/lut
+	cp /etc/ssl/certs/ca-certificates.crt LICENSE internal/licenses/third_party.txt $(IMAGE_CTX)/
+	$(CONTAINER) build -f Dockerfile -t $(IMAGE) $(IMAGE_CTX)
 
 clean:
 	rm -rf $(BIN) $(DIST) demo .cache/package
