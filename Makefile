@@ -27,7 +27,7 @@ GOIMPORTS     := $(TOOLS)/goimports-$(GOIMPORTS_VERSION)/goimports
 GOLANGCI_LINT := $(TOOLS)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
 NFPM          := $(TOOLS)/nfpm-$(NFPM_VERSION)/nfpm
 
-.PHONY: all build demo test unit portable race fuzz bench lint fmt deps testdata tools package dist clean
+.PHONY: all build demo test unit portable race fuzz bench lint fmt deps testdata tools package dist image clean
 
 all: build
 
@@ -137,20 +137,42 @@ dist:
 
 # package: the Debian package of lut and enrichd (static, for PACKAGE_ARCH,
 # default the host's), the systemd unit, a default /etc/enrichd/enrichd.yaml
-# (a conffile), the enrichd system user (postinst) and the docs, in dist/.
+# (a conffile), the enrichd system user (postinst), the docs, the man pages
+# and shell completions (generated from the commands, reproducibly: dated
+# SOURCE_DATE_EPOCH, the commit's time) and a logrotate snippet, in dist/.
 # See packaging/README.md.
 PACKAGE_ARCH    ?= $(shell $(GO) env GOARCH)
 PACKAGE_VERSION ?= $(shell v=$(VERSION); case $$v in (v[0-9]*) echo $$v | sed 's/^v//; s/-/+/; s/-/./g';; \
                      (*) echo 0.0.0+git$$(git rev-list --count HEAD 2>/dev/null || echo 0).$$v | sed 's/-/./g';; esac)
 PACKAGE_STAGE   := .cache/package/stage
+package: export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 package: $(NFPM)
 	rm -rf $(PACKAGE_STAGE) && mkdir -p $(PACKAGE_STAGE) $(DIST)
 	for cmd in lut enrichd; do \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$(PACKAGE_ARCH) $(GO) build $(BUILDFLAGS) -o $(PACKAGE_STAGE)/$$cmd ./cmd/$$cmd || exit 1; \
 	done
 	sed 's|/usr/local/bin/enrichd|/usr/bin/enrichd|g' examples/enrichd.service > $(PACKAGE_STAGE)/enrichd.service
+	for cmd in lut enrichd; do \
+	  $(GO) run -tags gendocs $(BUILDFLAGS) ./cmd/$$cmd __gendocs $(PACKAGE_STAGE)/docs || exit 1; \
+	done
+	gzip -9n $(PACKAGE_STAGE)/docs/man/man1/*.1
 	PACKAGE_ARCH=$(PACKAGE_ARCH) PACKAGE_VERSION=$(PACKAGE_VERSION) \
 	  $(NFPM) package --config packaging/nfpm.yaml --packager deb --target $(DIST)/lutkit_$(PACKAGE_VERSION)_$(PACKAGE_ARCH).deb
+
+# image: the enrichd container image (Dockerfile: the static binaries of
+# "make dist" for IMAGE_ARCH on an empty base, FROM scratch) with podman,
+# or docker when podman is missing, tagged IMAGE. The build context is
+# IMAGE_CTX, which holds only what the image takes.
+IMAGE       ?= lutkit/enrichd:$(VERSION)
+IMAGE_ARCH  ?= $(shell $(GO) env GOARCH)
+CONTAINER   ?= $(shell command -v podman >/dev/null 2>&1 && echo podman || echo docker)
+IMAGE_CTX   := .cache/image
+image: dist
+	rm -rf $(IMAGE_CTX) && mkdir -p $(IMAGE_CTX)
+	cp $(DIST)/enrichd-linux-$(IMAGE_ARCH) $(IMAGE_CTX)/enrichd
+	cp $(DIST)/lut-linux-$(IMAGE_ARCH) $(IMAGE_CTX)/lut
+	cp /etc/ssl/certs/ca-certificates.crt LICENSE internal/licenses/third_party.txt $(IMAGE_CTX)/
+	$(CONTAINER) build -f Dockerfile -t $(IMAGE) $(IMAGE_CTX)
 
 clean:
 	rm -rf $(BIN) $(DIST) demo .cache/package

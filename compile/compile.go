@@ -33,10 +33,14 @@ import (
 	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/format"
 	"github.com/lutkit/lutkit/internal/fsutil"
+	"github.com/lutkit/lutkit/internal/version"
 )
 
-// Version is the writer version recorded in every table's META section.
-const Version = "lutkit 0.1.0"
+// Version is the writer recorded in every table's META section: the
+// program's version and commit, as its --version prints them (so that
+// lut inspect and lut --version agree). A table is reproducible byte for
+// byte by the same build of lut.
+var Version = version.Writer()
 
 // DefaultSeed is the first hash seed tried.
 const DefaultSeed = 0x6c75746b69740001

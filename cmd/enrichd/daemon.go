@@ -55,6 +55,7 @@ func runDaemon(f *flags, stdout, stderr io.Writer) error {
 			_ = d.Reload(func() (*enrichd.Config, error) { return loadConfig(f) })
 		}
 	}()
+	defer notifySystemd(ctx, d, logger)()
 	if err := d.Run(ctx); err != nil {
 		logger.Error("enrichd stopped with an error", "err", err)
 		return &exitError{code: 1}

@@ -3,9 +3,16 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
+
+	"github.com/spf13/cobra"
 )
+
+// genDocs is set when enrichd is built with -tags gendocs (gendocs.go):
+// "enrichd __gendocs DIR" then writes the man page and completions to DIR.
+var genDocs func(root *cobra.Command, dir string) error
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -16,6 +23,13 @@ func main() {
 // usage and configuration errors.
 func run(args []string, stdout, stderr io.Writer) int {
 	cmd := newRootCommand(stdout, stderr)
+	if genDocs != nil && len(args) == 2 && args[0] == "__gendocs" {
+		if err := genDocs(cmd, args[1]); err != nil {
+			fmt.Fprintln(stderr, "enrichd:", err)
+			return 1
+		}
+		return 0
+	}
 	cmd.SetArgs(args)
 	if err := cmd.Execute(); err != nil {
 		return exitStatus(err, stderr)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 
@@ -29,6 +30,7 @@ func newBuildCommand() *cobra.Command {
 		quiet bool
 		dlt   bool
 		chain int
+		prog  string
 	)
 	cmd := &cobra.Command{
 		Use:   "build TABLES.yaml --out DIR",
@@ -84,9 +86,13 @@ versions with a delta, a version is published full only.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			w, ew := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			meter := newBuildMeter(ew, prog, cfg)
+			defer meter.clear()
 			res, err := tablebuild.Build(ctx, cfg, out, tablebuild.Options{
 				Jobs: jobs, Force: force, BuildTime: buildTime, Prune: prune, Delta: dlt, DeltaChain: chain,
 				Report: func(r tablebuild.TableResult) {
+					meter.clear()
+					defer meter.table(r)
 					switch r.Status {
 					case tablebuild.StatusFailed:
 						fmt.Fprintf(ew, "FAILED    %s (%.2fs)\n", r.Name, r.Elapsed.Seconds())
@@ -108,7 +114,8 @@ versions with a delta, a version is published full only.`,
 				return &exitError{code: 2, msg: "build: " + err.Error()}
 			}
 			if failed := res.Failed(); len(failed) > 0 {
-				fmt.Fprintf(ew, "%d of %d tables failed; %s/%s was not updated:\n", len(failed), len(res.Tables), out, tables.ManifestName)
+				meter.clear()
+				fmt.Fprintf(ew, "%d of %d tables failed; %s was not updated:\n", len(failed), len(res.Tables), filepath.Join(out, tables.ManifestName))
 				for _, f := range failed {
 					fmt.Fprintf(ew, "  %v\n", f.Err)
 				}
@@ -129,7 +136,8 @@ versions with a delta, a version is published full only.`,
 				}
 			}
 			if !quiet {
-				fmt.Fprintf(w, "%s/%s: %d tables (%d built, %d unchanged)\n", out, tables.ManifestName, len(res.Tables), built, len(res.Tables)-built)
+				meter.clear()
+				fmt.Fprintf(w, "%s: %d tables (%d built, %d unchanged)\n", filepath.Join(out, tables.ManifestName), len(res.Tables), built, len(res.Tables)-built)
 			}
 			return nil
 		},
@@ -142,6 +150,7 @@ versions with a delta, a version is published full only.`,
 	f.BoolVarP(&quiet, "quiet", "q", false, "print failures only")
 	f.BoolVar(&dlt, "delta", false, "also write each rebuilt .lut table as a delta from its previous version")
 	f.IntVar(&chain, "delta-chain", tablebuild.DefaultDeltaChain, "consecutive versions of a table with a delta before one is published full only")
+	f.StringVar(&prog, "progress", "auto", "progress on stderr: auto (when a terminal), always or never")
 	return cmd
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -153,7 +152,7 @@ func runCompile(cmd *cobra.Command, path string, fl *compileFlags) error {
 	stats, err := compile.File(src, fl.out, opts)
 	prog.done()
 	if err != nil {
-		return fmt.Errorf("compile %s: %w", path, err)
+		return dataError(fmt.Errorf("compile %s: %w", path, err))
 	}
 	w := cmd.ErrOrStderr()
 	for _, e := range stats.BadRows {
@@ -207,17 +206,7 @@ type sizer interface {
 
 func newProgress(w io.Writer, mode string, src any) *progress {
 	p := &progress{w: w, start: time.Now(), src: src}
-	switch mode {
-	case "always":
-		p.on = true
-	case "never":
-	default:
-		if f, ok := w.(*os.File); ok {
-			if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-				p.on = true
-			}
-		}
-	}
+	p.on = progressOn(w, mode)
 	return p
 }
 
@@ -230,18 +219,14 @@ func (p *progress) update(rows int64) {
 		return
 	}
 	p.last = now
-	el := now.Sub(p.start).Seconds()
-	rate := float64(rows) / max(el, 1e-9)
-	line := fmt.Sprintf("\r%12d rows  %9.0f rows/s", rows, rate)
+	count := fmt.Sprintf("%12d rows  %9.0f rows/s", rows, float64(rows)/max(now.Sub(p.start).Seconds(), 1e-9))
+	frac := 0.0
 	if s, ok := p.src.(sizer); ok {
-		if done, total := s.Progress(); total > 0 && done > 0 {
-			frac := float64(done) / float64(total)
-			const width = 24
-			bar := strings.Repeat("#", int(frac*width)) + strings.Repeat(".", width-int(frac*width))
-			eta := time.Duration(el/frac*(1-frac)) * time.Second
-			line += fmt.Sprintf("  [%s] %3.0f%%  ETA %s", bar, 100*frac, eta.Round(time.Second))
+		if done, total := s.Progress(); total > 0 {
+			frac = float64(done) / float64(total)
 		}
 	}
+	line := progressLine(count, frac, now.Sub(p.start))
 	fmt.Fprint(p.w, line)
 	p.drawn = true
 }

@@ -11,7 +11,10 @@ import (
 )
 
 func newDiffCommand() *cobra.Command {
-	var limit int
+	var (
+		limit    int
+		exitCode bool
+	)
 	cmd := &cobra.Command{
 		Use:   "diff OLD NEW",
 		Short: "List the keys added, removed and changed between two tables",
@@ -19,27 +22,36 @@ func newDiffCommand() *cobra.Command {
 removed and changed (any value differs). With --limit N it also lists up
 to N keys of each kind, and for changed keys the columns that differ.
 Columns present in only one table are reported once. The exit status is 0
-whether or not the tables differ.`,
+whether or not the tables differ; with --exit-code (as git diff) it is 1
+when they differ (a key added, removed or changed, a column added or
+removed, or the key changed) and 0 when they do not.`,
 		Example: `  lut diff customers-old.lut customers.lut
-  lut diff --limit 20 customers-old.lut customers.lut`,
+  lut diff --limit 20 customers-old.lut customers.lut
+  lut diff --exit-code customers-old.lut customers.lut >/dev/null || echo changed`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runDiff(cmd, args[0], args[1], limit)
+			differ, err := runDiff(cmd, args[0], args[1], limit)
+			if err == nil && differ && exitCode {
+				return &exitError{code: 1}
+			}
+			return err
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "list up to N keys of each kind")
+	cmd.Flags().BoolVar(&exitCode, "exit-code", false, "exit with status 1 when the tables differ, 0 when they do not")
 	return cmd
 }
 
-func runDiff(cmd *cobra.Command, oldPath, newPath string, limit int) error {
+// runDiff prints the differences and reports whether there are any.
+func runDiff(cmd *cobra.Command, oldPath, newPath string, limit int) (differ bool, err error) {
 	a, err := reader.Open(oldPath)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer a.Close()
 	b, err := reader.Open(newPath)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer b.Close()
 	out := cmd.OutOrStdout()
@@ -50,15 +62,18 @@ func runDiff(cmd *cobra.Command, oldPath, newPath string, limit int) error {
 			common = append(common, [2]int{i, j})
 		} else {
 			fmt.Fprintf(out, "column removed: %q\n", c)
+			differ = true
 		}
 	}
 	for _, c := range b.Columns() {
 		if a.ColumnIndex(c) < 0 {
 			fmt.Fprintf(out, "column added: %q\n", c)
+			differ = true
 		}
 	}
 	if !slices.Equal(keyNames(a), keyNames(b)) || a.FoldCase() != b.FoldCase() {
 		fmt.Fprintf(out, "key changed: %q (fold case %v) -> %q (fold case %v)\n", keyNames(a), a.FoldCase(), keyNames(b), b.FoldCase())
+		differ = true
 	}
 	var added, removed, changed int
 	var addedKeys, removedKeys, changedLines []string
@@ -86,7 +101,7 @@ func runDiff(cmd *cobra.Command, oldPath, newPath string, limit int) error {
 		return true
 	})
 	if err != nil {
-		return err
+		return differ, err
 	}
 	err = b.Records(func(v reader.View) bool {
 		if _, ok := a.Lookup(v.Key()); !ok {
@@ -98,7 +113,7 @@ func runDiff(cmd *cobra.Command, oldPath, newPath string, limit int) error {
 		return true
 	})
 	if err != nil {
-		return err
+		return differ, err
 	}
 	fmt.Fprintf(out, "%d added, %d removed, %d changed (%d rows -> %d rows)\n", added, removed, changed, a.Rows(), b.Rows())
 	for _, k := range addedKeys {
@@ -110,7 +125,7 @@ func runDiff(cmd *cobra.Command, oldPath, newPath string, limit int) error {
 	for _, l := range changedLines {
 		fmt.Fprintf(out, "~ %s\n", l)
 	}
-	return nil
+	return differ || added+removed+changed > 0, nil
 }
 
 func keyNames(t *reader.Table) []string {

@@ -17,7 +17,7 @@ import (
 func newExportCommand() *cobra.Command {
 	var formatName, out string
 	cmd := &cobra.Command{
-		Use:   "export TABLE [--format csv|tsv|jsonl|parquet] [-o FILE]",
+		Use:   "export TABLE [--format csv|tsv|jsonl|parquet] [--out FILE]",
 		Short: "Write a table's rows back out as CSV, TSV, JSON lines or Parquet",
 		Long: `Export writes every row of a .lut table, in the order of its source, with
 a header of the column names. Compiling an exported CSV, TSV or Parquet
@@ -32,13 +32,14 @@ byte-identical table.`,
 		},
 	}
 	cmd.Flags().StringVar(&formatName, "format", "csv", "csv, tsv, jsonl or parquet")
-	cmd.Flags().StringVarP(&out, "output", "o", "-", `output file ("-" for standard output)`)
+	cmd.Flags().StringVarP(&out, "out", "o", "-", `output file ("-" for standard output)`)
+	hiddenAlias(cmd.Flags(), "output", "out")
 	return cmd
 }
 
 func runExport(cmd *cobra.Command, path, formatName, out string) error {
 	if formatName == "parquet" && out == "-" {
-		return &exitError{code: 2, msg: "export: Parquet output needs a file (-o FILE)"}
+		return &exitError{code: 2, msg: "export: Parquet output needs a file (--out FILE)"}
 	}
 	t, err := reader.Open(path)
 	if err != nil {

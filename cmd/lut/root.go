@@ -1,13 +1,17 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/spf13/cobra"
 
+	"github.com/lutkit/lutkit/compile"
+	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/internal/version"
 )
 
-// exitError carries a specific exit status (1: a key was not found or a
-// check failed; 2: usage or I/O errors).
+// exitError carries a specific exit status (1: a key was not found, a
+// check failed or the input data is bad; 2: usage or I/O errors).
 type exitError struct {
 	code int
 	msg  string
@@ -30,8 +34,9 @@ A typical flow:
   lut verify customers.lut
   lut build tables.yaml --out dist/
 
-Exit status: 0 on success, 1 when a key is not found or a check fails,
-2 on usage or I/O errors.`,
+Exit status: 0 on success, 1 when a key is not found, a check fails, the
+tables differ (diff --exit-code) or a source row is bad (its
+file:line:column is printed), 2 on usage or I/O errors.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version.String("lut"),
@@ -59,3 +64,15 @@ Exit status: 0 on success, 1 when a key is not found or a check fails,
 // extraCommands lets other files of this package register commands
 // (lut build) without editing the list above.
 var extraCommands []func() *cobra.Command
+
+// dataError gives an error of the input data (a bad row, positioned at
+// its file:line:column) exit status 1; other errors keep status 2 (usage
+// and I/O).
+func dataError(err error) error {
+	var se *compile.SourceError
+	var re *source.RowError
+	if errors.As(err, &se) || errors.As(err, &re) {
+		return &exitError{code: 1, msg: err.Error()}
+	}
+	return err
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lutkit/lutkit/internal/fsutil"
 	"github.com/lutkit/lutkit/internal/sample"
 )
 
@@ -63,6 +64,7 @@ func writeOutput(cmd *cobra.Command, out string, write func(io.Writer) error) er
 		return err
 	}
 	defer os.Remove(f.Name())
+	defer fsutil.TrackTemp(f.Name())()
 	if err := write(f); err != nil {
 		f.Close()
 		return err
@@ -206,6 +208,7 @@ events per second; the count sent is printed on stderr.`,
 }
 
 func sendEvents(cmd *cobra.Command, target string, first, n int, o sample.EventOptions, so sample.SendOptions) error {
+	defer claimSignals()()
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	pr, pw := io.Pipe()

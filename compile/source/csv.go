@@ -299,7 +299,9 @@ func (r *csvReader) Next() ([][]byte, error) {
 		return nil, &RowError{File: r.name, Line: r.rowLine, Column: serr.col, Err: errors.New(serr.msg)}
 	}
 	if !r.records && len(r.fields) != len(r.columns) {
-		return nil, &RowError{File: r.name, Line: r.rowLine,
+		// The column (a field number, as in the other row errors) is the
+		// first field too many, or the first one missing.
+		return nil, &RowError{File: r.name, Line: r.rowLine, Column: min(len(r.fields), len(r.columns)) + 1,
 			Err: fmt.Errorf("expected %d fields, found %d", len(r.columns), len(r.fields))}
 	}
 	if !utf8.Valid(r.buf[start:next]) {
@@ -347,7 +349,7 @@ func (r *csvReader) blankRow() ([][]byte, error) {
 		r.fields = append(r.fields[:0], r.buf[r.pos:r.pos:r.pos])
 		return r.fields, nil
 	}
-	return nil, &RowError{File: r.name, Line: r.rowLine,
+	return nil, &RowError{File: r.name, Line: r.rowLine, Column: 2,
 		Err: fmt.Errorf("expected %d fields, found 1 (blank line)", len(r.columns))}
 }
 

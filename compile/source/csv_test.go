@@ -163,7 +163,7 @@ var csvCases = []csvCase{
 		name: "blank line in the middle",
 		in:   "a,b\n1,2\n\n3,4\n",
 		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2", "4:3|4"},
-			Errs: []string{"t.csv:3: expected 2 fields, found 1 (blank line)"}},
+			Errs: []string{"t.csv:3:2: expected 2 fields, found 1 (blank line)"}},
 	},
 	{
 		name: "blank lines in a single-column table",
@@ -179,13 +179,13 @@ var csvCases = []csvCase{
 		name: "too few fields",
 		in:   "a,b,c\n1,2\n4,5,6\n",
 		want: sourcetest.Result{Columns: []string{"a", "b", "c"}, Rows: []string{"3:4|5|6"},
-			Errs: []string{"t.csv:2: expected 3 fields, found 2"}},
+			Errs: []string{"t.csv:2:3: expected 3 fields, found 2"}},
 	},
 	{
 		name: "too many fields",
 		in:   "a,b\n1,2,3\n4,5\n",
 		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"3:4|5"},
-			Errs: []string{"t.csv:2: expected 2 fields, found 3"}},
+			Errs: []string{"t.csv:2:3: expected 2 fields, found 3"}},
 	},
 	{
 		name: "invalid UTF-8",
@@ -230,7 +230,7 @@ var csvCases = []csvCase{
 		name: "error line after multi-line row",
 		in:   "a,b\n\"1\n2\n3\",x\n1,2,3\n",
 		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1\n2\n3|x"},
-			Errs: []string{"t.csv:5: expected 2 fields, found 3"}},
+			Errs: []string{"t.csv:5:3: expected 2 fields, found 3"}},
 	},
 	{
 		name: "unterminated quote",
@@ -433,7 +433,7 @@ func TestCSVStdinName(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = r.Next()
-	if err == nil || err.Error() != "<stdin>:2: expected 2 fields, found 1" {
+	if err == nil || err.Error() != "<stdin>:2:2: expected 2 fields, found 1" {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -458,7 +458,7 @@ func TestCSVSkipBadRows(t *testing.T) {
 		col  int
 		row  string
 	}
-	want := []step{{2, 0, "1,2,3"}, {3, 0, ""}, {4, 2, ""}, {5, 3, ""}, {6, 1, ""}, {7, 0, ""}, {8, 0, "7,8,9"}}
+	want := []step{{2, 0, "1,2,3"}, {3, 3, ""}, {4, 2, ""}, {5, 3, ""}, {6, 1, ""}, {7, 2, ""}, {8, 0, "7,8,9"}}
 	for _, w := range want {
 		fields, err := r.Next()
 		if w.row != "" {

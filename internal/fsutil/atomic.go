@@ -13,7 +13,8 @@ import (
 //
 // If write or any step before the rename fails, the temporary file is
 // removed and nothing is left at path (a crash may leave a stale
-// temporary file, which callers may remove by its name). If only the
+// temporary file, which callers may remove by its name; RemoveTemps
+// removes it when the program ends on a signal). If only the
 // directory sync fails, the new file is in place but its rename may not
 // survive a crash, and the error says so. write may read the temporary
 // file back by f.Name() (to check what it wrote) and must not close f.
@@ -24,6 +25,8 @@ func WriteFile(path string, write func(f *os.File) error) error {
 		return err
 	}
 	tmp := f.Name()
+	untrack := TrackTemp(tmp)
+	defer untrack()
 	renamed := false
 	defer func() {
 		if !renamed {

@@ -23,3 +23,9 @@ var (
 func String(program string) string {
 	return fmt.Sprintf("%s %s (commit %s, %s %s/%s)", program, Version, Commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
+
+// Writer is how files written by this build name their writer: "lutkit",
+// the version and the commit, as String prints them.
+func Writer() string {
+	return fmt.Sprintf("lutkit %s (commit %s)", Version, Commit)
+}

@@ -235,6 +235,7 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old, base *t
 	tmp.Close()
 	os.Remove(tmpPath) // the compilers create it atomically
 	defer os.Remove(tmpPath)
+	defer fsutil.TrackTemp(tmpPath)()
 
 	e := &tables.ManifestTable{Name: t.Name, Kind: t.Kind, OptionsDigest: optDigest, Sources: srcs}
 	switch t.Kind {
