@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -16,17 +15,12 @@ import (
 
 // myReader reads the rows of a query on MySQL or MariaDB.
 type myReader struct {
-	name     string
-	password string
-	db       *sql.DB
-	tx       *sql.Tx
-	rows     *sql.Rows
-	columns  []string
-	vals     []sql.RawBytes
-	ptrs     []any
-	row      row
-	line     int64
-	err      error
+	query
+	db   *sql.DB
+	tx   *sql.Tx
+	rows *sql.Rows
+	vals []sql.RawBytes
+	ptrs []any
 }
 
 func openMySQL(_ string, opts source.Options) (_ source.Reader, err error) {
@@ -48,7 +42,7 @@ func openMySQL(_ string, opts source.Options) (_ source.Reader, err error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	r := &myReader{name: fmt.Sprintf("mysql://%s@%s/%s", cfg.User, cfg.Addr, cfg.DBName), password: cfg.Passwd}
+	r := &myReader{query: query{name: fmt.Sprintf("mysql://%s@%s/%s", cfg.User, cfg.Addr, cfg.DBName), password: cfg.Passwd}}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -85,27 +79,15 @@ func openMySQL(_ string, opts source.Options) (_ source.Reader, err error) {
 	return r, nil
 }
 
-func (r *myReader) Columns() []string { return r.columns }
-
-func (r *myReader) Line() int64 { return r.line }
-
-// Name names the source without its password.
-func (r *myReader) Name() string { return r.name }
-
 func (r *myReader) Next() ([][]byte, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	if !r.rows.Next() {
-		if err := r.rows.Err(); err != nil {
-			r.err = fmt.Errorf("%s: row %d: %w", r.name, r.line+1, scrub(err, r.password))
-		} else {
-			r.err = io.EOF
-		}
+	if !r.more(r.rows.Next(), r.rows.Err) {
 		return nil, r.err
 	}
 	if err := r.rows.Scan(r.ptrs...); err != nil {
-		r.err = fmt.Errorf("%s: row %d: %w", r.name, r.line+1, scrub(err, r.password))
+		r.err = r.rowError(err)
 		return nil, r.err
 	}
 	r.line++
@@ -133,8 +115,6 @@ func (r *myReader) Close() error {
 		err = cerr
 	}
 	r.db = nil
-	if r.err == nil {
-		r.err = errors.New("source: reader closed")
-	}
+	r.closed()
 	return scrub(err, r.password)
 }

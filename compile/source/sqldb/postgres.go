@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"regexp"
 	"time"
@@ -17,16 +16,11 @@ import (
 
 // pgReader reads the rows of a query on PostgreSQL.
 type pgReader struct {
-	name     string
-	password string
-	conn     *pgx.Conn
-	tx       pgx.Tx
-	rows     pgx.Rows
-	columns  []string
-	isBool   []bool
-	row      row
-	line     int64
-	err      error
+	query
+	conn   *pgx.Conn
+	tx     pgx.Tx
+	rows   pgx.Rows
+	isBool []bool
 }
 
 // pgPasswordKey finds a password in a keyword/value connection string.
@@ -53,10 +47,10 @@ func openPostgres(_ string, opts source.Options) (_ source.Reader, err error) {
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 30 * time.Second
 	}
-	r := &pgReader{
+	r := &pgReader{query: query{
 		name:     fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database),
 		password: cfg.Password,
-	}
+	}}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -97,23 +91,11 @@ func openPostgres(_ string, opts source.Options) (_ source.Reader, err error) {
 	return r, nil
 }
 
-func (r *pgReader) Columns() []string { return r.columns }
-
-func (r *pgReader) Line() int64 { return r.line }
-
-// Name names the source without its password.
-func (r *pgReader) Name() string { return r.name }
-
 func (r *pgReader) Next() ([][]byte, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	if !r.rows.Next() {
-		if err := r.rows.Err(); err != nil {
-			r.err = fmt.Errorf("%s: row %d: %w", r.name, r.line+1, scrub(err, r.password))
-		} else {
-			r.err = io.EOF
-		}
+	if !r.more(r.rows.Next(), r.rows.Err) {
 		return nil, r.err
 	}
 	r.line++
@@ -147,8 +129,6 @@ func (r *pgReader) Close() error {
 	}
 	err := r.conn.Close(ctx)
 	r.conn = nil
-	if r.err == nil {
-		r.err = errors.New("source: reader closed")
-	}
+	r.closed()
 	return scrub(err, r.password)
 }

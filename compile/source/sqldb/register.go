@@ -24,6 +24,7 @@ package sqldb
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -70,4 +71,50 @@ func newRow(n int) row { return row{ends: make([]int, n), fields: make([][]byte,
 func (r *row) split() [][]byte {
 	source.SplitFields(r.fields, r.buf, r.ends)
 	return r.fields
+}
+
+// query is what the PostgreSQL and MySQL readers share: the source's
+// name (without the password), the password errors must mask, the
+// columns, the row being read and where the stream stands.
+type query struct {
+	name     string
+	password string
+	columns  []string
+	row      row
+	line     int64
+	err      error
+}
+
+func (q *query) Columns() []string { return q.columns }
+
+func (q *query) Line() int64 { return q.line }
+
+// Name names the source without its password.
+func (q *query) Name() string { return q.name }
+
+// more is called by Next with what the driver's Next returned (more) and
+// its error function: false when the stream has ended (q.err is io.EOF)
+// or failed (q.err says at which row).
+func (q *query) more(more bool, rowsErr func() error) bool {
+	if !more {
+		if err := rowsErr(); err != nil {
+			q.err = q.rowError(err)
+		} else {
+			q.err = io.EOF
+		}
+		return false
+	}
+	return true
+}
+
+// rowError is err at the row being read, the password masked.
+func (q *query) rowError(err error) error {
+	return fmt.Errorf("%s: row %d: %w", q.name, q.line+1, scrub(err, q.password))
+}
+
+// closed marks the stream closed, unless it had ended already.
+func (q *query) closed() {
+	if q.err == nil {
+		q.err = errors.New("source: reader closed")
+	}
 }
