@@ -1,6 +1,7 @@
 package enrichd
 
 import (
+	"runtime/debug"
 	"sync"
 
 	"github.com/lutkit/lutkit/tables"
@@ -44,21 +45,7 @@ func (c *networkCounts) get(set *tables.Set, name string, gen uint64) (int64, bo
 }
 
 func (c *networkCounts) count(set *tables.Set, k tableVersion) {
-	sn := set.Acquire()
-	defer sn.Release()
-	n := int64(-1)
-	if ts, ok := sn.Table(k.name); ok && ts.Generation == k.gen {
-		if mm := sn.MMDB(k.name); mm != nil {
-			n = 0
-			for r := range mm.DB().Networks() {
-				if r.Err() != nil {
-					n = -1
-					break
-				}
-				n++
-			}
-		}
-	}
+	n := walkNetworks(set, k)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.busy, k)
@@ -71,6 +58,37 @@ func (c *networkCounts) count(set *tables.Set, k tableVersion) {
 		}
 	}
 	c.n[k] = n
+}
+
+// walkNetworks counts the networks of version k, or returns -1 when
+// another version is live or the walk failed. The walk reads the mapped
+// file: a file truncated or rewritten in place under it faults, which
+// marks the table damaged (as a lookup's fault does) instead of killing
+// the daemon.
+func walkNetworks(set *tables.Set, k tableVersion) (n int64) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	sn := set.Acquire()
+	defer sn.Release()
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := set.Fault(r); !ok {
+				panic(r)
+			}
+			n = -1
+		}
+	}()
+	ts, ok := sn.Table(k.name)
+	mm := sn.MMDB(k.name)
+	if !ok || ts.Generation != k.gen || mm == nil {
+		return -1
+	}
+	for r := range mm.DB().Networks() {
+		if r.Err() != nil {
+			return -1
+		}
+		n++
+	}
+	return n
 }
 
 // collectTableRows writes enrichd_table_rows of t: the rows of a .lut

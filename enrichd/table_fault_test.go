@@ -18,6 +18,7 @@ import (
 
 	"github.com/lutkit/lutkit/enrichd/internal/enrichtest"
 	"github.com/lutkit/lutkit/internal/testfiles"
+	"github.com/lutkit/lutkit/tables"
 )
 
 // streamer sends numbered events (seq=N) to a tcp input until stopped.
@@ -347,4 +348,40 @@ func TestTableDirectoryRemoved(t *testing.T) {
 		t.Errorf("after the directory came back: enrichd_table_file_missing = %v", v)
 	}
 	t.Logf("%d events, removal reported after %d, directory back after %d", n, afterRemoval, afterBack)
+}
+
+// TestNetworkCountFault: the background count of an .mmdb table's
+// networks (enrichd_table_rows) on a file truncated in place under it
+// marks the table damaged and counts nothing, instead of a SIGBUS.
+func TestNetworkCountFault(t *testing.T) {
+	dir := t.TempDir()
+	mm, err := os.ReadFile(testfiles.CityMMDB(t))
+	must(t, err)
+	path := filepath.Join(dir, "geo.mmdb")
+	must(t, os.WriteFile(path, mm, 0o644))
+	set, err := tables.Open(dir, tables.Options{NoWatch: true, DataVerify: tables.DataVerifyDigest})
+	must(t, err)
+	defer set.Close()
+	sn := set.Acquire()
+	ts, ok := sn.Table("geo")
+	sn.Release()
+	if !ok {
+		t.Fatalf("geo not loaded: %+v", set.Stats())
+	}
+	must(t, os.Truncate(path, 4096))
+	if n := walkNetworks(set, tableVersion{"geo", ts.Generation}); n != -1 {
+		t.Fatalf("counted %d networks in a file truncated to 4 KiB", n)
+	}
+	if st := set.Stats(); !damaged(st, "geo") {
+		t.Errorf("geo not marked damaged after the fault: %+v", st)
+	}
+}
+
+func damaged(st tables.Stats, name string) bool {
+	for _, t := range st.Tables {
+		if t.Name == name {
+			return t.Damaged
+		}
+	}
+	return false
 }
