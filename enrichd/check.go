@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -89,6 +91,23 @@ func CheckTables(cfg *Config) (checked bool, err error) {
 	return true, v.Err()
 }
 
+// scanMMDBPaths is missingMMDBPaths under a guard: the check reads the
+// mapped file (a reload's check runs in the daemon), and a file
+// rewritten in place under it is an error of the check, not a SIGBUS.
+func scanMMDBPaths(mm *mmdb.Reader, want []string) (missing, have []string, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			re, ok := r.(runtime.Error)
+			if !ok || !strings.Contains(re.Error(), "fault") {
+				panic(r)
+			}
+			missing, have, err = nil, nil, fmt.Errorf("the file changed while it was read (rewritten in place?): %v", re)
+		}
+	}()
+	return missingMMDBPaths(mm, want)
+}
+
 // checkMMDBFields reports the mmdb_fields paths of r that no record of
 // its table holds (they would write nothing), naming close paths.
 func checkMMDBFields(rs config.Scope, r *RuleConfig, mm *mmdb.Reader) {
@@ -96,7 +115,7 @@ func checkMMDBFields(rs config.Scope, r *RuleConfig, mm *mmdb.Reader) {
 	for j, f := range r.MMDBFields {
 		want[j] = f.From
 	}
-	missing, have, err := missingMMDBPaths(mm, want)
+	missing, have, err := scanMMDBPaths(mm, want)
 	if err != nil {
 		rs.Errorf("mmdb_fields", "table %q: reading its records: %v", r.Table, err)
 		return
