@@ -155,9 +155,10 @@ func Write(src source.Reader, f *os.File, opts Options) (*Stats, error) {
 type compiler struct {
 	src     source.Reader
 	opts    Options
-	cols    []string // stored columns
-	colIdx  []int    // source index of each stored column
-	keyIdx  []int    // source index of each key column
+	cols    []string            // stored columns
+	colIdx  []int               // source index of each stored column
+	types   []format.ColumnType // type of each stored column; nil: all text
+	keyIdx  []int               // source index of each key column
 	nsrc    int
 	entries []entry
 	stats   Stats
@@ -205,7 +206,36 @@ func newCompiler(src source.Reader, opts Options) (*compiler, error) {
 	if len(c.cols) == 0 {
 		return nil, errors.New("the table would have no columns")
 	}
+	if len(opts.ColumnTypes) > 0 {
+		c.types = make([]format.ColumnType, len(c.cols))
+		for name, ts := range opts.ColumnTypes {
+			i := slices.Index(c.cols, name)
+			if i < 0 {
+				return nil, fmt.Errorf("column %q (from the column types) is not among the stored columns (%s)", name, strings.Join(c.cols, ", "))
+			}
+			c.types[i], _ = format.ParseColumnType(ts) // checked by Validate
+		}
+	}
 	return c, nil
+}
+
+// checkTypes checks the values of a row's typed columns.
+func (c *compiler) checkTypes(values [][]byte, line int64) error {
+	for i, t := range c.types {
+		if !format.ValidValue(t, values[i]) {
+			return &source.RowError{File: c.opts.SourceName, Line: line, Column: c.colIdx[i] + 1,
+				Err: fmt.Errorf("column %q is of type %s: %q is not a valid %s value", c.cols[i], t, truncate(values[i]), t)}
+		}
+	}
+	return nil
+}
+
+// truncate shortens a value quoted in an error.
+func truncate(v []byte) []byte {
+	if len(v) > 64 {
+		return append(v[:60:60], "..."...)
+	}
+	return v
 }
 
 // key builds the normalised key of a row into dst.
@@ -268,7 +298,7 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 		return nil
 	}
 	// Key columns are addressed by their index among the stored columns.
-	schema := &format.Schema{Columns: c.cols}
+	schema := &format.Schema{Columns: c.cols, Types: c.types}
 	for _, k := range c.opts.Key {
 		i := slices.Index(c.cols, k)
 		if i < 0 {
@@ -377,6 +407,10 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 	if c.opts.FoldCase {
 		h.Incompat |= format.FeatureFoldCase
 	}
+	if (&format.Schema{Types: c.types}).Typed() {
+		h.Incompat |= format.FeatureColumnTypes
+		h.Minor = format.MinorTypes
+	}
 	if !c.opts.BuildTime.IsZero() {
 		h.BuildTime = c.opts.BuildTime.Unix()
 	}
@@ -424,6 +458,14 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 		}
 		for i, s := range c.colIdx {
 			values[i] = fields[s]
+		}
+		if c.types != nil {
+			if err := c.checkTypes(values, line); err != nil {
+				if err := c.badRow(err); err != nil {
+					return err
+				}
+				continue
+			}
 		}
 		off := w.off - dataStart
 		if off >= format.MaxDataSize {

@@ -3,6 +3,7 @@ package compile
 import (
 	"time"
 
+	"github.com/lutkit/lutkit/format"
 	"github.com/lutkit/lutkit/internal/config"
 )
 
@@ -34,6 +35,11 @@ type Options struct {
 	// invalid UTF-8 instead of failing. Skipped rows are reported in Stats
 	// and in the META section, never silently.
 	SkipBadRows bool `json:"skip_bad_rows,omitempty"`
+	// ColumnTypes gives stored columns a type other than text: number,
+	// bool or json (format.ParseColumnType). Their values are checked as
+	// they are read (a bad one is a row error) and written unquoted as
+	// JSON; an empty value is written as null.
+	ColumnTypes map[string]string `json:"column_types,omitempty"`
 
 	// BuildTime is recorded in the header. Zero means none is recorded,
 	// which keeps output reproducible; see BuildTimeFromEnv.
@@ -71,6 +77,11 @@ func (o *Options) Check(s config.Scope) {
 			s.Errorf("columns", "column %q is listed twice", c)
 		}
 		seen[c] = true
+	}
+	for name, t := range o.ColumnTypes {
+		if _, err := format.ParseColumnType(t); err != nil {
+			s.Errorf("column_types", "column %q: %v", name, err)
+		}
 	}
 	switch o.OnDuplicate {
 	case "", DuplicateError, DuplicateFirst, DuplicateLast:

@@ -49,8 +49,10 @@ const EndMagic = "\x89LUTEND\n"
 const (
 	// MajorVersion 1: header, sections, XXH3 hashing, PTHash-style MPHF.
 	MajorVersion = 1
-	// MinorVersion 0: the first version.
+	// MinorVersion 0: the first version. A file with column types is 1.1
+	// (MinorTypes), one without stays 1.0.
 	MinorVersion = 0
+	MinorTypes   = 1
 )
 
 // Sizes of the fixed parts.
@@ -68,8 +70,12 @@ const (
 	// FeatureFoldCase: keys were case-folded at compile time; lookups fold
 	// the key the same way (FoldKey) before hashing.
 	FeatureFoldCase uint32 = 1 << 0
+	// FeatureColumnTypes: the schema gives a type to each column (version
+	// 1.1); a 1.0 reader, which would write every value as a string,
+	// refuses the file instead.
+	FeatureColumnTypes uint32 = 1 << 1
 
-	knownIncompat = FeatureFoldCase
+	knownIncompat = FeatureFoldCase | FeatureColumnTypes
 )
 
 // HashXXH3 is the only key hash algorithm of version 1.
@@ -322,26 +328,105 @@ const HighestSection = SectionMeta
 
 // Schema is the decoded SCHEMA section.
 //
-//	u32 column count, u32 key column count, u32 flags (0), u32 reserved (0)
+//	u32 column count, u32 key column count, u32 flags, u32 reserved (0)
 //	key column count x u32: indexes of the key columns, in key order
 //	column count x (u32 length, bytes): column names, UTF-8
+//	with SchemaTypes in flags: column count x u8, the column types
 type Schema struct {
 	Columns []string
 	Key     []int
+	// Types is the type of each column, or nil when every column is text
+	// (a file without SchemaTypes).
+	Types []ColumnType
 }
 
-// AppendSchema appends an encoded schema.
+// SchemaTypes is the schema flag of a schema that ends with column types.
+const SchemaTypes uint32 = 1 << 0
+
+// ColumnType is how a column's values are written as JSON. The values of
+// every type are stored as text; a compiler checks those of a typed column
+// before it writes them.
+type ColumnType uint8
+
+// Column types.
+const (
+	// TypeText values are JSON strings (the type of every column of a
+	// file without column types).
+	TypeText ColumnType = 0
+	// TypeNumber values are JSON numbers, written as stored.
+	TypeNumber ColumnType = 1
+	// TypeBool values are true or false.
+	TypeBool ColumnType = 2
+	// TypeJSON values are JSON texts (objects, arrays, any value),
+	// written as stored.
+	TypeJSON ColumnType = 3
+
+	highestType = TypeJSON
+)
+
+var typeNames = [...]string{"text", "number", "bool", "json"}
+
+// String returns the type's name, as --column-type takes it.
+func (t ColumnType) String() string {
+	if t <= highestType {
+		return typeNames[t]
+	}
+	return fmt.Sprintf("type-%d", uint8(t))
+}
+
+// ParseColumnType returns the type of a name: text, number, bool or json.
+func ParseColumnType(name string) (ColumnType, error) {
+	for i, n := range typeNames {
+		if n == name {
+			return ColumnType(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown column type %q (want text, number, bool or json)", name)
+}
+
+// Type returns the type of column i.
+func (s *Schema) Type(i int) ColumnType {
+	if s.Types == nil {
+		return TypeText
+	}
+	return s.Types[i]
+}
+
+// Typed reports whether some column is not text; a writer sets
+// FeatureColumnTypes and writes the types exactly then.
+func (s *Schema) Typed() bool {
+	for _, t := range s.Types {
+		if t != TypeText {
+			return true
+		}
+	}
+	return false
+}
+
+// AppendSchema appends an encoded schema. Its types are written only when
+// some column is not text, so a table of text columns is a 1.0 file.
 func AppendSchema(dst []byte, s *Schema) []byte {
 	le := binary.LittleEndian
+	typed := s.Typed()
 	dst = le.AppendUint32(dst, uint32(len(s.Columns)))
 	dst = le.AppendUint32(dst, uint32(len(s.Key)))
-	dst = le.AppendUint64(dst, 0)
+	flags := uint32(0)
+	if typed {
+		flags = SchemaTypes
+	}
+	dst = le.AppendUint32(dst, flags)
+	dst = le.AppendUint32(dst, 0)
 	for _, k := range s.Key {
 		dst = le.AppendUint32(dst, uint32(k))
 	}
 	for _, c := range s.Columns {
 		dst = le.AppendUint32(dst, uint32(len(c)))
 		dst = append(dst, c...)
+	}
+	if typed {
+		for _, t := range s.Types {
+			dst = append(dst, byte(t))
+		}
 	}
 	return dst
 }
@@ -355,6 +440,10 @@ func DecodeSchema(b []byte, off int64, columns uint32) (*Schema, error) {
 	nc, nk := le.Uint32(b), le.Uint32(b[4:])
 	if nc != columns || nc == 0 || nk == 0 || nk > nc || uint64(len(b)) < 16+4*uint64(nk)+4*uint64(nc) {
 		return nil, Corruptf(off, "schema of %d columns and %d key columns does not fit the header (%d columns)", nc, nk, columns)
+	}
+	flags := le.Uint32(b[8:])
+	if flags&^SchemaTypes != 0 || le.Uint32(b[12:]) != 0 {
+		return nil, Corruptf(off+8, "unknown schema flags %#x", flags)
 	}
 	s := &Schema{Columns: make([]string, 0, nc), Key: make([]int, nk)}
 	p := b[16:]
@@ -376,6 +465,19 @@ func DecodeSchema(b []byte, off int64, columns uint32) (*Schema, error) {
 		}
 		s.Columns = append(s.Columns, string(p[4:4+l]))
 		p = p[4+l:]
+	}
+	if flags&SchemaTypes != 0 {
+		if uint64(len(p)) < uint64(nc) {
+			return nil, Corruptf(off, "schema truncated in the column types")
+		}
+		s.Types = make([]ColumnType, nc)
+		for i := range s.Types {
+			if t := ColumnType(p[i]); t > highestType {
+				return nil, Corruptf(off, "column %d has unknown type %d", i, t)
+			}
+			s.Types[i] = ColumnType(p[i])
+		}
+		p = p[nc:]
 	}
 	if len(p) != 0 {
 		return nil, Corruptf(off, "%d stray bytes after the schema", len(p))

@@ -167,6 +167,9 @@ func openBytes(b []byte, mapped bool) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	if (h.Incompat&format.FeatureColumnTypes != 0) != (t.schema.Types != nil) {
+		return nil, format.Corruptf(int64(t.sections[format.SectionSchema].Off), "the schema's column types do not agree with the header's feature bits")
+	}
 	t.mphf, err = format.ParseMPHF(sec(format.SectionMPHF), h.Rows)
 	if err != nil {
 		return nil, format.Corruptf(int64(t.sections[format.SectionMPHF].Off), "%v", err)
@@ -247,6 +250,11 @@ func (t *Table) Rows() int { return int(t.header.Rows) }
 // Columns returns the column names, in order. The slice must not be
 // modified.
 func (t *Table) Columns() []string { return t.schema.Columns }
+
+// ColumnTypes returns the type of each column, or nil when every column
+// is text (a table compiled without column types). The slice is shared:
+// do not modify it.
+func (t *Table) ColumnTypes() []format.ColumnType { return t.schema.Types }
 
 // KeyColumns returns the indexes of the key columns.
 func (t *Table) KeyColumns() []int { return t.schema.Key }
@@ -471,6 +479,11 @@ func (t *Table) Verify() error {
 		h := format.HashKey(r.Key(), t.header.Seed)
 		if got := t.mphf.Index(h); got != pos || format.Fingerprint(h) != format.SlotFingerprint(slot) {
 			return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "key %q does not find its own row (slot %d, hash gives %d)", r.Key(), pos, got))
+		}
+		for c, ct := range t.schema.Types {
+			if ct != format.TypeText && !format.ValidValue(ct, r.Value(c)) {
+				return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "row of key %q: column %q holds %q, not a %s value", r.Key(), t.schema.Columns[c], r.Value(c), ct))
+			}
 		}
 	}
 	return nil

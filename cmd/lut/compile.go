@@ -26,7 +26,7 @@ type compileFlags struct {
 // lutFlags and sourceFlags name the flag that sets each key of
 // compile.Options and source.Options.
 var (
-	lutFlags    = []string{"key", "--key", "columns", "--columns", "fold_case", "--fold-case", "on_duplicate", "--on-duplicate", "skip_bad_rows", "--skip-bad-rows"}
+	lutFlags    = []string{"key", "--key", "columns", "--columns", "fold_case", "--fold-case", "on_duplicate", "--on-duplicate", "skip_bad_rows", "--skip-bad-rows", "column_types", "--column-type"}
 	sourceFlags = []string{"format", "--format", "delimiter", "--delimiter", "header", "--header", "", "--sqlite-table, --sqlite-query",
 		"nested", "--nested", "postgres", "--postgres", "mysql", "--mysql", "query", "--query", "password_file", "--password-file"}
 )
@@ -118,6 +118,7 @@ below and "lut compile --help" in docs/mmdb.md.`,
 	f.StringVar(&fl.src.PasswordFile, "password-file", "", "file whose first line is the database password")
 	f.BoolVar(&fl.spec.FoldCase, "fold-case", false, "case-fold keys (lookups fold the same way)")
 	f.StringVar(&fl.spec.OnDuplicate, "on-duplicate", compile.DuplicateError, "what a repeated key does: error, first (first row wins) or last")
+	f.StringToStringVar(&fl.spec.ColumnTypes, "column-type", nil, "column types: price=number,active=bool,tags=json (default text); written unquoted in JSON")
 	f.BoolVar(&fl.spec.SkipBadRows, "skip-bad-rows", false, "skip malformed rows (counted and reported) instead of failing")
 	f.StringVar(&fl.src.SQLiteTable, "sqlite-table", "", "table to read from a SQLite source")
 	f.StringVar(&fl.src.SQLiteQuery, "sqlite-query", "", "SELECT to run on a SQLite source")

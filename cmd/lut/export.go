@@ -21,7 +21,8 @@ func newExportCommand() *cobra.Command {
 		Short: "Write a table's rows back out as CSV, TSV, JSON lines or Parquet",
 		Long: `Export writes every row of a .lut table, in the order of its source, with
 a header of the column names. Compiling an exported CSV, TSV or Parquet
-file with the same --key, --fold-case and SOURCE_DATE_EPOCH gives a
+file with the same --key, --fold-case, --column-type (as lut inspect
+shows it) and SOURCE_DATE_EPOCH gives a
 byte-identical table.`,
 		Example: `  lut export customers.lut -o customers.csv
   lut export customers.lut --format parquet -o customers.parquet
@@ -95,7 +96,7 @@ func runExport(cmd *cobra.Command, path, formatName, out string) error {
 // writes a row (package rowjson); the other formats by compile/source.
 func rowWriter(format string, w io.Writer, t *reader.Table) (put func(reader.View) error, done func() error, err error) {
 	if format == "jsonl" {
-		enc := rowjson.NewEncoder(t.Columns())
+		enc := rowjson.NewEncoder(t.Columns(), t.ColumnTypes())
 		var line []byte
 		put = func(v reader.View) error {
 			line = append(enc.Append(line[:0], v), '\n')

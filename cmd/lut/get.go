@@ -68,7 +68,7 @@ func runGet(cmd *cobra.Command, path string, keys []string, sep string) error {
 // stderr which keys are missing; it returns how many are.
 func writeRows(cmd *cobra.Command, out *bufio.Writer, t *reader.Table, path string, keys []string, sep string) (int, error) {
 	var row reader.Row
-	enc := rowjson.NewEncoder(t.Columns())
+	enc := rowjson.NewEncoder(t.Columns(), t.ColumnTypes())
 	var line []byte
 	missing := 0
 	composite := len(t.KeyColumns()) > 1

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -39,20 +40,21 @@ type inspectSection struct {
 }
 
 type inspectInfo struct {
-	Path        string           `json:"path"`
-	Format      string           `json:"format"`
-	Version     string           `json:"version"`
-	Rows        int              `json:"rows"`
-	Columns     []string         `json:"columns"`
-	Key         []string         `json:"key"`
-	FoldCase    bool             `json:"fold_case"`
-	Size        int64            `json:"size"`
-	BuildTime   string           `json:"build_time,omitempty"`
-	Seed        string           `json:"hash_seed"`
-	HashBits    float64          `json:"hash_bits_per_key"`
-	Meta        reader.Meta      `json:"meta"`
-	Sections    []inspectSection `json:"sections"`
-	BytesPerRow float64          `json:"bytes_per_row"`
+	Path        string            `json:"path"`
+	Format      string            `json:"format"`
+	Version     string            `json:"version"`
+	Rows        int               `json:"rows"`
+	Columns     []string          `json:"columns"`
+	Key         []string          `json:"key"`
+	FoldCase    bool              `json:"fold_case"`
+	ColumnTypes map[string]string `json:"column_types,omitempty"`
+	Size        int64             `json:"size"`
+	BuildTime   string            `json:"build_time,omitempty"`
+	Seed        string            `json:"hash_seed"`
+	HashBits    float64           `json:"hash_bits_per_key"`
+	Meta        reader.Meta       `json:"meta"`
+	Sections    []inspectSection  `json:"sections"`
+	BytesPerRow float64           `json:"bytes_per_row"`
 }
 
 func runInspect(cmd *cobra.Command, path string, asJSON bool) error {
@@ -66,6 +68,17 @@ func runInspect(cmd *cobra.Command, path string, asJSON bool) error {
 		Path: path, Format: "lut", Version: fmt.Sprintf("%d.%d", h.Major, h.Minor),
 		Rows: t.Rows(), Columns: t.Columns(), FoldCase: t.FoldCase(), Size: t.Size(),
 		Seed: fmt.Sprintf("%#x", h.Seed), Meta: t.Meta(),
+	}
+	var typeFlag []string
+	for i, ct := range t.ColumnTypes() {
+		if ct == format.TypeText {
+			continue
+		}
+		if info.ColumnTypes == nil {
+			info.ColumnTypes = map[string]string{}
+		}
+		info.ColumnTypes[t.Columns()[i]] = ct.String()
+		typeFlag = append(typeFlag, t.Columns()[i]+"="+ct.String())
 	}
 	for _, k := range t.KeyColumns() {
 		info.Key = append(info.Key, t.Columns()[k])
@@ -93,6 +106,9 @@ func runInspect(cmd *cobra.Command, path string, asJSON bool) error {
 	fmt.Fprintf(tw, "rows:\t%d (%.1f bytes per row)\n", info.Rows, info.BytesPerRow)
 	fmt.Fprintf(tw, "columns:\t%d: %q\n", len(info.Columns), info.Columns)
 	fmt.Fprintf(tw, "key:\t%q (fold case: %v)\n", info.Key, info.FoldCase)
+	if len(typeFlag) > 0 {
+		fmt.Fprintf(tw, "column types:\t--column-type %s\n", strings.Join(typeFlag, ","))
+	}
 	bt := info.BuildTime
 	if bt == "" {
 		bt = "not recorded (set SOURCE_DATE_EPOCH when compiling)"

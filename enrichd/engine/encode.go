@@ -156,7 +156,11 @@ func (w *Worker) encodeProgram(i int, e *evState, out []byte) []byte {
 				if ci < 0 {
 					continue
 				}
-				buf = jsonstr.AppendString(o.key.append(buf, comma), rw.views[i].Col(ci))
+				if v := rw.views[i].Col(ci); rw.colType == nil {
+					buf = jsonstr.AppendString(o.key.append(buf, comma), v)
+				} else {
+					buf = rw.appendTyped(o.key.append(buf, comma), v, ci)
+				}
 			case lfLUTAll:
 				buf = rw.row.Append(o.key.append(buf, comma), rw.views[i])
 			case lfMMDB:

@@ -437,7 +437,12 @@ func (w *Worker) encodeFused(fp *fusedProg, i int, e *evState, out []byte) ([]by
 			rw := &w.rw[o.rule]
 			switch o.kind {
 			case lfLUTCol:
-				buf = jsonstr.AppendString(buf, rw.views[i].Col(rw.colIdx[o.col]))
+				ci := rw.colIdx[o.col]
+				if v := rw.views[i].Col(ci); rw.colType == nil {
+					buf = jsonstr.AppendString(buf, v)
+				} else {
+					buf = rw.appendTyped(buf, v, ci)
+				}
 			case lfLUTAll:
 				buf = rw.row.Append(buf, rw.views[i])
 			case lfMMDB:

@@ -22,9 +22,12 @@ type ruleWork struct {
 	colFor *reader.Table // table colIdx and row were resolved for
 	colGen uint64
 	row    rowjson.Encoder // writes a whole row
-	nf     int             // mmdb: fields per event in mmVals
-	cache  ipCache
-	recs   mmdb.RecordCache // mmdb: values of recently decoded records
+	// colType is the table's column types, nil when all are text (the
+	// common case: one nil check per value written)
+	colType []format.ColumnType
+	nf      int // mmdb: fields per event in mmVals
+	cache   ipCache
+	recs    mmdb.RecordCache // mmdb: values of recently decoded records
 	// mmdb batch lookups: the addresses the cache did not answer, their
 	// events, and the batch's values and matches.
 	addrs     []netip.Addr
@@ -101,7 +104,8 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 			for j, c := range r.cfg.Columns {
 				rw.colIdx[j] = t.ColumnIndex(c.From)
 			}
-			rw.row.Reset(t.Columns())
+			rw.row.Reset(t.Columns(), t.ColumnTypes())
+			rw.colType = t.ColumnTypes()
 			rw.colFor, rw.colGen = t, w.snapGen
 		}
 		views := rw.views[:n]
@@ -195,4 +199,10 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 	rw.nHits += hits
 	rw.nMisses += uint64(n) - hits
 	rw.nBadKey += badKey
+}
+
+// appendTyped appends v, the value of column ci of a table with typed
+// columns (colType is set), as rowjson writes it.
+func (rw *ruleWork) appendTyped(buf, v []byte, ci int) []byte {
+	return rowjson.AppendValue(buf, rw.colType[ci], v)
 }

@@ -35,10 +35,10 @@ func sbytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
-// appendRow appends the row as a JSON object of column name -> string,
-// as every program of the project writes a row (package rowjson).
-func appendRow(dst []byte, cols []string, v reader.View) []byte {
-	return rowjson.Append(dst, cols, v)
+// appendRow appends the row v of t as a JSON object of column name ->
+// value, as every program of the project writes a row (package rowjson).
+func appendRow(dst []byte, t *reader.Table, v reader.View) []byte {
+	return rowjson.Append(dst, t.Columns(), t.ColumnTypes(), v)
 }
 
 // tableKey turns a client key into the table's lookup key: for a table

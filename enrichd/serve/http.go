@@ -205,7 +205,7 @@ func (a *API) get(w http.ResponseWriter, name, key, sep string) {
 			httpError(w, http.StatusNotFound, "not found")
 			return
 		}
-		hb.out = append(appendRow(hb.out[:0], t.Columns(), v), '\n')
+		hb.out = append(appendRow(hb.out[:0], t, v), '\n')
 		w.Header()["Content-Type"] = ctJSON
 		answer(w, hb.out)
 		return

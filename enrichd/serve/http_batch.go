@@ -80,7 +80,7 @@ func (a *API) batch(w http.ResponseWriter, r *http.Request, name, sep string) {
 			var tk []byte
 			tk, hb.key = tableKey(t, k, sbytes(sep), hb.key)
 			if v, found := t.Lookup(tk); found {
-				out = appendRow(out, t.Columns(), v)
+				out = appendRow(out, t, v)
 			} else {
 				out = append(out, "null"...)
 			}

@@ -374,7 +374,7 @@ func (c *mcConn) find(snap *tables.Snapshot, k []byte) bool {
 			c.val = append(c.val[:0], v.Col(i)...)
 			return true
 		}
-		c.val = appendRow(c.val[:0], t.Columns(), v)
+		c.val = appendRow(c.val[:0], t, v)
 		return true
 	}
 	if m := snap.MMDB(name); m != nil {

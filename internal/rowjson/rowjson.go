@@ -1,6 +1,8 @@
 // Package rowjson writes a row of a .lut table as a JSON object: its
 // column names as keys, in column order, and its values as strings,
-// escaped by jsonstr. It is the one row encoder of the project: lut get,
+// escaped by jsonstr, but for the columns the table types (number, bool,
+// json: format.ColumnType), whose values are written as they are stored,
+// unquoted, and an empty one as null. It is the one row encoder of the project: lut get,
 // lut export --format jsonl, enrichd's lookup API and memcached listener
 // and the enrichment engine all write a row with it, so a row has the same
 // bytes everywhere.
@@ -17,23 +19,47 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/lutkit/lutkit/format"
 	"github.com/lutkit/lutkit/internal/jsonstr"
 	"github.com/lutkit/lutkit/reader"
 )
 
-// Append appends v, a row of a table with columns, as a JSON object. It
+// Append appends v, a row of a table with columns of types (nil: all
+// text, as reader.Table.ColumnTypes gives them), as a JSON object. It
 // writes what Encoder.Append does, escaping each key as it goes; it does
 // not allocate when dst has room.
-func Append(dst []byte, columns []string, v reader.View) []byte {
+func Append(dst []byte, columns []string, types []format.ColumnType, v reader.View) []byte {
 	dst = append(dst, '{')
 	for i, c := range columns {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = jsonstr.AppendKeyS(dst, c)
-		dst = jsonstr.AppendString(dst, v.Col(i))
+		if types == nil {
+			dst = jsonstr.AppendString(dst, v.Col(i))
+		} else {
+			dst = AppendValue(dst, types[i], v.Col(i))
+		}
 	}
 	return append(dst, '}')
+}
+
+// AppendValue appends val, a value of a column of type t, as JSON: a
+// text value as a string; a number, bool or json value as it is stored,
+// and an empty one as null. A typed value that is not valid for its type
+// (the compiler checks them, so only a damaged file holds one) is written
+// as a string, so that the output stays valid JSON.
+func AppendValue(dst []byte, t format.ColumnType, val []byte) []byte {
+	if t == format.TypeText {
+		return jsonstr.AppendString(dst, val)
+	}
+	if len(val) == 0 {
+		return append(dst, "null"...)
+	}
+	if !format.ValidValue(t, val) {
+		return jsonstr.AppendString(dst, val)
+	}
+	return append(dst, val...)
 }
 
 // keyPad is the size of key.pad.
@@ -62,17 +88,35 @@ type Encoder struct {
 	shortKeys bool
 	ends      []int32  // scratch for a row's value ends
 	vals      [][]byte // scratch for a row's values
+	// types is the type of each column when some column is not text
+	// (else nil), and tkeys what precedes each value then: `{"col":`,
+	// then `,"col":`.
+	types []format.ColumnType
+	tkeys [][]byte
 }
 
-// NewEncoder returns an encoder for rows with columns.
-func NewEncoder(columns []string) *Encoder {
+// NewEncoder returns an encoder for rows with columns of types (nil: all
+// text, as reader.Table.ColumnTypes gives them).
+func NewEncoder(columns []string, types []format.ColumnType) *Encoder {
 	e := &Encoder{}
-	e.Reset(columns)
+	e.Reset(columns, types)
 	return e
 }
 
-// Reset makes e an encoder for rows with columns, reusing its memory.
-func (e *Encoder) Reset(columns []string) {
+// Reset makes e an encoder for rows with columns of types, reusing its
+// memory.
+func (e *Encoder) Reset(columns []string, types []format.ColumnType) {
+	e.types, e.tkeys = nil, e.tkeys[:0]
+	if (&format.Schema{Types: types}).Typed() && len(types) == len(columns) {
+		e.types = types
+		for j, c := range columns {
+			k := []byte{','}
+			if j == 0 {
+				k = []byte{'{'}
+			}
+			e.tkeys = append(e.tkeys, jsonstr.AppendKeyS(k, c))
+		}
+	}
 	e.keys, e.keysRoom, e.shortKeys = e.keys[:0], 0, true
 	for j, c := range columns {
 		k := []byte(`",`)
@@ -104,6 +148,9 @@ func (e *Encoder) Reset(columns []string) {
 // unsigned, is at most the move (which also catches an end before its
 // start).
 func (e *Encoder) Append(buf []byte, v reader.View) []byte {
+	if e.types != nil {
+		return e.appendTyped(buf, v)
+	}
 	values := v.Values()
 	// The end offsets: read straight from the record when they are 16-bit
 	// (checked below as they are used), else checked and widened first.
@@ -237,6 +284,20 @@ func (e *Encoder) appendEsc(buf []byte, v reader.View) []byte {
 		buf = jsonstr.AppendEscaped(buf, val)
 	}
 	return append(buf, '"', '}')
+}
+
+// appendTyped is Append for a table with typed columns: value by value.
+func (e *Encoder) appendTyped(buf []byte, v reader.View) []byte {
+	e.vals = v.Cols(e.vals[:0])
+	n := min(len(e.tkeys), len(e.vals))
+	if n == 0 {
+		return append(buf, '{', '}')
+	}
+	for j, val := range e.vals[:n] {
+		buf = append(buf, e.tkeys[j]...)
+		buf = AppendValue(buf, e.types[j], val)
+	}
+	return append(buf, '}')
 }
 
 // copy32 is Copy32 through pointers, without bounds checks: dst and src

@@ -90,7 +90,7 @@ func testEncoder(t *testing.T, long string) {
 		t.Fatal(err)
 	}
 	defer tb.Close()
-	enc := NewEncoder(tb.Columns())
+	enc := NewEncoder(tb.Columns(), nil)
 	var row reader.Row
 	for i := 1; i <= n; i++ {
 		if !tb.Get([]byte(fmt.Sprint(i)), &row) {
@@ -104,12 +104,12 @@ func testEncoder(t *testing.T, long string) {
 				t.Fatalf("row %d: Encoder.Append\n got %.300s\nwant %.300s", i, got[1:], want)
 			}
 		}
-		if got := string(Append(nil, tb.Columns(), v)); got != want {
+		if got := string(Append(nil, tb.Columns(), nil, v)); got != want {
 			t.Fatalf("row %d: Append\n got %.300s\nwant %.300s", i, got, want)
 		}
 	}
 	// A reset encoder writes another table's rows.
-	enc.Reset([]string{"k"})
+	enc.Reset([]string{"k"}, nil)
 	if got := string(enc.Append(nil, v1(t, dir))); got != `{"k":"1"}` {
 		t.Fatalf("after Reset: %s", got)
 	}
@@ -137,13 +137,58 @@ func v1(t *testing.T, dir string) reader.View {
 // TestAppendAllocs: rows are written without allocating.
 func TestAppendAllocs(t *testing.T) {
 	v := v1(t, t.TempDir())
-	enc := NewEncoder([]string{"k"})
+	enc := NewEncoder([]string{"k"}, nil)
 	out := make([]byte, 0, 256)
 	if n := testing.AllocsPerRun(1000, func() { out = enc.Append(out[:0], v) }); n != 0 {
 		t.Errorf("Encoder.Append: %v allocs", n)
 	}
 	cols := []string{"k"}
-	if n := testing.AllocsPerRun(1000, func() { out = Append(out[:0], cols, v) }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { out = Append(out[:0], cols, nil, v) }); n != 0 {
 		t.Errorf("Append: %v allocs", n)
+	}
+}
+
+// TestTyped: a table's number, bool and json columns are written as
+// stored, unquoted, an empty value as null, its text columns as strings,
+// the same by Append and by an Encoder; an Encoder reset for a text table
+// writes strings again.
+func TestTyped(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.lut")
+	src, err := source.NewCSVReader(strings.NewReader("id,n,b,j,s\n1,-0.5e+2,true,\"{\"\"k\"\":[null,\"\"\\u00e9\"\"]}\",\"q\"\"\"\n2,,,,\n"), "t.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]string{"n": "number", "b": "bool", "j": "json"}
+	if _, err := compile.File(src, path, compile.Options{Key: []string{"id"}, ColumnTypes: types}); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := reader.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	enc := NewEncoder(tb.Columns(), tb.ColumnTypes())
+	for id, want := range map[string]string{
+		"1": `{"id":"1","n":-0.5e+2,"b":true,"j":{"k":[null,"\u00e9"]},"s":"q\""}`,
+		"2": `{"id":"2","n":null,"b":null,"j":null,"s":""}`,
+	} {
+		v, ok := tb.Lookup([]byte(id))
+		if !ok {
+			t.Fatalf("row %s not found", id)
+		}
+		if got := string(enc.Append([]byte("x"), v)); got != "x"+want {
+			t.Errorf("row %s: Encoder.Append\n got %s\nwant %s", id, got[1:], want)
+		}
+		if got := string(Append(nil, tb.Columns(), tb.ColumnTypes(), v)); got != want {
+			t.Errorf("row %s: Append\n got %s\nwant %s", id, got, want)
+		}
+		if !json.Valid([]byte(want)) {
+			t.Fatalf("the expected row is not JSON: %s", want)
+		}
+	}
+	enc.Reset([]string{"k"}, nil)
+	if got := string(enc.Append(nil, v1(t, dir))); got != `{"k":"1"}` {
+		t.Fatalf("after Reset for a text table: %s", got)
 	}
 }

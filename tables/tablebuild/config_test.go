@@ -105,3 +105,19 @@ func TestConfigFileLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigColumnTypes: column_types is a mapping of column to type; an
+// unknown type is an error of that key.
+func TestConfigColumnTypes(t *testing.T) {
+	cfg, err := ParseConfig("tables.yaml", []byte("version: 1\ntables:\n  - name: prices\n    sources: [p.csv]\n    key: sku\n    column_types: {price: number, active: bool}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Tables[0].LUT.ColumnTypes; len(got) != 2 || got["price"] != "number" || got["active"] != "bool" {
+		t.Errorf("column_types: %v", got)
+	}
+	_, err = ParseConfig("tables.yaml", []byte("version: 1\ntables:\n  - name: prices\n    sources: [p.csv]\n    key: sku\n    column_types: {price: float}\n"))
+	if err == nil || !strings.Contains(err.Error(), `column_types: column "price": unknown column type "float"`) {
+		t.Errorf("column_types with an unknown type: %v", err)
+	}
+}

@@ -50,6 +50,8 @@ func decodable(t reflect.Type) bool {
 		return true
 	case t.Kind() == reflect.Slice:
 		return t.Elem().Kind() == reflect.String || isText(t.Elem())
+	case t.Kind() == reflect.Map:
+		return t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String
 	case t.Kind() == reflect.Pointer:
 		return t.Elem().Kind() == reflect.Array && t.Elem().Elem().Kind() == reflect.Float64
 	}
@@ -58,8 +60,8 @@ func decodable(t reflect.Type) bool {
 
 // decodeValue reads the value v of field into fv: text types through
 // their UnmarshalText, strings (never empty), booleans, integers, lists of
-// strings or of text values (a single string is a list of one), and
-// fixed-length lists of numbers.
+// strings or of text values (a single string is a list of one), mappings
+// of names to strings, and fixed-length lists of numbers.
 func decodeValue(d *config.Decoder, v *yaml.Node, field string, fv reflect.Value) {
 	t := fv.Type()
 	switch {
@@ -102,6 +104,16 @@ func decodeValue(d *config.Decoder, v *yaml.Node, field string, fv reflect.Value
 			out = reflect.Append(out, e.Elem())
 		}
 		fv.Set(out)
+	case t.Kind() == reflect.Map:
+		pairs, ok := d.Pairs(v, field)
+		if !ok {
+			return
+		}
+		m := reflect.MakeMapWithSize(t, len(pairs))
+		for _, p := range pairs {
+			m.SetMapIndex(reflect.ValueOf(p.Key).Convert(t.Key()), reflect.ValueOf(p.Value).Convert(t.Elem()))
+		}
+		fv.Set(m)
 	case t.Kind() == reflect.Pointer:
 		arr := reflect.New(t.Elem())
 		want := t.Elem().Len()
