@@ -10,11 +10,12 @@ import (
 	"github.com/lutkit/lutkit/compile/source"
 )
 
-// fuzzRead reads data as a file named name with every nested policy and
+// fuzzRead reads data as the file path with every nested policy and
 // checks what a reader promises: no panic, every row as wide as the
-// columns, a row error placed in the file, and an end.
-func fuzzRead(t *testing.T, name string, data []byte) {
-	path := filepath.Join(t.TempDir(), name)
+// columns, a row error placed in the file, and an end. A worker runs one
+// input at a time, so each target rewrites one file of its own directory
+// (a directory made and removed per input took most of each run).
+func fuzzRead(t *testing.T, path string, data []byte) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -58,13 +59,15 @@ func FuzzJSON(f *testing.F) {
 	f.Add([]byte(`[{"a":1,"b":{"c":[1,{"d":null}]}},{"a":"x\u00e9"}]`))
 	f.Add([]byte(`{"k":{"key":1}}`))
 	f.Add([]byte(`[[[{"a":1}]]]`))
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, "f.json", data) })
+	path := filepath.Join(f.TempDir(), "f.json")
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, path, data) })
 }
 
 func FuzzNDJSON(f *testing.F) {
 	f.Add([]byte("{\"id\":1,\"n\":\"a\"}\n{\"id\":2,\"x\":{\"y\":[1]}}\n"))
 	f.Add([]byte("{\"a\":1}\n5\n{\"a\":2,\"a\":3}\n"))
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, "f.ndjson", data) })
+	path := filepath.Join(f.TempDir(), "f.ndjson")
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, path, data) })
 }
 
 func FuzzYAML(f *testing.F) {
@@ -72,5 +75,6 @@ func FuzzYAML(f *testing.F) {
 	f.Add([]byte("- {id: 1, name: \"a\"}\n- id: 2\n  x: {y: [1, {z: null}]}\n"))
 	f.Add([]byte(laughs))
 	f.Add([]byte("a: &x [*x]\n"))
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, "f.yaml", data) })
+	path := filepath.Join(f.TempDir(), "f.yaml")
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, path, data) })
 }
