@@ -102,7 +102,7 @@ func scanMMDBPaths(mm *mmdb.Reader, want []string) (missing, have []string, err 
 			if !ok || !strings.Contains(re.Error(), "fault") {
 				panic(r)
 			}
-			missing, have, err = nil, nil, fmt.Errorf("the file changed while it was read (rewritten in place?): %v", re)
+			missing, have, err = nil, nil, fmt.Errorf("the file changed while it was read (rewritten in place?): %w", re)
 		}
 	}()
 	return missingMMDBPaths(mm, want)
