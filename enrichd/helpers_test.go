@@ -2,7 +2,6 @@ package enrichd
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,12 +12,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lutkit/lutkit/enrichd/internal/enrichtest"
 	"github.com/lutkit/lutkit/internal/kafkatest"
+	"github.com/lutkit/lutkit/internal/syncbuf"
 	"github.com/lutkit/lutkit/internal/testfiles"
 )
 
@@ -83,22 +82,7 @@ func startDaemon(t testing.TB, cfg *Config) *running {
 }
 
 // logBuffer is a log destination a test reads while the daemon writes.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type logBuffer = syncbuf.Buffer
 
 // startDaemonLogged starts a daemon whose log (from level info) the test
 // reads; with -v it goes to stderr too.

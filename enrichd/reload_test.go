@@ -2,7 +2,6 @@ package enrichd
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,9 +11,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/lutkit/lutkit/internal/syncbuf"
 )
 
 // reloadConfig is a configuration with a TCP input, two rules on the
@@ -36,22 +36,7 @@ drain_read_grace: 300ms
 }
 
 // syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // startReloadable writes the configuration with prefix to dir/enrichd.yaml
 // and runs a daemon from it, logging to the returned buffer.

@@ -2,7 +2,6 @@ package tables
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lutkit/lutkit/compile"
+	"github.com/lutkit/lutkit/internal/syncbuf"
 )
 
 // versionSource yields n rows keyed 0..n-1 whose every value carries the
@@ -82,22 +82,7 @@ func writeFile(t testing.TB, path string, b []byte) {
 }
 
 // logBuffer collects log output for assertions.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type logBuffer = syncbuf.Buffer
 
 func newTestLogger(t testing.TB) (*slog.Logger, *logBuffer) {
 	lb := &logBuffer{}

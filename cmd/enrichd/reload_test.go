@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -11,13 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/lutkit/lutkit/compile"
 	"github.com/lutkit/lutkit/compile/source"
+	"github.com/lutkit/lutkit/internal/syncbuf"
 )
 
 // TestMain runs the command itself when ENRICHD_TEST_RUN_MAIN=1, so that
@@ -41,22 +40,7 @@ func freePort(t *testing.T) string {
 }
 
 // lockedBuffer collects a process's stderr.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = syncbuf.Buffer
 
 // daemonProcess is enrichd running as a process of its own.
 type daemonProcess struct {

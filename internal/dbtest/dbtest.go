@@ -10,16 +10,16 @@
 package dbtest
 
 import (
-	"bytes"
 	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lutkit/lutkit/internal/syncbuf"
 )
 
 // Password is the password of the servers' test user.
@@ -55,22 +55,7 @@ type server struct {
 }
 
 // lockedBuffer collects a process's output.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = syncbuf.Buffer
 
 // start runs cmd as a server; stop signal sig ends it at cleanup.
 func start(tb testing.TB, cmd *exec.Cmd, sig os.Signal) *server {

@@ -1,17 +1,16 @@
 package listen
 
 import (
-	"bytes"
 	"crypto/tls"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/lutkit/lutkit/internal/syncbuf"
 	"github.com/lutkit/lutkit/internal/testpki"
 )
 
@@ -273,22 +272,7 @@ func TestCertificateReload(t *testing.T) {
 }
 
 // syncBuffer is a log destination the listener's goroutines write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // TestRefusalLogBounded: a burst of refusals is counted in full but
 // logged once a second, the next line saying how many were left out.
