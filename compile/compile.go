@@ -553,7 +553,13 @@ func (c *compiler) dedupe(f *os.File, dataStart, dataLen uint64) error {
 					if first > second {
 						first, second = second, first
 					}
-					return fmt.Errorf("duplicate key %q at lines %d and %d (use --on-duplicate first|last to keep one)", ra.Key(), first, second)
+					err := fmt.Errorf("duplicate key %q at lines %d and %d (use --on-duplicate first|last to keep one)", ra.Key(), first, second)
+					if c.opts.SourceName == "" {
+						return err
+					}
+					// Placed at the second row's first key field, as the
+					// other row errors are.
+					return &source.RowError{File: c.opts.SourceName, Line: second, Column: c.keyIdx[0] + 1, Err: err}
 				}
 				if (c.opts.OnDuplicate == DuplicateFirst) == (run[b].line < run[winner].line) {
 					winner = b
