@@ -206,8 +206,23 @@ func newCompiler(src source.Reader, opts Options) (*compiler, error) {
 	if len(c.cols) == 0 {
 		return nil, errors.New("the table would have no columns")
 	}
+	if typed, ok := src.(source.Typed); ok && opts.SourceTypes {
+		st := typed.ColumnTypes()
+		for i, si := range c.colIdx {
+			t, _ := format.ParseColumnType(st[si]) // "" and unknown: text
+			if t == format.TypeText {
+				continue
+			}
+			if c.types == nil {
+				c.types = make([]format.ColumnType, len(c.cols))
+			}
+			c.types[i] = t
+		}
+	}
 	if len(opts.ColumnTypes) > 0 {
-		c.types = make([]format.ColumnType, len(c.cols))
+		if c.types == nil {
+			c.types = make([]format.ColumnType, len(c.cols))
+		}
 		for name, ts := range opts.ColumnTypes {
 			i := slices.Index(c.cols, name)
 			if i < 0 {

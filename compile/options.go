@@ -40,6 +40,12 @@ type Options struct {
 	// they are read (a bad one is a row error) and written unquoted as
 	// JSON; an empty value is written as null.
 	ColumnTypes map[string]string `json:"column_types,omitempty"`
+	// SourceTypes types the stored columns as the source declares them
+	// (source.Typed: PostgreSQL and MySQL result columns, Parquet and
+	// Arrow fields): integers, decimals and floats number, booleans bool,
+	// JSON columns json; ColumnTypes overrides it per column. Other
+	// sources, and the columns they leave untyped, stay text.
+	SourceTypes bool `json:"source_types,omitempty"`
 
 	// BuildTime is recorded in the header. Zero means none is recorded,
 	// which keeps output reproducible; see BuildTimeFromEnv.

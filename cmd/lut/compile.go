@@ -26,7 +26,7 @@ type compileFlags struct {
 // lutFlags and sourceFlags name the flag that sets each key of
 // compile.Options and source.Options.
 var (
-	lutFlags    = []string{"key", "--key", "columns", "--columns", "fold_case", "--fold-case", "on_duplicate", "--on-duplicate", "skip_bad_rows", "--skip-bad-rows", "column_types", "--column-type"}
+	lutFlags    = []string{"key", "--key", "columns", "--columns", "fold_case", "--fold-case", "on_duplicate", "--on-duplicate", "skip_bad_rows", "--skip-bad-rows", "column_types", "--column-type", "source_types", "--source-types"}
 	sourceFlags = []string{"format", "--format", "delimiter", "--delimiter", "header", "--header", "", "--sqlite-table, --sqlite-query",
 		"nested", "--nested", "postgres", "--postgres", "mysql", "--mysql", "query", "--query", "password_file", "--password-file"}
 )
@@ -119,6 +119,7 @@ below and "lut compile --help" in docs/mmdb.md.`,
 	f.BoolVar(&fl.spec.FoldCase, "fold-case", false, "case-fold keys (lookups fold the same way)")
 	f.StringVar(&fl.spec.OnDuplicate, "on-duplicate", compile.DuplicateError, "what a repeated key does: error, first (first row wins) or last")
 	f.StringToStringVar(&fl.spec.ColumnTypes, "column-type", nil, "column types: price=number,active=bool,tags=json (default text); written unquoted in JSON")
+	f.BoolVar(&fl.spec.SourceTypes, "source-types", false, "type columns as the source declares them (PostgreSQL, MySQL, Parquet, Arrow): numbers, booleans and JSON written unquoted; --column-type overrides")
 	f.BoolVar(&fl.spec.SkipBadRows, "skip-bad-rows", false, "skip malformed rows (counted and reported) instead of failing")
 	f.StringVar(&fl.src.SQLiteTable, "sqlite-table", "", "table to read from a SQLite source")
 	f.StringVar(&fl.src.SQLiteQuery, "sqlite-query", "", "SELECT to run on a SQLite source")

@@ -253,4 +253,35 @@ func TestSourcesAgree(t *testing.T) {
 			}
 		}
 	}
+
+	// --source-types: the databases' bigint column n is a number, as
+	// --column-type n=number makes it from the CSV, byte for byte; and a
+	// source that declares no types (CSV) is left as it is.
+	typedCSV := filepath.Join(dir, "typed-csv.lut")
+	mustRun(t, "compile", "--key", "key", "--column-type", "n=number", "--out", typedCSV, files["rows.csv"])
+	typedBytes, err := os.ReadFile(typedCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainCSV := filepath.Join(dir, "source-types-csv.lut")
+	mustRun(t, "compile", "--key", "key", "--source-types", "--out", plainCSV, files["rows.csv"])
+	if b, _ := os.ReadFile(plainCSV); !bytes.Equal(b, csvBytes) {
+		t.Error("--source-types changed a CSV source's table")
+	}
+	for _, name := range []string{"postgres", "mysql"} {
+		out := filepath.Join(dir, name+"-typed.lut")
+		mustRun(t, append([]string{"compile", "--key", "key", "--source-types", "--out", out}, compileArgs[name]...)...)
+		if b, _ := os.ReadFile(out); !bytes.Equal(b, typedBytes) {
+			t.Errorf("%s --source-types: the table differs from the CSV one with --column-type n=number", name)
+		}
+		got := mustRun(t, "get", out, rows[0].key)
+		if want := fmt.Sprintf(`"n":%d`, rows[0].n); !strings.Contains(got, want) {
+			t.Errorf("%s --source-types: lut get %s, want %s in it", name, got, want)
+		}
+		// --column-type overrides: n back to text.
+		mustRun(t, append([]string{"compile", "--key", "key", "--source-types", "--column-type", "n=text", "--out", out}, compileArgs[name]...)...)
+		if b, _ := os.ReadFile(out); !bytes.Equal(b, csvBytes) {
+			t.Errorf("%s --source-types --column-type n=text: the table differs from the untyped CSV one", name)
+		}
+	}
 }

@@ -44,6 +44,17 @@ type Reader interface {
 	Close() error
 }
 
+// Typed is implemented by the readers of sources that declare their
+// columns' types: PostgreSQL and MySQL queries (the result's column types)
+// and Parquet and Arrow files (the schema's field types). ColumnTypes
+// returns, for each column of Columns, the column type of a .lut table
+// its values are (format.ParseColumnType's names: "number", "bool" or
+// "json"), or "" where they are text. The compiler uses it for
+// compile.Options.SourceTypes.
+type Typed interface {
+	ColumnTypes() []string
+}
+
 // RowError describes a bad row or record: it names the file, the line
 // and, where one field is at fault, the column. It is the one row error
 // of the compilers: source readers, compile and compile/iptable all

@@ -18,6 +18,8 @@
 //	    fold_case: false
 //	    on_duplicate: error      # error, first or last
 //	    skip_bad_rows: false
+//	    column_types: {price: number}  # number, bool or json (default text)
+//	    source_types: false      # the types a PostgreSQL, MySQL, Parquet or Arrow source declares
 //	  - name: assets
 //	    sources:
 //	      - path: inventory.db   # a source may be a mapping with options:

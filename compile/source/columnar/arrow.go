@@ -87,6 +87,7 @@ func openArrow(path string) (source.Reader, error) {
 type batchReader struct {
 	name    string
 	columns []string
+	types   []string // ColumnTypes
 	next    func() (arrow.RecordBatch, error)
 	closeFn func() error
 
@@ -113,9 +114,14 @@ func newBatchReader(name string, schema *arrow.Schema, next func() (arrow.Record
 	if err := source.CheckColumnNames(cols); err != nil {
 		return nil, errors.Join(fmt.Errorf("%s: %w", name, err), closeFn())
 	}
+	types := make([]string, len(cols))
+	for i, f := range schema.Fields() {
+		types[i] = columnType(f.Type)
+	}
 	return &batchReader{
 		name:    name,
 		columns: cols,
+		types:   types,
 		next:    next,
 		closeFn: closeFn,
 		conv:    make([]appendFunc, len(cols)),
@@ -125,6 +131,26 @@ func newBatchReader(name string, schema *arrow.Schema, next func() (arrow.Record
 }
 
 func (r *batchReader) Columns() []string { return r.columns }
+
+// ColumnTypes types the columns by their schema (source.Typed).
+func (r *batchReader) ColumnTypes() []string { return r.types }
+
+// columnType is the .lut column type of the text form textAppender gives
+// a value of type t: integers and decimals are JSON numbers, and so are
+// floats but for NaN and the infinities (a row error when typed); booleans
+// are true or false; everything else is text.
+func columnType(t arrow.DataType) string {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL32, arrow.DECIMAL64, arrow.DECIMAL128, arrow.DECIMAL256:
+		return "number"
+	case arrow.BOOL:
+		return "bool"
+	case arrow.DICTIONARY:
+		return columnType(t.(*arrow.DictionaryType).ValueType)
+	}
+	return ""
+}
 
 func (r *batchReader) Line() int64 { return r.line }
 

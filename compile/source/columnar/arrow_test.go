@@ -142,6 +142,12 @@ func TestArrowIPC(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The schema types the columns whose text is a JSON number or
+			// bool (source.Typed, for compile's SourceTypes).
+			wantTypes := []string{"", "", "number", "number", "number", "number", "number", "bool", "", "", "", "number"}
+			if typed, ok := r.(source.Typed); !ok || !reflect.DeepEqual(typed.ColumnTypes(), wantTypes) {
+				t.Errorf("column types %v (typed %t), want %v", typed, ok, wantTypes)
+			}
 			got := sourcetest.ReadAll(t, r)
 			if err := r.Close(); err != nil {
 				t.Error(err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -16,11 +17,12 @@ import (
 // myReader reads the rows of a query on MySQL or MariaDB.
 type myReader struct {
 	query
-	db   *sql.DB
-	tx   *sql.Tx
-	rows *sql.Rows
-	vals []sql.RawBytes
-	ptrs []any
+	db    *sql.DB
+	tx    *sql.Tx
+	rows  *sql.Rows
+	vals  []sql.RawBytes
+	ptrs  []any
+	types []string // ColumnTypes
 }
 
 func openMySQL(_ string, opts source.Options) (_ source.Reader, err error) {
@@ -70,6 +72,13 @@ func openMySQL(_ string, opts source.Options) (_ source.Reader, err error) {
 	if err := source.CheckColumnNames(r.columns); err != nil {
 		return nil, err
 	}
+	cts, err := r.rows.ColumnTypes()
+	if err != nil {
+		return nil, err
+	}
+	for _, ct := range cts {
+		r.types = append(r.types, myColumnType(ct.DatabaseTypeName()))
+	}
 	r.vals = make([]sql.RawBytes, len(r.columns))
 	r.ptrs = make([]any, len(r.columns))
 	for i := range r.vals {
@@ -77,6 +86,24 @@ func openMySQL(_ string, opts source.Options) (_ source.Reader, err error) {
 	}
 	r.row = newRow(len(r.columns))
 	return r, nil
+}
+
+// ColumnTypes types the columns by the result's column types
+// (source.Typed).
+func (r *myReader) ColumnTypes() []string { return r.types }
+
+// myColumnType is the .lut column type of the text form of a value of the
+// MySQL or MariaDB type name: integers (BOOLEAN is TINYINT), decimals and
+// floats are JSON numbers, JSON columns JSON texts (MariaDB's JSON is
+// LONGTEXT and stays text); everything else is text.
+func myColumnType(name string) string {
+	switch strings.TrimPrefix(name, "UNSIGNED ") {
+	case "TINYINT", "SMALLINT", "MEDIUMINT", "INT", "BIGINT", "DECIMAL", "FLOAT", "DOUBLE", "YEAR":
+		return "number"
+	case "JSON":
+		return "json"
+	}
+	return ""
 }
 
 func (r *myReader) Next() ([][]byte, error) {

@@ -21,6 +21,7 @@ type pgReader struct {
 	tx     pgx.Tx
 	rows   pgx.Rows
 	isBool []bool
+	types  []string // ColumnTypes
 }
 
 // pgPasswordKey finds a password in a keyword/value connection string.
@@ -83,12 +84,33 @@ func openPostgres(_ string, opts source.Options) (_ source.Reader, err error) {
 	for _, fd := range fds {
 		r.columns = append(r.columns, fd.Name)
 		r.isBool = append(r.isBool, fd.DataTypeOID == pgtype.BoolOID)
+		r.types = append(r.types, pgColumnType(fd.DataTypeOID))
 	}
 	if err := source.CheckColumnNames(r.columns); err != nil {
 		return nil, err
 	}
 	r.row = newRow(len(r.columns))
 	return r, nil
+}
+
+// ColumnTypes types the columns by the result's column types
+// (source.Typed).
+func (r *pgReader) ColumnTypes() []string { return r.types }
+
+// pgColumnType is the .lut column type of the text form of a value of the
+// type oid: integers, floats and numeric are JSON numbers (but for NaN and
+// the infinities, a row error when typed), booleans true or false (as Next
+// writes them), json and jsonb JSON texts; everything else is text.
+func pgColumnType(oid uint32) string {
+	switch oid {
+	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID, pgtype.Float4OID, pgtype.Float8OID, pgtype.NumericOID:
+		return "number"
+	case pgtype.BoolOID:
+		return "bool"
+	case pgtype.JSONOID, pgtype.JSONBOID:
+		return "json"
+	}
+	return ""
 }
 
 func (r *pgReader) Next() ([][]byte, error) {

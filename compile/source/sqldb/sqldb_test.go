@@ -104,6 +104,17 @@ func TestPostgres(t *testing.T) {
 			"3:3||1e+300|||2021-03-04||-0.50|x|",
 		},
 	}
+	t.Run("column types", func(t *testing.T) {
+		r, err := source.Open("", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		want := []string{"number", "", "number", "bool", "", "", "", "number", "", "json"}
+		if typed, ok := r.(source.Typed); !ok || !reflect.DeepEqual(typed.ColumnTypes(), want) {
+			t.Errorf("column types of %v: not %v", r.Columns(), want)
+		}
+	})
 	t.Run("types", func(t *testing.T) {
 		got, err := readAll(t, opts)
 		if err != nil {
@@ -194,6 +205,17 @@ func TestMySQL(t *testing.T) {
 			"3:3||1e+300|||2021-03-04||-0.50|x",
 		},
 	}
+	t.Run("column types", func(t *testing.T) {
+		r, err := source.Open("", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		want := []string{"number", "", "number", "number", "", "", "", "number", ""}
+		if typed, ok := r.(source.Typed); !ok || !reflect.DeepEqual(typed.ColumnTypes(), want) {
+			t.Errorf("column types of %v: not %v", r.Columns(), want)
+		}
+	})
 	t.Run("types", func(t *testing.T) {
 		got, err := readAll(t, opts)
 		if err != nil {
