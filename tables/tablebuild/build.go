@@ -267,8 +267,12 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old, base *t
 		e.BuildTime = time.Now().UTC().Truncate(time.Second)
 	}
 	e.File = tables.ArtifactName(t.Name, t.Kind, sum)
-	if opts.Delta && t.Kind == tables.KindLUT {
-		if e.Delta, err = writeDelta(outDir, t.Name, base, tmpPath, sum, opts.deltaChain()); err != nil {
+	if (opts.Delta || t.Delta) && t.Kind == tables.KindLUT {
+		chain := opts.deltaChain()
+		if t.DeltaChain > 0 {
+			chain = t.DeltaChain
+		}
+		if e.Delta, err = writeDelta(outDir, t.Name, base, tmpPath, sum, chain); err != nil {
 			return fail(fmt.Errorf("writing the delta: %w", err))
 		}
 	}
@@ -325,6 +329,7 @@ func buildMMDB(t *TableConfig, out string, buildTime time.Time) error {
 func optionsDigest(t *TableConfig) (string, error) {
 	c := *t
 	c.Sources = slices.Clone(t.Sources)
+	c.Delta, c.DeltaChain = false, 0 // how a version is published, not what it holds
 	b, err := json.Marshal(struct {
 		Writer string       `json:"writer"`
 		Table  *TableConfig `json:"table"`

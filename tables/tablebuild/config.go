@@ -40,6 +40,12 @@ type TableConfig struct {
 	LUT *compile.Options `json:"lut,omitempty"`
 	// MMDB holds the build options of an .mmdb table (nil for .lut).
 	MMDB *iptable.Options `json:"mmdb,omitempty"`
+	// Delta publishes each rebuilt version of this .lut table also as a
+	// delta from its previous version (as Options.Delta does for every
+	// table); DeltaChain, when above 0, bounds its chain instead of
+	// Options.DeltaChain.
+	Delta      bool `json:"delta,omitempty"`
+	DeltaChain int  `json:"delta_chain,omitempty"`
 }
 
 // SourceConfig is one source of a table. Path is as written in the file;
@@ -215,6 +221,28 @@ func decodeTable(d *config.Decoder, cfg *Config, n *yaml.Node, index int, field 
 	}
 	for _, k := range []string{"name", "kind", "sources"} {
 		keys[k] = func(*yaml.Node) {}
+	}
+	deltaKey := func(v *yaml.Node, key string) bool {
+		if t.Kind != tables.KindLUT {
+			d.Errorf(v, key, "deltas are for .lut tables (an .mmdb table is published whole)")
+			return false
+		}
+		return true
+	}
+	keys["delta"] = func(v *yaml.Node) {
+		if deltaKey(v, "delta") {
+			t.Delta, _ = d.Bool(v, "delta")
+		}
+	}
+	keys["delta_chain"] = func(v *yaml.Node) {
+		if !deltaKey(v, "delta_chain") {
+			return
+		}
+		if n, ok := d.Int(v, "delta_chain"); ok && n < 1 {
+			d.Errorf(v, "delta_chain", "must be at least 1 (consecutive versions with a delta), not %d", n)
+		} else {
+			t.DeltaChain = n
+		}
 	}
 	d.Mapping(n, "", &decl.at, keys)
 	if sourcesNode == nil {

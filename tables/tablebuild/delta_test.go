@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/lutkit/lutkit/internal/fsutil"
@@ -15,6 +16,13 @@ import (
 // buildCustomersVersion writes version v of a 3000-row customers table
 // (row v's e-mail changed) and builds it into out with deltas.
 func buildCustomersVersion(t *testing.T, src, out string, v, chain int) *tables.ManifestTable {
+	t.Helper()
+	return buildCustomersWith(t, src, out, v, "", Options{Jobs: 1, Delta: true, DeltaChain: chain, Prune: true})
+}
+
+// buildCustomersWith builds version v with opts, the table's entry in
+// tables.yaml carrying the settings extra ("" for none).
+func buildCustomersWith(t *testing.T, src, out string, v int, extra string, opts Options) *tables.ManifestTable {
 	t.Helper()
 	f, err := os.Create(filepath.Join(src, "c.csv"))
 	if err != nil {
@@ -33,14 +41,14 @@ func buildCustomersVersion(t *testing.T, src, out string, v, chain int) *tables.
 	}
 	f.Close()
 	cfgPath := filepath.Join(src, "tables.yaml")
-	if err := os.WriteFile(cfgPath, []byte("version: 1\ntables:\n  - {name: c, sources: [c.csv], key: Customer Id}\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, []byte("version: 1\ntables:\n  - {name: c, sources: [c.csv], key: Customer Id"+extra+"}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := LoadConfig(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Build(context.Background(), cfg, out, Options{Jobs: 1, Delta: true, DeltaChain: chain, Prune: true})
+	r, err := Build(context.Background(), cfg, out, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,5 +126,35 @@ func TestBuildDeltaChain(t *testing.T) {
 	}
 	if sum, _, err := fsutil.FileSHA256(filepath.Join(dest, prev.Delta.File)); err != nil || sum != prev.Delta.SHA256 {
 		t.Fatalf("published delta: %v %s", err, sum)
+	}
+}
+
+// TestTableDeltaSetting: delta and delta_chain in a table's entry publish
+// its versions with deltas without --delta, with the table's own chain;
+// they are refused on an .mmdb table or with a chain below 1.
+func TestTableDeltaSetting(t *testing.T) {
+	src, out := t.TempDir(), filepath.Join(t.TempDir(), "dist")
+	opts := Options{Jobs: 1, Prune: true}
+	if e := buildCustomersWith(t, src, out, 0, "", opts); e.Delta != nil {
+		t.Fatalf("a delta without delta: %+v", e.Delta)
+	}
+	for v, want := range []int{1, 0, 1, 0} {
+		e := buildCustomersWith(t, src, out, v+1, ", delta: true, delta_chain: 1", opts)
+		got := 0
+		if e.Delta != nil {
+			got = e.Delta.Chain
+		}
+		if got != want {
+			t.Fatalf("version %d: chain %d, want %d", v+1, got, want)
+		}
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"  - {name: g, kind: mmdb, sources: [r.csv], delta: true}\n", "deltas are for .lut tables"},
+		{"  - {name: c, sources: [c.csv], key: k, delta_chain: 0}\n", "delta_chain: must be at least 1"},
+	} {
+		_, err := ParseConfig("t.yaml", []byte("version: 1\ntables:\n"+tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "t.yaml:3:") {
+			t.Errorf("%q: %v, want an error at t.yaml:3 with %q", tc.yaml, err, tc.want)
+		}
 	}
 }

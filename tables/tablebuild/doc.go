@@ -20,6 +20,8 @@
 //	    skip_bad_rows: false
 //	    column_types: {price: number}  # number, bool or json (default text)
 //	    source_types: false      # the types a PostgreSQL, MySQL, Parquet or Arrow source declares
+//	    delta: false             # also publish each new version as a delta (as lut build --delta)
+//	    delta_chain: 8           # versions with a delta before a full one (--delta-chain)
 //	  - name: assets
 //	    sources:
 //	      - path: inventory.db   # a source may be a mapping with options:
