@@ -44,7 +44,8 @@ type Options struct {
 	Dir      string
 	MaxBytes int64
 	// SegmentBytes is the size from which a new segment is begun; 0:
-	// MaxBytes/8, between 1 MiB and 64 MiB.
+	// MaxBytes/64, between 1 MiB and 64 MiB. Space is freed a segment at
+	// a time: the file system must have room for more than one.
 	SegmentBytes int64
 	// OnDamage is told of every span of a segment skipped as damaged
 	// (or torn by a crash), with the segment's path. Called from Next.
@@ -135,7 +136,7 @@ func Open(opts Options) (*Store, error) {
 		return nil, errors.New("queue: MaxBytes must be positive")
 	}
 	if opts.SegmentBytes == 0 {
-		opts.SegmentBytes = min(max(opts.MaxBytes/8, 1<<20), 64<<20)
+		opts.SegmentBytes = min(max(opts.MaxBytes/64, 1<<20), 64<<20)
 	}
 	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
 		return nil, err
