@@ -14,7 +14,7 @@ func FuzzScan(f *testing.F) {
 	for i := range 4 {
 		p := payload(i)
 		h := make([]byte, recHeaderSize)
-		putRecHeader(h, p, 1+i%7)
+		putRecHeader(h, p, 1+i%7, 7)
 		seg = append(append(seg, h...), p...)
 	}
 	f.Add(seg)
@@ -25,11 +25,11 @@ func FuzzScan(f *testing.F) {
 	f.Add([]byte("LQR1"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		off := int64(0)
-		Scan(b, 0, true, func(e Entry) {
+		Scan(b, 0, 7, true, func(e Entry) {
 			if e.Off != off {
 				t.Fatalf("record at %d, want %d", e.Off, off)
 			}
-			h, ok := parseRecHeader(b[e.Off:])
+			h, ok := parseRecHeader(b[e.Off:], 7)
 			if !ok || xxh3.Hash(e.Payload) != h.sum || int(h.events) != e.Events {
 				t.Fatalf("record at %d does not check", e.Off)
 			}

@@ -17,13 +17,16 @@ import (
 //	4  length     uint32, of the payload
 //	8  events     uint32, the lines of the payload
 //	12 payload    xxh3 of the payload, uint64
-//	20 header     low 32 bits of the xxh3 of bytes 0-19
+//	20 header     low 32 bits of the xxh3 of bytes 0-19, seeded with
+//	              the segment's number
 //	24 payload
 //
 // The header's own checksum tells a damaged length from a damaged
 // payload: a record whose payload is damaged is skipped by its length;
 // after a damaged header the reader looks for the next record whose
-// header and payload both check.
+// header and payload both check. Seeding it with the segment's number
+// makes the records a reused segment file held before (past what was
+// written to it since) fail it.
 const (
 	segHeaderSize = 16
 	recHeaderSize = 24
@@ -57,13 +60,13 @@ func checkSegHeader(b []byte, id uint64) error {
 }
 
 // putRecHeader writes the header of a record of payload p holding events
-// lines into h.
-func putRecHeader(h []byte, p []byte, events int) {
+// lines, in segment seg, into h.
+func putRecHeader(h []byte, p []byte, events int, seg uint64) {
 	copy(h, recMagic[:])
 	binary.LittleEndian.PutUint32(h[4:], uint32(len(p)))
 	binary.LittleEndian.PutUint32(h[8:], uint32(events))
 	binary.LittleEndian.PutUint64(h[12:], xxh3.Hash(p))
-	binary.LittleEndian.PutUint32(h[20:], uint32(xxh3.Hash(h[:20])))
+	binary.LittleEndian.PutUint32(h[20:], uint32(xxh3.HashSeed(h[:20], seg)))
 }
 
 // recHeader is a record's header, decoded.
@@ -72,10 +75,10 @@ type recHeader struct {
 	sum            uint64
 }
 
-// parseRecHeader decodes and checks a record's header.
-func parseRecHeader(h []byte) (recHeader, bool) {
+// parseRecHeader decodes and checks a record's header in segment seg.
+func parseRecHeader(h []byte, seg uint64) (recHeader, bool) {
 	if len(h) < recHeaderSize || !bytes.Equal(h[:4], recMagic[:]) ||
-		binary.LittleEndian.Uint32(h[20:]) != uint32(xxh3.Hash(h[:20])) {
+		binary.LittleEndian.Uint32(h[20:]) != uint32(xxh3.HashSeed(h[:20], seg)) {
 		return recHeader{}, false
 	}
 	rh := recHeader{length: binary.LittleEndian.Uint32(h[4:]), events: binary.LittleEndian.Uint32(h[8:]), sum: binary.LittleEndian.Uint64(h[12:])}
@@ -102,17 +105,17 @@ type Entry struct {
 	Events  int
 }
 
-// Scan reads the records of b, a segment's bytes after its header
-// (starting at offset base of the file), calling rec for each record that
+// Scan reads the records of b, bytes of segment seg's file from offset
+// base, calling rec for each record that
 // checks and bad for each span that does not. A damaged payload is
 // skipped by its header's length; after a damaged header Scan resumes at
 // the next offset where a record's header and payload check. A damaged
 // span that runs to the end of b is reported as one span (Torn when
 // tornOK, the segment written last before a crash).
-func Scan(b []byte, base int64, tornOK bool, rec func(Entry), bad func(Damage)) {
+func Scan(b []byte, base int64, seg uint64, tornOK bool, rec func(Entry), bad func(Damage)) {
 	off := 0
 	for off < len(b) {
-		e, n, ok := next(b[off:])
+		e, n, ok := next(b[off:], seg)
 		if ok {
 			e.Off = base + int64(off)
 			rec(e)
@@ -130,11 +133,11 @@ func Scan(b []byte, base int64, tornOK bool, rec func(Entry), bad func(Damage)) 
 		}
 		// The header is damaged, or the record runs past the end: find
 		// the next record that checks.
-		skip := resync(b[off:])
+		skip := resync(b[off:], seg)
 		d := Damage{Off: base + int64(off), Len: int64(skip)}
 		if off+skip == len(b) {
 			d.Torn = tornOK
-			if rh, ok := parseRecHeader(b[off:]); ok {
+			if rh, ok := parseRecHeader(b[off:], seg); ok {
 				d.Events = int(rh.events)
 			}
 		}
@@ -151,8 +154,8 @@ func Scan(b []byte, base int64, tornOK bool, rec func(Entry), bad func(Damage)) 
 // next decodes the record at the start of b. It returns the record, its
 // size, and whether it checks; n > 0 with !ok is a record whose header
 // checks but whose payload does not.
-func next(b []byte) (Entry, int, bool) {
-	rh, ok := parseRecHeader(b)
+func next(b []byte, seg uint64) (Entry, int, bool) {
+	rh, ok := parseRecHeader(b, seg)
 	if !ok {
 		return Entry{}, 0, false
 	}
@@ -169,14 +172,14 @@ func next(b []byte) (Entry, int, bool) {
 
 // resync returns how many bytes of b to skip to the next record that
 // checks (header and payload), or len(b) if none does. b[0] is not one.
-func resync(b []byte) int {
+func resync(b []byte, seg uint64) int {
 	for i := 1; i < len(b); {
 		j := bytes.Index(b[i:], recMagic[:])
 		if j < 0 {
 			return len(b)
 		}
 		i += j
-		if _, _, ok := next(b[i:]); ok {
+		if _, _, ok := next(b[i:], seg); ok {
 			return i
 		}
 		i++

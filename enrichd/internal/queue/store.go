@@ -109,6 +109,10 @@ type Store struct {
 	delSeg, delOff uint64
 	cursor         *os.File
 	cursorAt       time.Time
+	// spares are delivered segment files kept to be written again: a
+	// file whose blocks are allocated (and whose pages are cached) costs
+	// the kernel a fraction of a new one's.
+	spares []string
 
 	written, freed chan struct{}
 
@@ -117,7 +121,10 @@ type Store struct {
 }
 
 const (
-	segSuffix  = ".seg"
+	segSuffix   = ".seg"
+	spareSuffix = ".spare"
+	// maxSpares is how many delivered segment files are kept for reuse.
+	maxSpares  = 2
 	cursorName = "cursor"
 	cursorSize = 24
 	// cursorEvery is how often at most the cursor file is rewritten
@@ -148,6 +155,14 @@ func Open(opts Options) (*Store, error) {
 	}
 	for _, e := range ents {
 		name := e.Name()
+		if strings.HasSuffix(name, spareSuffix) {
+			if p := filepath.Join(opts.Dir, name); len(s.spares) < maxSpares {
+				s.spares = append(s.spares, p)
+			} else {
+				_ = os.Remove(p)
+			}
+			continue
+		}
 		if !strings.HasSuffix(name, segSuffix) {
 			continue
 		}
@@ -221,9 +236,19 @@ func (s *Store) startAt(seg uint64, off int64) {
 	s.delSeg, s.delOff = seg, uint64(off)
 }
 
-// newSegment creates segment id and makes it the one written to.
+// newSegment creates segment id, from a spare file if there is one, and
+// makes it the one written to.
 func (s *Store) newSegment(id uint64) error {
-	f, err := os.OpenFile(s.path(id), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+	flags := os.O_RDWR | os.O_CREATE | os.O_TRUNC
+	s.mu.Lock()
+	if n := len(s.spares); n > 0 {
+		if os.Rename(s.spares[n-1], s.path(id)) == nil {
+			flags = os.O_RDWR // what it held past what is written fails its checksums
+		}
+		s.spares = s.spares[:n-1]
+	}
+	s.mu.Unlock()
+	f, err := os.OpenFile(s.path(id), flags, 0o640)
 	if err != nil {
 		return err
 	}
@@ -273,12 +298,13 @@ func (s *Store) Append(p []byte, events int) error {
 		}
 		off = segHeaderSize
 	}
+	s.mu.Lock()
+	id := s.wseg().id
+	s.mu.Unlock()
 	var h [recHeaderSize]byte
-	putRecHeader(h[:], p, events)
-	if _, err := s.wf.WriteAt(h[:], off); err != nil {
-		return err
-	}
-	if _, err := s.wf.WriteAt(p, off+recHeaderSize); err != nil {
+	putRecHeader(h[:], p, events, id)
+	if err := writeRecord(s.wf, h[:], p, off); err != nil {
+		s.dropSpares() // the file system may be full: give it their space
 		return err
 	}
 	s.mu.Lock()
@@ -408,7 +434,7 @@ func (s *Store) Next(dst []byte) (Record, error) {
 			if _, err := s.rf.ReadAt(h[:], s.roff); err != nil {
 				return Record{}, err
 			}
-			rh, ok = parseRecHeader(h[:])
+			rh, ok = parseRecHeader(h[:], s.rid)
 		}
 		need := int64(recHeaderSize) + int64(rh.length)
 		if !ok || s.roff+need > limit {
@@ -446,7 +472,7 @@ func (s *Store) resync(limit int64, tornOK bool) error {
 		return err
 	}
 	found := false
-	Scan(b, s.roff, tornOK, func(Entry) { found = true }, func(d Damage) {
+	Scan(b, s.roff, s.rid, tornOK, func(Entry) { found = true }, func(d Damage) {
 		if !found {
 			s.damaged(d)
 			s.roff += d.Len
@@ -538,7 +564,7 @@ func (s *Store) advance() {
 			break
 		}
 		s.writeCursor()
-		_ = os.Remove(s.path(g.id))
+		s.recycle(g.id)
 		s.used -= g.size
 		s.segs = s.segs[1:]
 		removed = true
@@ -549,6 +575,29 @@ func (s *Store) advance() {
 	} else if time.Since(s.cursorAt) >= cursorEvery {
 		s.writeCursor()
 	}
+}
+
+// recycle keeps the file of delivered segment id as a spare, or removes
+// it; s.mu held.
+func (s *Store) recycle(id uint64) {
+	if len(s.spares) < maxSpares {
+		spare := filepath.Join(s.opts.Dir, fmt.Sprintf("%016x%s", id, spareSuffix))
+		if os.Rename(s.path(id), spare) == nil {
+			s.spares = append(s.spares, spare)
+			return
+		}
+	}
+	_ = os.Remove(s.path(id))
+}
+
+// dropSpares removes the spare files.
+func (s *Store) dropSpares() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.spares {
+		_ = os.Remove(p)
+	}
+	s.spares = nil
 }
 
 // writeCursor writes the delivered position to the cursor file (one
@@ -578,7 +627,11 @@ func (s *Store) Stats() Stats {
 func (s *Store) Close() error {
 	s.mu.Lock()
 	s.writeCursor()
+	size := s.wseg().size
 	s.mu.Unlock()
+	if s.wf != nil {
+		_ = s.wf.Truncate(size) // a reused file's old end
+	}
 	return s.closeFiles()
 }
 
