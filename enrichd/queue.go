@@ -200,8 +200,12 @@ func (q *diskQueue) retry(what string, err error, op func() error) bool {
 		q.failures[r].Add(1)
 		failures++
 		if time.Since(logged) >= outputLogEvery {
-			q.log.Error("queue: "+what+" failed; retrying, the events wait", "reason", errorReasons[r], "err", err,
-				"failures", failures, "failing_for", time.Since(began))
+			args := []any{"reason", errorReasons[r], "err", err, "failures", failures, "failing_for", time.Since(began)}
+			if what == "sync" {
+				q.log.Error("queue: sync failed; retrying, the events wait", args...)
+			} else {
+				q.log.Error("queue: write failed; retrying, the events wait", args...)
+			}
 			logged = time.Now()
 		}
 		t := time.NewTimer(retry.Backoff(queueRetryMin, queueRetryMax, attempt))
