@@ -175,17 +175,25 @@ func (q *diskQueue) append(b *Buffer) bool {
 			q.log.Warn("queue: full; the inputs wait (TCP senders block, UDP drops are counted) and /readyz answers 503 until the outputs deliver",
 				"bytes", s.Bytes, "max_bytes", s.MaxBytes)
 		}
-		t := time.NewTimer(queueFullPoll)
-		select {
-		case <-q.st.Freed():
-		case <-t.C:
-		case <-q.d.hardStop:
-			t.Stop()
+		if !q.waitRoom() {
 			q.log.Error("queue: full at the end of the shutdown; the events not appended are lost", "events", b.Events)
 			return false
 		}
-		t.Stop()
 	}
+}
+
+// waitRoom waits until a segment is removed, or queueFullPoll; false when
+// the daemon gives up.
+func (q *diskQueue) waitRoom() bool {
+	t := time.NewTimer(queueFullPoll)
+	defer t.Stop()
+	select {
+	case <-q.st.Freed():
+	case <-t.C:
+	case <-q.d.hardStop:
+		return false
+	}
+	return true
 }
 
 // retry handles err from op (a write or a sync): it counts and logs it as
@@ -229,20 +237,12 @@ func (q *diskQueue) retry(what string, err error, op func() error) bool {
 // appendFull is a retried write that found the queue full (the space
 // freed meanwhile was taken): wait for room as append does.
 func (q *diskQueue) appendFull(op func() error) bool {
-	for {
-		t := time.NewTimer(queueFullPoll)
-		select {
-		case <-q.st.Freed():
-		case <-t.C:
-		case <-q.d.hardStop:
-			t.Stop()
-			return false
-		}
-		t.Stop()
+	for q.waitRoom() {
 		if err := op(); !errors.Is(err, queue.ErrFull) {
 			return err == nil || q.retry("write", err, op)
 		}
 	}
+	return false
 }
 
 // readLoop feeds the outputs from the queue until the writer is done and

@@ -152,18 +152,7 @@ func TestQueueOutputOutage(t *testing.T) {
 	waitFor(t, time.Minute, func() bool { return metric(t, r.d, "enrichd_events_out_total") == float64(n) }, func() string {
 		return fmt.Sprintf("events_out %v, want %d", metric(t, r.d, "enrichd_events_out_total"), n)
 	})
-	r.stop(t)
-	rcv.kill()
-	rcv.wg.Wait()
-	distinct, dups := rcv.counts()
-	if distinct != n || dups != 0 {
-		t.Errorf("the receiver holds %d distinct events (%d twice), want %d once each", distinct, dups, n)
-	}
-	for i := range n {
-		if rcv.seen[i] != 1 {
-			t.Fatalf("seq %d received %d times", i, rcv.seen[i])
-		}
-	}
+	stopAndCount(t, r, rcv, n)
 	if !strings.Contains(logs.String(), "output works again") {
 		t.Errorf("the output's recovery is not logged")
 	}
@@ -312,13 +301,7 @@ func TestQueueDiskFull(t *testing.T) {
 	if !strings.Contains(logs.String(), "queue: works again") {
 		t.Errorf("the recovery is not logged")
 	}
-	r.stop(t)
-	rcv.kill()
-	rcv.wg.Wait()
-	distinct, dups := rcv.counts()
-	if distinct != n || dups != 0 {
-		t.Errorf("the receiver holds %d distinct events (%d twice), want %d once each", distinct, dups, n)
-	}
+	stopAndCount(t, r, rcv, n)
 }
 
 // TestQueueFull: a queue whose max_bytes is smaller than what arrives
@@ -361,11 +344,23 @@ func TestQueueFull(t *testing.T) {
 		return fmt.Sprintf("the receiver holds %d of %d", d, n)
 	})
 	waitFor(t, time.Minute, r.d.Ready, func() string { return "not ready again" })
+	stopAndCount(t, r, rcv, n)
+}
+
+// stopAndCount stops the daemon, then the receiver, and checks that it
+// holds every event of seq 0..n-1 exactly once.
+func stopAndCount(t *testing.T, r *running, rcv *lineReceiver, n int) {
+	t.Helper()
 	r.stop(t)
 	rcv.kill()
 	rcv.wg.Wait()
 	if d, dups := rcv.counts(); d != n || dups != 0 {
-		t.Errorf("the receiver holds %d (%d twice), want %d once", d, dups, n)
+		t.Errorf("the receiver holds %d distinct events (%d twice), want %d once each", d, dups, n)
+	}
+	for i := range n {
+		if rcv.seen[i] != 1 {
+			t.Fatalf("seq %d received %d times", i, rcv.seen[i])
+		}
 	}
 }
 
