@@ -19,6 +19,11 @@ type Acker interface {
 // of its batches (Batcher.SetAck); each output reports its delivery of the
 // batch's buffer (Buffer.Delivery), and the last one tells the input's
 // Acker. A type that embeds an Ack sets it up with Init.
+//
+// With the persistent queue on (queue.go), the input's Acker is told
+// Delivered once the batch's events are appended to the queue as durably
+// as queue.sync says; the outputs' deliveries are then of the queue's
+// records, each with an Ack of its own (recordAck).
 type Ack struct {
 	pending atomic.Int32 // 1 until the batch's buffer is delivered
 	to      Acker

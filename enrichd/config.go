@@ -36,6 +36,8 @@ type Config struct {
 	// so that events already sent (in socket buffers) are accepted.
 	DrainReadGrace time.Duration
 	Shutdown       ShutdownConfig
+	// Queue is the optional persistent queue (config_queue.go).
+	Queue QueueConfig
 }
 
 // Verify is how much of a table file is checked before it goes live.
@@ -281,6 +283,7 @@ func decodeConfig(d *config.Decoder, data []byte) *Config {
 		"shutdown_timeout": func(v *yaml.Node) { cfg.ShutdownTimeout, _ = d.Duration(v, "shutdown_timeout") },
 		"drain_read_grace": func(v *yaml.Node) { cfg.DrainReadGrace, _ = d.Duration(v, "drain_read_grace") },
 		"shutdown":         func(v *yaml.Node) { cfg.Shutdown.decode(d, v) },
+		"queue":            func(v *yaml.Node) { cfg.Queue.decode(d, v, dir) },
 	})
 	return cfg
 }
@@ -526,6 +529,7 @@ func (cfg *Config) validate(v *config.Validator) {
 	cfg.HTTP.Validate(s.In(&cfg.HTTP.At, "http"))
 	cfg.Memcached.Validate(s.In(&cfg.Memcached.At, "memcached"), cfg.At.Given("memcached"))
 	cfg.Log.Validate(s.In(&cfg.Log.At, "log"))
+	cfg.Queue.Validate(s.In(&cfg.Queue.At, "queue"), cfg.At.Given("queue"), &cfg.Pipeline)
 	inNames := map[string]bool{}
 	for i := range cfg.Inputs {
 		in := &cfg.Inputs[i]

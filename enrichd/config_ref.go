@@ -24,6 +24,7 @@ http: {tls: {}, limits: {}}
 memcached: {tls: {}, limits: {}}
 log: {}
 shutdown: {}
+queue: {}
 `
 
 // ConfigKeys returns every key path the configuration's decoder knows

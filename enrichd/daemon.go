@@ -37,7 +37,11 @@ type Daemon struct {
 	q       *batchQueue
 	freeOut chan *Buffer
 	outCh   chan *Buffer
-	reopen  chan struct{}
+	// enriched is where the workers send their buffers: outCh, or the
+	// persistent queue's input.
+	enriched chan *Buffer
+	queue    *diskQueue
+	reopen   chan struct{}
 
 	inputs     []Input
 	inputKinds []*InputKind
@@ -112,9 +116,21 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 			nout += h.Holds()
 		}
 	}
-	d.freeOut = make(chan *Buffer, nout)
 	d.outCh = make(chan *Buffer, nout)
-	for range nout {
+	d.enriched = d.outCh
+	nwork := nout
+	if cfg.Queue.Enabled() {
+		// The outputs are fed from the queue, with buffers of its own:
+		// the workers' are given back once appended, whatever the
+		// outputs hold.
+		if d.queue, err = d.openQueue(nout, 2*pc.BatchBytes); err != nil {
+			return nil, fmt.Errorf("queue: %w", err)
+		}
+		d.enriched = d.queue.in
+		nwork = 2*pc.Workers + 2
+	}
+	d.freeOut = make(chan *Buffer, nwork)
+	for range nwork {
 		b := &Buffer{pool: d.freeOut}
 		b.B = make([]byte, 0, 2*pc.BatchBytes)
 		d.freeOut <- b
@@ -262,8 +278,11 @@ func (d *Daemon) Reopen() {
 }
 
 // Ready reports whether the daemon serves (tables loaded, inputs open,
-// not shutting down).
-func (d *Daemon) Ready() bool { return d.ready.Load() }
+// not shutting down, the persistent queue not full).
+func (d *Daemon) Ready() bool { return d.ready.Load() && !d.queueFull() }
+
+// queueFull says whether the persistent queue is full.
+func (d *Daemon) queueFull() bool { return d.queue != nil && d.queue.full.Load() }
 
 // finite reports whether every input ends by itself (and there is one).
 func (d *Daemon) finite() bool {
@@ -286,6 +305,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	workDone := make(chan struct{})
 	outWG.Add(1)
 	go d.outputLoop(&outWG)
+	if d.queue != nil {
+		go d.queue.writeLoop()
+		go d.queue.readLoop()
+	}
 	for range d.cfg.Pipeline.Workers {
 		workWG.Add(1)
 		go d.workerLoop(&workWG, workDone)
@@ -366,7 +389,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if ok {
 		close(workDone)
 		if ok = waitGroup(&workWG, wait); ok {
-			close(d.outCh)
+			close(d.enriched) // with the queue, its reader closes outCh once it is read
 			ok = waitGroup(&outWG, wait)
 		}
 	}
@@ -382,7 +405,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if !ok {
 		close(d.hardStop)
-		d.log.Error("shutdown timed out; abandoning queued events", "queued_batches", len(d.q.work), "queued_outputs", len(d.outCh))
+		if d.queue != nil {
+			d.log.Error("shutdown timed out; the events in the persistent queue stay there and are replayed at the next start, those not in it yet are abandoned",
+				"queued_batches", len(d.q.work), "queued_outputs", len(d.queue.in))
+		} else {
+			d.log.Error("shutdown timed out; abandoning queued events", "queued_batches", len(d.q.work), "queued_outputs", len(d.outCh))
+		}
 		return errors.New("shutdown timed out before every event was written")
 	}
 	d.closeAll()
@@ -407,6 +435,9 @@ func (d *Daemon) closeAll() {
 			if err := o.Close(); err != nil {
 				d.log.Error("closing output", "output", d.cfg.Outputs[i].Name, "err", err)
 			}
+		}
+		if d.queue != nil {
+			d.queue.close()
 		}
 		for _, in := range d.inputs {
 			in.Close()
@@ -453,7 +484,7 @@ func (d *Daemon) workerLoop(wg *sync.WaitGroup, workDone <-chan struct{}) {
 		}
 		ob.Events, ob.ack, ob.received = n, b.ack, b.start
 		d.q.recycle(b)
-		d.outCh <- ob
+		d.enriched <- ob
 	}
 }
 

@@ -70,6 +70,9 @@ func (cfg *Config) setDefaults() {
 	if p.Workers == 0 {
 		p.Workers = runtime.GOMAXPROCS(0)
 	}
+	if q := &cfg.Queue; q.Enabled() && q.Sync == (QueueSync{}) {
+		q.Sync.Interval = DefaultQueueSyncInterval
+	}
 	h := &cfg.HTTP
 	if h.Conn.Limits.IdleTimeout == 0 && !h.Conn.Limits.At.Given("idle_timeout") {
 		h.Conn.Limits.IdleTimeout = DefaultHTTPIdleTimeout

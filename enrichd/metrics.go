@@ -224,8 +224,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for i, name := range reloadResults {
 		m.Counter(mReloads, d.reloads[i].Load(), name)
 	}
+	if d.queue != nil {
+		d.queue.Collect(m)
+	}
 	r := 0.0
-	if d.ready.Load() {
+	if d.Ready() {
 		r = 1
 	}
 	m.Gauge(mReady, r)
@@ -275,6 +278,10 @@ func (d *Daemon) httpHandler() http.Handler {
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		if !d.ready.Load() {
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		if d.queueFull() {
+			http.Error(w, "not ready: the persistent queue is full (queue.max_bytes): the inputs wait until the outputs deliver", http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ready")

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// seqReceiver is a TCP peer that counts the whole lines it reads by
+// their seq, across connections.
+type seqReceiver struct {
+	t    *testing.T
+	ln   net.Listener
+	mu   sync.Mutex
+	seen map[int]int
+	wg   sync.WaitGroup
+}
+
+var seqRE = regexp.MustCompile(`seq=(\d+) `)
+
+func newSeqReceiver(t *testing.T, addr string) *seqReceiver {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &seqReceiver{t: t, ln: ln, seen: map[int]int{}}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			r.wg.Add(1)
+			go func() {
+				defer r.wg.Done()
+				defer c.Close()
+				br := bufio.NewReaderSize(c, 64<<10)
+				for {
+					l, err := br.ReadSlice('\n')
+					if err != nil {
+						return
+					}
+					m := seqRE.FindSubmatch(l)
+					if m == nil {
+						t.Errorf("a line without seq: %.200q", l)
+						continue
+					}
+					seq, _ := strconv.Atoi(string(m[1]))
+					r.mu.Lock()
+					r.seen[seq]++
+					r.mu.Unlock()
+				}
+			}()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return r
+}
+
+func (r *seqReceiver) counts() (distinct, dups int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range r.seen {
+		distinct++
+		dups += n - 1
+	}
+	return distinct, dups
+}
+
+// metricValue reads one sample of the process's /metrics.
+func (p *daemonProcess) metricValue(t *testing.T, sample string) float64 {
+	t.Helper()
+	_, body, err := p.get("/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, sample+" ") {
+			v, err := strconv.ParseFloat(strings.TrimPrefix(l, sample+" "), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+	}
+	return 0
+}
+
+// kill9 kills the process with SIGKILL and reaps it.
+func (p *daemonProcess) kill9(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+}
+
+// TestQueueKill9DuringReplay: enrichd, as a process, takes numbered
+// events over TCP into its persistent queue (sync: none) while its tcp
+// output's receiver is absent, and is killed with SIGKILL. Restarted with
+// the receiver up, it replays the queue, and is killed with SIGKILL again
+// in the middle of the replay. Restarted once more, it replays the rest:
+// the receiver holds every event (0 lost); the duplicates (what the
+// second process delivered after the last cursor it wrote) are counted.
+func TestQueueKill9DuringReplay(t *testing.T) {
+	n := 500_000
+	if testing.Short() {
+		n = 200_000
+	}
+	dir := t.TempDir()
+	in, out, httpAddr := freePort(t), freePort(t), freePort(t)
+	cfgPath := filepath.Join(dir, "enrichd.yaml")
+	writeFile(t, cfgPath, fmt.Sprintf(`
+inputs:
+  - {name: tcp, type: tcp, listen: %q}
+outputs:
+  - {name: peer, type: tcp, address: %q}
+queue: {type: disk, path: queue, max_bytes: 2GiB, sync: none}
+http: {listen: %q}
+log: {level: info}
+shutdown_timeout: 5s
+`, in, out, httpAddr))
+	p := startProcess(t, httpAddr, "--config", cfgPath)
+	c, err := net.Dial("tcp", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(c, 64<<10)
+	for i := range n {
+		fmt.Fprintf(w, "<13>1 - h app - - - seq=%d pad=abcdefghijklmnopqrstuvwxyz0123456789\n", i)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	waitMetric := func(p *daemonProcess, sample string, want float64) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Minute); p.metricValue(t, sample) < want; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s is %v, want %v; stderr:\n%s", sample, p.metricValue(t, sample), want, p.stderr.String())
+			}
+		}
+	}
+	waitMetric(p, `enrichd_queue_events_total{stage="written"}`, float64(n))
+	p.kill9(t)
+
+	rcv := newSeqReceiver(t, out)
+	p = startProcess(t, httpAddr, "--config", cfgPath)
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(time.Millisecond) {
+		if d, _ := rcv.counts(); d >= n/5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			d, _ := rcv.counts()
+			t.Fatalf("the replay delivered %d of %d; stderr:\n%s", d, n, p.stderr.String())
+		}
+	}
+	p.kill9(t)
+	time.Sleep(200 * time.Millisecond) // what was in flight on the connection is read
+	atKill, _ := rcv.counts()
+	if atKill >= n {
+		t.Fatalf("the replay was done (%d events received) before the kill", atKill)
+	}
+	if !strings.Contains(p.stderr.String(), "queue: replaying") {
+		t.Errorf("the replay is not logged:\n%s", p.stderr.String())
+	}
+
+	p = startProcess(t, httpAddr, "--config", cfgPath)
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if d, _ := rcv.counts(); d >= n {
+			break
+		}
+		if time.Now().After(deadline) {
+			d, _ := rcv.counts()
+			t.Fatalf("after the second restart the receiver holds %d of %d; stderr:\n%s", d, n, p.stderr.String())
+		}
+	}
+	waitMetric(p, "enrichd_events_out_total", p.metricValue(t, `enrichd_queue_events_total{stage="read"}`))
+	p.stop(t)
+	distinct, dups := rcv.counts()
+	t.Logf("%d events, %d received before the second kill; at the end %d distinct, %d duplicates (%.2f%%)",
+		n, atKill, distinct, dups, 100*float64(dups)/float64(n))
+	rcv.mu.Lock()
+	for i := range n {
+		if rcv.seen[i] == 0 {
+			t.Errorf("seq %d lost", i)
+			break
+		}
+	}
+	rcv.mu.Unlock()
+	if distinct != n {
+		t.Errorf("received %d distinct events, want %d", distinct, n)
+	}
+}
