@@ -150,3 +150,20 @@ func (w *Worker) mmKey(v mmdb.Value) []byte {
 	}
 	return nil
 }
+
+// CheckRuleField checks field f of rule i of rules as a key: an event
+// field, or a field an earlier rule writes (never a later rule's).
+func CheckRuleField(rules []Rule, i int, f string) error {
+	_, err := checkRuleField(rules, i, f)
+	return err
+}
+
+// CheckRule checks what rule i of rules adds to a plain lookup: its When
+// (the fields and rules it reads), and its Each.
+func CheckRule(rules []Rule, i int) (when, each error) {
+	r := &rules[i]
+	if r.When != nil {
+		when = r.When.check(rules, i)
+	}
+	return when, checkEach(r)
+}

@@ -43,10 +43,9 @@ type ruleWork struct {
 	one      []reader.View // Matcher lookups: room for one row
 	// the chunk's counts, added to the rule's statistics once the chunk
 	// is encoded (a chunk that faults is counted once, when done again)
-	nHits, nMisses, nNoTable, nBadKey      uint64
-	nSkipped, nTimeMissing, nTimeBad uint64
+	nHits, nMisses, nNoTable, nBadKey uint64
+	nSkipped, nTimeMissing, nTimeBad  uint64
 }
-
 
 // flushStats adds the chunk's counts to the rules' statistics.
 func (w *Worker) flushStats() {
