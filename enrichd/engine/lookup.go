@@ -103,12 +103,13 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 	keys := rw.keys[:n]
 	bit := uint64(1) << uint(ri)
 	var skipped uint64
+	if r.when != nil {
+		skipped = w.skipped(r, evs, bit)
+	}
 	for i := range evs {
 		e := &evs[i]
-		if r.when != nil && !w.holds(i, e, r.when) {
+		if e.skips&bit != 0 {
 			keys[i] = nil
-			e.skips |= bit
-			skipped++
 			continue
 		}
 		if len(r.fields) == 1 {
@@ -146,7 +147,7 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 	case rw.lut != nil:
 		t := rw.lut
 		views := rw.views[:n]
-		if m, ok := w.matcher(r, t); ok {
+		if m, ok := w.matcher(r, t); ok && r.timeSrc >= 0 {
 			matchAt(m, keys, w.times[r.timeSrc*len(w.evs):], views, rw.one)
 		} else {
 			t.LookupBatch(keys, views)

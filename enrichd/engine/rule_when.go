@@ -169,3 +169,16 @@ func (w *Worker) holds(i int, e *evState, c *cond) bool {
 	}
 	return false
 }
+
+// skipped marks, with bit in their skips, the events of evs r's
+// condition does not hold for, and returns how many.
+func (w *Worker) skipped(r *rule, evs []evState, bit uint64) uint64 {
+	n := uint64(0)
+	for i := range evs {
+		if !w.holds(i, &evs[i], r.when) {
+			evs[i].skips |= bit
+			n++
+		}
+	}
+	return n
+}
