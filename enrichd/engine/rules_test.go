@@ -160,14 +160,14 @@ func TestWhen(t *testing.T) {
 			skipped := 0
 			for _, m := range out {
 				tags, _ := json.Marshal(m["tags"])
-				switch name := get(m, "owner.name"); {
-				case name == nil:
+				switch get(m, "owner.name") {
+				case nil:
 					got.WriteByte('-')
 					skipped++
 					if strings.Contains(string(tags), "no_owner") {
 						t.Errorf("a skipped rule's miss tag: %v", m)
 					}
-				case name == "nobody":
+				case "nobody":
 					got.WriteByte('d')
 					if !strings.Contains(string(tags), "no_owner") {
 						t.Errorf("a miss without its tag: %v", m)
@@ -201,6 +201,7 @@ func TestCheckChainAndWhen(t *testing.T) {
 		{func(r []Rule) { r[0].Each = true; r[0].Fields = []string{"sd.x@1.ip"} }, `is not a JSON member`},
 		{func(r []Rule) { r[0].Each = true; r[1].Fields = []string{"site.id"} }, `writes an array (each): it is not a key`},
 		{func(r []Rule) { r[2].At = "json" }, `want syslog, receive or json.PATH`},
+		{func(r []Rule) { r[2].Each = true; r[2].Columns = []Rename{{"team", "a.b"}} }, `output names have no dots`},
 	} {
 		r := chainRules()
 		c.edit(r)

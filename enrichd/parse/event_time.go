@@ -74,7 +74,7 @@ func parseEpoch(b []byte) (int64, bool) {
 	if i == 0 || (i > 1 && b[0] == '0') {
 		return 0, false
 	}
-	frac, fracDigits := b[i:i], 0
+	frac := b[i:i]
 	if i < len(b) {
 		if b[i] != '.' {
 			return 0, false
@@ -85,7 +85,7 @@ func parseEpoch(b []byte) (int64, bool) {
 				return 0, false
 			}
 		}
-		if fracDigits = len(frac); fracDigits == 0 {
+		if len(frac) == 0 {
 			return 0, false
 		}
 	}
