@@ -102,8 +102,8 @@ func TestChainedRules(t *testing.T) {
 	}
 }
 
-// TestChainedMMDB: a rule keyed by what an MMDB rule wrote (a string
-// and a number of the record).
+// TestChainedMMDB: rules keyed by what an MMDB rule wrote, and by a
+// column of a rule that writes every column.
 func TestChainedMMDB(t *testing.T) {
 	dir := t.TempDir()
 	linkMMDB(t, dir)
@@ -114,9 +114,11 @@ func TestChainedMMDB(t *testing.T) {
 			MMDBFields: []Rename{{"country_code", "iso"}, {"city", "city"}}},
 		{Name: "region", Table: "regions", Fields: []string{"geo.iso"}, Target: "region"},
 		{Name: "city", Table: "geonames", Fields: []string{"geo.city"}, Target: "city", Columns: []Rename{{"label", "label"}}},
+		// A column of a rule that writes every column, under its name.
+		{Name: "again", Table: "regions", Fields: []string{"region.iso"}, Target: "again", Columns: []Rename{{"region", "r"}}},
 	}
 	_, out := runRules(t, dir, rules, testOptions, Syslog, time.Now(), "<13>1 - h app - - - src=81.2.69.142")
-	if get(out[0], "geo.iso") != "GB" || get(out[0], "region.region") != "emea" || get(out[0], "city.label") != "bracknell" {
+	if get(out[0], "geo.iso") != "GB" || get(out[0], "region.region") != "emea" || get(out[0], "city.label") != "bracknell" || get(out[0], "again.r") != "emea" {
 		t.Fatalf("%v", out[0])
 	}
 }
