@@ -126,6 +126,9 @@ type PipelineConfig struct {
 	// TLSClient writes tls.client.subject, the verified client
 	// certificate of the connection (tcp inputs with tls.client_ca_file).
 	TLSClient bool
+	// EventTime is where the rules' lookups read an event's time: "",
+	// syslog, receive or json.PATH (engine.Options.EventTime).
+	EventTime string
 }
 
 // HTTPConfig is the metrics and health endpoint, and the table lookup
@@ -378,6 +381,7 @@ func (p *PipelineConfig) decode(d *config.Decoder, n *yaml.Node) {
 		"original":        func(v *yaml.Node) { p.Original, _ = d.Bool(v, "pipeline.original") },
 		"structured_data": func(v *yaml.Node) { p.StructuredData, _ = d.Bool(v, "pipeline.structured_data") },
 		"tls_client":      func(v *yaml.Node) { p.TLSClient, _ = d.Bool(v, "pipeline.tls_client") },
+		"event_time":      func(v *yaml.Node) { p.EventTime, _ = d.String(v, "pipeline.event_time") },
 	})
 }
 
@@ -398,6 +402,7 @@ func (p *PipelineConfig) Validate(s config.Scope) {
 		s.Errorf("flush_interval", "must not be negative")
 	}
 	s.Check("kv_fields", p.KVFields.Validate())
+	s.Check("event_time", engine.CheckEventTime(p.EventTime))
 }
 
 func (h *HTTPConfig) decode(d *config.Decoder, n *yaml.Node, dir string) {

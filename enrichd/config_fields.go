@@ -3,18 +3,22 @@ package enrichd
 import (
 	"strings"
 
+	"github.com/lutkit/lutkit/enrichd/engine"
+
 	"github.com/lutkit/lutkit/internal/config"
 )
 
 // checkRuleFields checks that what each rule reads is written by an
 // earlier stage: an input's parser (json.PATH by a json input; sd.ID.NAME
-// and the syslog header fields by a syslog input). Rules read the event
-// as it was received, so a field under another rule's target is never
-// set when the rule runs. A configuration without inputs (a lookup
-// server) has nothing to check.
+// and the syslog header fields by a syslog input) or an earlier rule (a
+// field under its target, which it writes: chained rules). A field under
+// a later rule's target is not written yet when the rule runs. A
+// configuration without inputs (a lookup server) has no event fields to
+// check.
 func (cfg *Config) checkRuleFields(s config.Scope) {
-	if len(cfg.Inputs) == 0 {
-		return
+	rules := make([]engine.Rule, len(cfg.Rules))
+	for i := range cfg.Rules {
+		rules[i] = cfg.Rules[i].Rule
 	}
 	formats := map[Format]bool{}
 	for _, in := range cfg.Inputs {
@@ -24,16 +28,17 @@ func (cfg *Config) checkRuleFields(s config.Scope) {
 		r := &cfg.Rules[i]
 		rs := s.In(&r.At, config.Index("rules", i))
 		for _, f := range r.Fields {
-			if need := fieldFormat(f); need != "" && !formats[need] {
+			if err := engine.CheckRuleField(rules, i, f); err != nil {
+				rs.Errorf("field", "%v", err)
+				continue
+			}
+			if need := fieldFormat(f); need != "" && len(cfg.Inputs) > 0 && !formats[need] {
 				rs.Errorf("field", "%q is only set by a %s input, and no input reads %s", f, need, need)
 			}
-			for j := range cfg.Rules {
-				o := &cfg.Rules[j]
-				if t := o.Target; j != i && t != "" && (f == t || strings.HasPrefix(f, t+".")) {
-					rs.Errorf("field", "%q is under the target of rule %q (%s): rules read the event as received, not what another rule writes", f, o.Name, t)
-				}
-			}
 		}
+		when, each := engine.CheckRule(rules, i)
+		rs.Check("when", when)
+		rs.Check("each", each)
 	}
 }
 

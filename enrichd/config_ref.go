@@ -16,7 +16,7 @@ inputs:
   - {type: kafka, kafka: {tls: {}, sasl: {}}}
 tables: {headers: {}}
 rules:
-  - {on_miss: {}}
+  - {on_miss: {}, when: {}}
 outputs:
   - {type: kafka, kafka: {tls: {}, sasl: {}, create_topic: {}}}
 pipeline: {}

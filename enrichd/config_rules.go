@@ -46,6 +46,9 @@ func decodeRule(d *config.Decoder, n *yaml.Node, field string) RuleConfig {
 			r.MMDB = true
 			r.MMDBFields = decodeRenames(d, v, f("mmdb_fields"), &r.At, "mmdb_fields")
 		},
+		"when": func(v *yaml.Node) { r.When = decodeCond(d, v, f("when")) },
+		"each": func(v *yaml.Node) { r.Each, _ = d.Bool(v, f("each")) },
+		"at":   func(v *yaml.Node) { r.Rule.At, _ = d.String(v, f("at")) },
 		"on_miss": func(v *yaml.Node) {
 			d.Mapping(v, f("on_miss"), nil, config.Keys{
 				"tag":      func(v *yaml.Node) { r.MissTag, _ = d.String(v, f("on_miss.tag")) },
@@ -111,6 +114,7 @@ func (r *RuleConfig) Validate(s config.Scope) {
 	if r.Target != "" {
 		s.Check("target", engine.CheckOutputName(r.Target))
 	}
+	s.Check("at", engine.CheckEventTime(r.Rule.At))
 	for _, m := range r.MMDBFields {
 		if err := engine.CheckOutputName(m.To); err != nil {
 			s.Errorf("mmdb_fields", "%q: %v", m.To, err)
@@ -129,7 +133,8 @@ func (cfg *Config) engineRules() ([]engine.Rule, engine.Options) {
 	for i, r := range cfg.Rules {
 		rules[i] = r.Rule
 	}
-	opts := engine.Options{Original: cfg.Pipeline.Original, StructuredData: cfg.Pipeline.StructuredData, TLSClient: cfg.Pipeline.TLSClient}
+	opts := engine.Options{Original: cfg.Pipeline.Original, StructuredData: cfg.Pipeline.StructuredData, TLSClient: cfg.Pipeline.TLSClient,
+		EventTime: cfg.Pipeline.EventTime}
 	switch cfg.Pipeline.KVFields {
 	case KVAll:
 		opts.KV = engine.KVAll

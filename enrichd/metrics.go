@@ -93,7 +93,8 @@ var (
 	mTruncated    = MetricDesc("events_truncated_total", "Oversize events truncated to max_message_size (tagged).", "input", "type")
 	mFrameErrors  = MetricDesc("frame_errors_total", "Connections ended inside a frame, bad octet counts, read errors.", "input", "type")
 	mEventsOut    = MetricDesc("events_out_total", "Events every output delivered (written and flushed, or acknowledged).")
-	mLookups      = MetricDesc("lookups_total", "Lookups by rule and result (hit, miss).", "rule", "table", "result")
+	mLookups      = MetricDesc("lookups_total", "Lookups by rule and result (hit, miss; skipped: the events the rule's when did not hold for).", "rule", "table", "result")
+	mTimeFallback = MetricDesc("event_time_fallback_total", "Lookups of a rule with an event time made at the receive time, the event having no time of the source (missing) or one that does not parse (bad).", "rule", "table", "reason")
 	mLookupNoTbl  = MetricDesc("lookup_table_missing_total", "Events a rule could not look up because its table is not loaded.", "rule", "table")
 	mLookupBadKey = MetricDesc("lookup_bad_key_total", "Lookups whose key is not an IP address (mmdb rules).", "rule", "table")
 	mGen          = MetricDesc("table_generation", "Generation of the live table set.")
@@ -159,6 +160,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, r := range d.engines.stats() {
 		m.Counter(mLookups, r.Hits, r.Name, r.Table, "hit")
 		m.Counter(mLookups, r.Misses, r.Name, r.Table, "miss")
+		m.Counter(mLookups, r.Skipped, r.Name, r.Table, "skipped")
+		m.Counter(mTimeFallback, r.TimeMissing, r.Name, r.Table, "missing")
+		m.Counter(mTimeFallback, r.TimeBad, r.Name, r.Table, "bad")
 		m.Counter(mLookupNoTbl, r.NoTable, r.Name, r.Table)
 		if r.MMDB {
 			m.Counter(mLookupBadKey, r.BadKey, r.Name, r.Table)

@@ -59,6 +59,9 @@ func (e *engines) stats() []engine.RuleStats {
 			o.Misses += r.Misses
 			o.NoTable += r.NoTable
 			o.BadKey += r.BadKey
+			o.Skipped += r.Skipped
+			o.TimeMissing += r.TimeMissing
+			o.TimeBad += r.TimeBad
 		}
 	}
 	return out

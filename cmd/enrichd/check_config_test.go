@@ -41,7 +41,24 @@ func TestCheckConfigRefuses(t *testing.T) {
 			`c.yaml:5:26: rules[0].field: "json.src.ip" is only set by a json input, and no input reads json`},
 		{"field of another rule's target", "inputs: [{type: tcp, listen: \"127.0.0.1:0\", format: json}]\n" + out + "tables: {path: tables}\nrules:\n" +
 			"  - {name: geo, table: city, field: src, target: geo, mmdb_fields: [country.iso_code]}\n  - {table: city, field: geo.ip, mmdb_fields: [country.iso_code]}\n",
-			`c.yaml:6:26: rules[1].field: "geo.ip" is under the target of rule "geo" (geo)`},
+			`c.yaml:6:26: rules[1].field: "geo.ip": rule "geo" writes no field "ip" under its target geo`},
+		{"field of a later rule's target", "inputs: [{type: tcp, listen: \"127.0.0.1:0\", format: json}]\n" + out + "tables: {path: tables}\nrules:\n" +
+			"  - {table: city, field: geo.country.iso_code, mmdb_fields: [country.iso_code]}\n  - {name: geo, table: city, field: src, target: geo, mmdb_fields: [country.iso_code]}\n",
+			`c.yaml:5:26: rules[0].field: "geo.country.iso_code" is under the target of rule "geo" (geo), which runs later: a rule reads only what earlier rules write`},
+		{"when of a later rule", "inputs: [{type: tcp, listen: \"127.0.0.1:0\", format: json}]\n" + out + "tables: {path: tables}\nrules:\n" +
+			"  - {table: city, field: src, mmdb_fields: [country.iso_code], when: {missed: geo}}\n  - {name: geo, table: city, field: src, target: geo, mmdb_fields: [country.iso_code]}\n",
+			`c.yaml:5:70: rules[0].when: rule "geo" runs at or after this one: a condition reads only the result of an earlier rule`},
+		{"when with two tests", "inputs: [{type: tcp, listen: \"127.0.0.1:0\", format: json}]\n" + out + "tables: {path: tables}\nrules:\n" +
+			"  - table: city\n    field: src\n    mmdb_fields: [country.iso_code]\n    when:\n      field: action\n      equals: deny\n      exists: true\n",
+			`c.yaml:9:7: rules[0].when: has equals and exists: one test per condition (combine them with all or any)`},
+		{"when in_cidr not a network", "inputs: [{type: tcp, listen: \"127.0.0.1:0\", format: json}]\n" + out + "tables: {path: tables}\nrules:\n" +
+			"  - table: city\n    field: src\n    mmdb_fields: [country.iso_code]\n    when:\n      any:\n        - {field: src, in_cidr: [10.0.0.0/33]}\n",
+			`c.yaml:10:33: rules[0].when.any[0].in_cidr: "10.0.0.0/33" is not a network`},
+		{"event_time", "inputs: [{type: tcp, listen: \"127.0.0.1:0\", format: json}]\n" + out + "pipeline:\n  event_time: json\n",
+			`c.yaml:4:15: pipeline.event_time: "json": want syslog, receive or json.PATH`},
+		{"each of a kv field", "inputs: [{type: tcp, listen: \"127.0.0.1:0\", format: json}]\n" + out + "tables: {path: tables}\nrules:\n" +
+			"  - {table: city, field: kv.ips, mmdb_fields: [country.iso_code], each: true}\n",
+			`c.yaml:5:73: rules[0].each: each: field "kv.ips" is not a JSON member (json.PATH, or a bare name for JSON input)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(dir, "c.yaml")
@@ -52,6 +69,16 @@ func TestCheckConfigRefuses(t *testing.T) {
 				t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant %s", code, stdout.String(), stderr.String(), tc.want)
 			}
 		})
+	}
+	// A chained rule reading what an earlier one writes passes.
+	writeFile(t, filepath.Join(dir, "c.yaml"), "inputs: [{type: tcp, listen: \"127.0.0.1:0\", format: json}]\n"+out+"tables: {path: tables}\nrules:\n"+
+		"  - {name: geo, table: city, field: src, target: geo, mmdb_fields: {country.iso_code: iso}}\n"+
+		"  - {name: again, table: city, field: geo.iso, target: again, mmdb_fields: [country.iso_code], when: {matched: geo}}\n")
+	{
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"--config", filepath.Join(dir, "c.yaml"), "--check-config"}, &stdout, &stderr); code != 0 {
+			t.Fatalf("chained rules: exit %d: %s", code, stderr.String())
+		}
 	}
 	// The same table with the paths its records have passes.
 	p := filepath.Join(dir, "c.yaml")

@@ -42,5 +42,9 @@
 // their values), tree.go (the output object and its encoding program),
 // worker.go (the passes), lookup.go, ipcache.go and ip.go (the lookups),
 // encode.go and row.go (the JSON), fault.go (a table that faults under
-// its mapping: the part of the batch done again without it).
+// its mapping: the part of the batch done again without it),
+// field_chain.go (a rule's key read from what an earlier rule wrote),
+// rule_when.go (a rule's condition), each_lookup.go (a rule over the
+// elements of an array), event_time.go (the time lookups are made at,
+// and the Matcher interface of tables that answer by time).
 package engine

@@ -140,10 +140,17 @@ func (w *Worker) encodeProgram(i int, e *evState, out []byte) []byte {
 				continue
 			}
 			buf = jsonstr.AppendString(o.key.append(buf, comma), e.line)
+		case lfEach:
+			v := w.rw[o.rule].eachValue(i)
+			if len(v) == 0 {
+				continue
+			}
+			buf = append(o.key.append(buf, comma), v...)
 		case lfLUTCol, lfLUTAll, lfMMDB, lfDefault:
 			if e.misses&(1<<uint(o.rule)) != 0 {
-				// A miss writes the default, if any.
-				if o.def == nil {
+				// A miss writes the default, if any; a rule whose When
+				// did not hold writes nothing.
+				if o.def == nil || e.skips&(1<<uint(o.rule)) != 0 {
 					continue
 				}
 				buf = append(o.key.append(buf, comma), o.def...)
@@ -180,7 +187,7 @@ func (w *Worker) encodeProgram(i int, e *evState, out []byte) []byte {
 		}
 		comma = true
 	}
-	if e.tags != 0 || e.misses&w.p.missTags != 0 {
+	if e.tags != 0 || e.misses&^e.skips&w.p.missTags != 0 {
 		buf = w.writeTags(buf, e, comma)
 	}
 	return append(buf, '}', '\n')
@@ -263,7 +270,7 @@ func (w *Worker) writeTags(buf []byte, e *evState, comma bool) []byte {
 		}
 	}
 	for ri, r := range w.p.rules {
-		if e.misses&(1<<uint(ri)) != 0 && r.missTag != nil {
+		if (e.misses&^e.skips)&(1<<uint(ri)) != 0 && r.missTag != nil {
 			if !first {
 				buf = append(buf, ',')
 			}

@@ -50,6 +50,16 @@ type Rule struct {
 	MMDB       bool // the rule reads an .mmdb table
 	MissTag    string
 	Defaults   []Rename // output name -> value on a miss
+	// When, if set, is the condition under which the rule runs: an
+	// event it does not hold for is not looked up and gets nothing of
+	// the rule (no defaults, no miss tag).
+	When *Cond
+	// Each looks every element of an array field up and writes Target
+	// as an array of the results, in order (each_lookup.go).
+	Each bool
+	// At is the event time the rule's lookups are made at (EventTime
+	// syntax); "" takes Options.EventTime.
+	At string
 }
 
 // Rename maps a source name (column or record path) to an output name.
@@ -79,6 +89,10 @@ type Options struct {
 	// values are recorded for each event (Lines.Field), for outputs that
 	// route or key events by a field. They imply Split.
 	EventFields []string
+	// EventTime is where an event's time is read for the lookups of
+	// rules that have no At of their own (event_time.go): "" (none),
+	// "syslog", "receive" or "json.PATH".
+	EventTime string
 }
 
 // MaxRules is how many rules an Engine takes: an event's misses are one
@@ -88,6 +102,7 @@ const MaxRules = 64
 // ruleStats are a rule's lookup counters.
 type ruleStats struct {
 	hits, misses, noTable, badKey atomic.Uint64
+	skipped, timeMissing, timeBad atomic.Uint64
 }
 
 // RuleStats are a rule's lookup counters at one moment.
@@ -98,6 +113,13 @@ type RuleStats struct {
 	// miss); NoTable the events looked up while the table was not loaded;
 	// BadKey, for .mmdb rules, the keys that are not IP addresses.
 	Hits, Misses, NoTable, BadKey uint64
+	// Skipped counts the events the rule's When did not hold for (not
+	// looked up, not in Hits or Misses).
+	Skipped uint64
+	// TimeMissing and TimeBad count the lookups of a rule with an event
+	// time made at the receive time instead, the event having no time
+	// of that source or one that does not parse.
+	TimeMissing, TimeBad uint64
 }
 
 // rule is a compiled Rule.
@@ -108,6 +130,13 @@ type rule struct {
 	mmFields *mmdb.Fields
 	missTag  []byte // pre-encoded, or nil
 	stats    ruleStats
+	when     *cond
+	// chainCols are the columns (.lut) later rules read of this rule's
+	// row; defs the raw defaults they read on a miss, by output name.
+	chainCols []string
+	defs      map[string][]byte
+	each      *eachPlan // Each rules
+	timeSrc   int       // index in Engine.timeSrcs, or -1
 }
 
 // Engine turns batches of raw messages into enriched JSON lines: rules
@@ -115,6 +144,7 @@ type rule struct {
 // It does no I/O; Workers (one per goroutine) do the work.
 type Engine struct {
 	set       *tables.Set
+	cfgRules  []Rule
 	rules     []*rule
 	prog      []op        // the encoding program
 	depth     int         // objects prog opens inside one another at most
@@ -135,6 +165,10 @@ type Engine struct {
 	// missTags has bit i set when rule i has a miss tag: an event without
 	// system tags and without a miss of those rules has no tags.
 	missTags uint64
+	// timeSrcs are the distinct event time sources the rules use.
+	timeSrcs []timeSource
+	// eachRules are the indexes of the Each rules.
+	eachRules []int
 }
 
 // Check checks what rules make together with opts, without tables: the
@@ -144,11 +178,22 @@ func Check(rules []Rule, opts Options) error {
 	if len(rules) > MaxRules {
 		return fmt.Errorf("at most %d rules are supported, got %d", MaxRules, len(rules))
 	}
-	for _, r := range rules {
+	for i, r := range rules {
 		for _, f := range r.Fields {
-			if _, err := parseFieldRef(f); err != nil {
+			if _, err := checkRuleField(rules, i, f); err != nil {
 				return fmt.Errorf("rule %q: %w", r.Name, err)
 			}
+		}
+		if r.When != nil {
+			if err := r.When.check(rules, i); err != nil {
+				return fmt.Errorf("rule %q: when: %w", r.Name, err)
+			}
+		}
+		if err := checkEach(&r); err != nil {
+			return fmt.Errorf("rule %q: %w", r.Name, err)
+		}
+		if _, err := parseTimeSource(r.At); err != nil {
+			return fmt.Errorf("rule %q: at: %w", r.Name, err)
 		}
 		if err := CheckOutputName(r.Target); err != nil {
 			return fmt.Errorf("rule %q: target: %w", r.Name, err)
@@ -158,6 +203,9 @@ func Check(rules []Rule, opts Options) error {
 				return fmt.Errorf("rule %q: %w", r.Name, err)
 			}
 		}
+	}
+	if _, err := parseTimeSource(opts.EventTime); err != nil {
+		return fmt.Errorf("event_time: %w", err)
 	}
 	_, err := buildTree(rules, opts)
 	return err
@@ -187,7 +235,7 @@ func New(rules []Rule, opts Options, set *tables.Set) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Engine{set: set, topNames: map[string]bool{}}
+	p := &Engine{set: set, topNames: map[string]bool{}, cfgRules: rules}
 	p.prog, p.depth = compileTree(tree)
 	for _, c := range tree.children {
 		if c.name != "" {
@@ -207,8 +255,8 @@ func New(rules []Rule, opts Options, set *tables.Set) (*Engine, error) {
 		p.tagJSON = append(p.tagJSON, jsonstr.AppendStringS(nil, t))
 	}
 	kvIndex := map[string]int{}
-	for _, rc := range rules {
-		r := &rule{cfg: rc}
+	for ri, rc := range rules {
+		r := &rule{cfg: rc, timeSrc: -1}
 		if set != nil {
 			r.handle = set.Table(rc.Table)
 		}
@@ -217,11 +265,25 @@ func New(rules []Rule, opts Options, set *tables.Set) (*Engine, error) {
 			p.missTags |= 1 << len(p.rules)
 		}
 		for _, f := range rc.Fields {
-			fr, err := p.fieldRef(f, kvIndex)
+			fr, err := p.ruleFieldRef(ri, f, kvIndex)
 			if err != nil {
 				return nil, fmt.Errorf("rule %q: %w", rc.Name, err)
 			}
 			r.fields = append(r.fields, fr)
+		}
+		if rc.When != nil {
+			if r.when, err = p.compileCond(ri, rc.When, kvIndex); err != nil {
+				return nil, fmt.Errorf("rule %q: when: %w", rc.Name, err)
+			}
+		}
+		if len(rc.Defaults) > 0 {
+			r.defs = map[string][]byte{}
+			for _, d := range rc.Defaults {
+				r.defs[d.From] = []byte(d.To)
+			}
+		}
+		if r.timeSrc, err = p.addTimeSource(rc.At, opts.EventTime, kvIndex); err != nil {
+			return nil, fmt.Errorf("rule %q: at: %w", rc.Name, err)
 		}
 		if rc.MMDB {
 			paths := make([]string, len(rc.MMDBFields))
@@ -231,6 +293,10 @@ func New(rules []Rule, opts Options, set *tables.Set) (*Engine, error) {
 			if r.mmFields, err = mmdb.CompileFields(paths...); err != nil {
 				return nil, fmt.Errorf("rule %q: mmdb_fields: %w", rc.Name, err)
 			}
+		}
+		if rc.Each {
+			r.each = newEachPlan(&rc)
+			p.eachRules = append(p.eachRules, ri)
 		}
 		p.rules = append(p.rules, r)
 	}
@@ -261,6 +327,7 @@ func (p *Engine) Stats() []RuleStats {
 		out[i] = RuleStats{
 			Name: r.cfg.Name, Table: r.cfg.Table, MMDB: r.mmFields != nil,
 			Hits: r.stats.hits.Load(), Misses: r.stats.misses.Load(), NoTable: r.stats.noTable.Load(), BadKey: r.stats.badKey.Load(),
+			Skipped: r.stats.skipped.Load(), TimeMissing: r.stats.timeMissing.Load(), TimeBad: r.stats.timeBad.Load(),
 		}
 	}
 	return out

@@ -24,6 +24,7 @@ const (
 	fkMsgID
 	fkMessage
 	fkTLSClient
+	fkRule // what an earlier rule wrote (field_chain.go)
 )
 
 type fieldRef struct {
@@ -31,6 +32,13 @@ type fieldRef struct {
 	name   []byte // kv key or JSON path
 	sdID   []byte
 	kvSlot int
+	// fkRule: the rule, the index of the field in its chainCols (.lut)
+	// or MMDBFields (-1: only a default), the column name while parsing,
+	// and the rule's default for the field.
+	rule   int
+	col    int
+	column string
+	def    []byte
 }
 
 // CheckField checks an event field name as a rule's field, or an
@@ -160,6 +168,8 @@ func (w *Worker) fieldValue(i int, e *evState, f *fieldRef) []byte {
 			return e.ev.Message
 		}
 		return e.line
+	case fkRule:
+		return w.ruleValue(i, e, f)
 	}
 	return nil
 }

@@ -84,6 +84,8 @@ type fusedPlan struct {
 	allBits  []uint64
 	colLeafs [][]leafRef
 	mmLeafs  [][]leafRef
+	// eachBits are the lfEach leaves of the Each rules (by rule).
+	eachBits []uint64
 	// kvBits are the leaves of the key=value pairs (KVUsed): one per key
 	// of Engine.kvKeys that is written, 0 for the others.
 	kvBits []uint64
@@ -114,6 +116,7 @@ func (p *Engine) planFused() {
 	f.colLeafs = make([][]leafRef, len(p.rules))
 	f.mmLeafs = make([][]leafRef, len(p.rules))
 	f.kvBits = make([]uint64, len(p.kvKeys))
+	f.eachBits = make([]uint64, len(p.rules))
 	n := 0
 	for k := range p.prog {
 		o := &p.prog[k]
@@ -160,6 +163,8 @@ func (p *Engine) planFused() {
 			case lfMMDB:
 				f.mmLeafs[o.rule] = append(f.mmLeafs[o.rule], leafRef{bit, o.col})
 			}
+		case lfEach:
+			f.eachBits[o.rule] = bit
 		case lfTimestamp, lfOriginal:
 			f.always |= bit
 			f.hdr[o.kind] = bit
@@ -306,9 +311,16 @@ func (w *Worker) presence(i int, e *evState, syslog, pid bool) uint64 {
 			}
 		}
 	}
+	for _, ri := range p.eachRules {
+		if len(w.rw[ri].eachValue(i)) > 0 {
+			m |= f.eachBits[ri]
+		}
+	}
 	for ri := range f.missBits {
 		if e.misses&(1<<uint(ri)) != 0 {
-			m |= f.missBits[ri]
+			if e.skips&(1<<uint(ri)) == 0 {
+				m |= f.missBits[ri]
+			}
 			continue
 		}
 		m |= w.hitBits[ri]
@@ -429,6 +441,8 @@ func (w *Worker) encodeFused(fp *fusedProg, i int, e *evState, out []byte) ([]by
 			buf = appendPart(buf, e.line, clean)
 		case lfKV:
 			buf = appendPart(buf, w.kvVals[i*len(w.p.kvKeys)+sg.kv], clean)
+		case lfEach:
+			buf = append(buf, w.rw[o.rule].eachValue(i)...)
 		default:
 			if e.misses&(1<<uint(o.rule)) != 0 {
 				buf = append(buf, o.def...)
@@ -454,7 +468,7 @@ func (w *Worker) encodeFused(fp *fusedProg, i int, e *evState, out []byte) ([]by
 		}
 	}
 	buf = fp.tail.append(buf)
-	if e.tags != 0 || e.misses&w.p.missTags != 0 {
+	if e.tags != 0 || e.misses&^e.skips&w.p.missTags != 0 {
 		buf = w.writeTags(buf, e, fp.comma)
 	}
 	return append(buf, '}', '\n'), true

@@ -34,9 +34,17 @@ type ruleWork struct {
 	idx       []int32
 	batchVals []mmdb.Value
 	matches   []mmdb.Match
+	// chainIdx is the index in the table of each of the rule's
+	// chainCols, resolved with colIdx.
+	chainIdx []int
+	// Each rules: the arrays written, and each event's span of eachBuf.
+	eachBuf  []byte
+	eachSpan [][2]int32
+	one      []reader.View // Matcher lookups: room for one row
 	// the chunk's counts, added to the rule's statistics once the chunk
 	// is encoded (a chunk that faults is counted once, when done again)
 	nHits, nMisses, nNoTable, nBadKey uint64
+	nSkipped, nTimeMissing, nTimeBad  uint64
 }
 
 // flushStats adds the chunk's counts to the rules' statistics.
@@ -51,16 +59,59 @@ func (w *Worker) flushStats() {
 		if rw.nBadKey > 0 {
 			r.stats.badKey.Add(rw.nBadKey)
 		}
+		if rw.nSkipped|rw.nTimeMissing|rw.nTimeBad != 0 {
+			r.stats.skipped.Add(rw.nSkipped)
+			r.stats.timeMissing.Add(rw.nTimeMissing)
+			r.stats.timeBad.Add(rw.nTimeBad)
+		}
 		rw.nHits, rw.nMisses, rw.nNoTable, rw.nBadKey = 0, 0, 0, 0
+		rw.nSkipped, rw.nTimeMissing, rw.nTimeBad = 0, 0, 0
+	}
+}
+
+// useTable sets the rule's table of the snapshot, and resolves the
+// columns it writes and those later rules read of it once per table
+// version (a new version may have other columns).
+func (w *Worker) useTable(r *rule, rw *ruleWork, snap *tables.Snapshot) {
+	if snap != nil {
+		if r.mmFields != nil {
+			rw.mm = r.handle.MMDB(snap)
+		} else {
+			rw.lut = r.handle.LUT(snap)
+		}
+	}
+	if t := rw.lut; t != nil && (rw.colFor != t || rw.colGen != w.snapGen) {
+		for j, c := range r.cfg.Columns {
+			rw.colIdx[j] = t.ColumnIndex(c.From)
+		}
+		for j, c := range r.chainCols {
+			rw.chainIdx[j] = t.ColumnIndex(c)
+		}
+		rw.row.Reset(t.Columns(), t.ColumnTypes())
+		rw.colType = t.ColumnTypes()
+		rw.colFor, rw.colGen = t, w.snapGen
 	}
 }
 
 func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) {
+	if r.each != nil {
+		w.runEach(ri, r, snap, evs)
+		return
+	}
 	rw := &w.rw[ri]
 	n := len(evs)
 	keys := rw.keys[:n]
+	bit := uint64(1) << uint(ri)
+	var skipped uint64
+	if r.when != nil {
+		skipped = w.skipped(r, evs, bit)
+	}
 	for i := range evs {
 		e := &evs[i]
+		if e.skips&bit != 0 {
+			keys[i] = nil
+			continue
+		}
 		if len(r.fields) == 1 {
 			keys[i] = w.fieldValue(i, e, &r.fields[0])
 			continue
@@ -88,28 +139,19 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 	hit := rw.hit[:n]
 	clear(hit)
 	var hits, badKey uint64
-	if snap != nil {
-		if r.mmFields != nil {
-			rw.mm = r.handle.MMDB(snap)
-		} else {
-			rw.lut = r.handle.LUT(snap)
-		}
+	w.useTable(r, rw, snap)
+	if r.timeSrc >= 0 {
+		w.countTimes(r, rw, n)
 	}
 	switch {
 	case rw.lut != nil:
 		t := rw.lut
-		if rw.colFor != t || rw.colGen != w.snapGen {
-			// Resolved once per table version (a new version may have
-			// other columns).
-			for j, c := range r.cfg.Columns {
-				rw.colIdx[j] = t.ColumnIndex(c.From)
-			}
-			rw.row.Reset(t.Columns(), t.ColumnTypes())
-			rw.colType = t.ColumnTypes()
-			rw.colFor, rw.colGen = t, w.snapGen
-		}
 		views := rw.views[:n]
-		t.LookupBatch(keys, views)
+		if m, ok := w.matcher(r, t); ok && r.timeSrc >= 0 {
+			matchAt(m, keys, w.times[r.timeSrc*len(w.evs):], views, rw.one)
+		} else {
+			t.LookupBatch(keys, views)
+		}
 		for i := range views {
 			if keys[i] != nil && views[i].Len() > 0 {
 				hit[i] = true
@@ -185,19 +227,21 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 		}
 		rw.addrs, rw.idx = addrs, idx
 	default:
-		rw.nNoTable += uint64(n)
+		rw.nNoTable += uint64(n) - skipped
 		for i := range evs {
-			evs[i].tags |= tagNoTable
+			if evs[i].skips&bit == 0 {
+				evs[i].tags |= tagNoTable
+			}
 		}
 	}
-	bit := uint64(1) << uint(ri)
 	for i := range evs {
 		if !hit[i] {
 			evs[i].misses |= bit
 		}
 	}
 	rw.nHits += hits
-	rw.nMisses += uint64(n) - hits
+	rw.nMisses += uint64(n) - hits - skipped
+	rw.nSkipped += skipped
 	rw.nBadKey += badKey
 }
 

@@ -29,6 +29,7 @@ const (
 	lfLUTAll  // every column of rule's row as an object (or the defaults on a miss)
 	lfMMDB    // record field col of rule's match (or its default on a miss)
 	lfDefault // a default value written only on a miss
+	lfEach    // the array an Each rule wrote (each_lookup.go)
 	lfClose   // an encoding op only: closes the object of the matching lfNone op
 )
 
@@ -119,6 +120,11 @@ func buildTree(rules []Rule, opts Options) (*node, error) {
 		}
 		used := map[string]bool{}
 		switch {
+		case r.Each:
+			if err := add(r.Target, &node{kind: lfEach, rule: ri}, what); err != nil {
+				return nil, err
+			}
+			continue
 		case r.MMDB:
 			for j, f := range r.MMDBFields {
 				if err := add(r.Target+"."+f.To, &node{kind: lfMMDB, rule: ri, col: j, def: defs[f.To]}, what); err != nil {

@@ -21,6 +21,7 @@ type evState struct {
 	kind   Format // Syslog, JSON, Raw (a failed JSON line becomes Raw)
 	tags   uint8  // system tags
 	misses uint64 // rule i missed (bit i)
+	skips  uint64 // rule i's When did not hold (bit i, set in misses too)
 }
 
 // Worker processes batches for an Engine; one per goroutine. It holds
@@ -46,6 +47,10 @@ type Worker struct {
 	// chunks); noTables processes a chunk without any table (fault.go).
 	snap     *tables.Snapshot
 	noTables bool
+	// times are the events' times (Unix nanoseconds) for each of the
+	// engine's time sources, timeSt what was found (event_time.go).
+	times  []int64
+	timeSt []parse.TimeStatus
 }
 
 // NewWorker returns a worker that processes batchSize events at a time
@@ -67,6 +72,18 @@ func (p *Engine) NewWorker(batchSize int) *Worker {
 			rw.nf = r.mmFields.Len()
 		}
 		rw.colIdx = make([]int, len(r.cfg.Columns))
+		rw.chainIdx = make([]int, len(r.chainCols))
+		rw.one = make([]reader.View, 0, 1)
+		if r.each != nil {
+			rw.eachSpan = make([][2]int32, batchSize)
+			if rw.nf == 0 && r.mmFields != nil {
+				rw.nf = r.mmFields.Len()
+			}
+		}
+	}
+	if len(p.timeSrcs) > 0 {
+		w.times = make([]int64, batchSize*len(p.timeSrcs))
+		w.timeSt = make([]parse.TimeStatus, batchSize*len(p.timeSrcs))
 	}
 	w.scratch = make([]byte, 0, 64<<10)
 	w.frames = make([]frame, p.depth)
@@ -131,7 +148,7 @@ func (w *Worker) processChunk(b *Batch, msgs []Msg, out []byte, now time.Time) [
 		e.line = b.Buf[m.off : m.off+m.n : m.off+m.n]
 		e.kind = b.Format
 		e.tags = 0
-		e.misses = 0
+		e.misses, e.skips = 0, 0
 		if m.flags&FlagTruncated != 0 {
 			e.tags |= tagTruncated
 			truncated++
@@ -176,6 +193,9 @@ func (w *Worker) processChunk(b *Batch, msgs []Msg, out []byte, now time.Time) [
 		w.snapGen = snap.Generation()
 	}
 	w.scratch = w.scratch[:0]
+	if len(p.timeSrcs) > 0 {
+		w.readTimes(evs, now)
+	}
 	for ri, r := range p.rules {
 		w.runRule(ri, r, snap, evs)
 	}
@@ -236,6 +256,8 @@ func (w *Worker) touchRows(from, to int) {
 	for ri := range w.rw {
 		rw := &w.rw[ri]
 		switch {
+		case rw.eachSpan != nil:
+			// written already
 		case rw.lut != nil:
 			reader.TouchRows(rw.views[from:to])
 		case rw.mm != nil:

@@ -556,3 +556,43 @@ func hex4(b []byte) (rune, bool) {
 	}
 	return r, true
 }
+
+// EachArrayElem calls fn with each element of arr, a JSON array as
+// JSONField returns it (brackets included), as JSONField gives a value:
+// its bytes and kind. It stops when fn returns false and reports false
+// when arr is not an array it can read to its end.
+func EachArrayElem(arr []byte, fn func(v []byte, kind byte) bool) bool {
+	i := skipWS(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return false
+	}
+	i = skipWS(arr, i+1)
+	if i < len(arr) && arr[i] == ']' {
+		return true
+	}
+	for i < len(arr) {
+		v, kind, ok := jsonValue(arr, i)
+		if !ok {
+			return false
+		}
+		if !fn(v, kind) {
+			return true
+		}
+		if i = skipValue(arr, i); i < 0 {
+			return false
+		}
+		i = skipWS(arr, i)
+		if i >= len(arr) {
+			return false
+		}
+		switch arr[i] {
+		case ']':
+			return true
+		case ',':
+			i = skipWS(arr, i+1)
+		default:
+			return false
+		}
+	}
+	return false
+}

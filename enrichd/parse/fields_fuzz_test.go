@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 	"unicode/utf8"
@@ -75,6 +76,37 @@ func FuzzKV(f *testing.F) {
 		})
 		if refOK != ok || string(ref) != string(v) {
 			t.Fatalf("KV(%q, %q) = %q %v, EachKV gives %q %v", msg, key, v, ok, ref, refOK)
+		}
+	})
+}
+
+// FuzzEachArrayElem checks that every element of a valid JSON array is
+// given, in order and with the bytes encoding/json reads, and that no
+// input panics.
+func FuzzEachArrayElem(f *testing.F) {
+	for _, s := range []string{`[]`, `["a",1,true,null]`, `[{"x":[1,2]},["y"]]`, `["a\"b", -1.5e3 ]`, `["a",`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var got []json.RawMessage
+		ok := EachArrayElem([]byte(s), func(v []byte, kind byte) bool {
+			if kind == KindString || kind == KindEscaped {
+				v = []byte(`"` + string(v) + `"`)
+			}
+			got = append(got, append(json.RawMessage(nil), v...))
+			return true
+		})
+		var want []json.RawMessage
+		if json.Unmarshal([]byte(s), &want) != nil || want == nil {
+			return
+		}
+		if !ok || len(got) != len(want) {
+			t.Fatalf("%s: %d elements (ok %v), want %d", s, len(got), ok, len(want))
+		}
+		for k := range want {
+			if string(bytes.TrimSpace(want[k])) != string(got[k]) {
+				t.Fatalf("%s: element %d is %s, want %s", s, k, got[k], want[k])
+			}
 		}
 	})
 }

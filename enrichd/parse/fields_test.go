@@ -231,3 +231,27 @@ func TestExtractPlain(t *testing.T) {
 		}
 	}
 }
+
+func TestEachArrayElem(t *testing.T) {
+	for _, c := range []struct {
+		arr  string
+		want []string
+		ok   bool
+	}{
+		{`[]`, nil, true},
+		{` [ "a" , 1,true, null,{"x":[1]},["y"],"b\"c" ] `, []string{`s:a`, `n:1`, `b:true`, `0:null`, `o:{"x":[1]}`, `a:["y"]`, `e:b\"c`}, true},
+		{`["a",`, []string{"s:a"}, false},
+		{`["a" "b"]`, []string{"s:a"}, false},
+		{`{"a":1}`, nil, false},
+	} {
+		var got []string
+		ok := EachArrayElem([]byte(c.arr), func(v []byte, kind byte) bool {
+			k := map[byte]string{KindString: "s", KindNumber: "n", KindBool: "b", KindNull: "0", KindObject: "o", KindArray: "a", KindEscaped: "e"}[kind]
+			got = append(got, k+":"+string(v))
+			return true
+		})
+		if ok != c.ok || strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("%s: %q %v, want %q %v", c.arr, got, ok, c.want, c.ok)
+		}
+	}
+}
