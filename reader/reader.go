@@ -26,6 +26,20 @@
 //     read all slots, read all records), so that the memory accesses of
 //     different keys overlap. It is the fast path for a batch of events.
 //
+// # Range and time-bounded tables
+//
+// A range table (lut compile --match range) answers an integer:
+// GetRange, LookupRange, and MatchRange for every range that holds it. A
+// time-bounded table (--valid-from/--valid-to: DHCP or VPN leases, rotas,
+// ownership history) answers a key at a time in Unix seconds, valid_to
+// exclusive: GetAt, LookupAt, and MatchAt for several rows. A caller with
+// an event's time (enrichd's rules) calls GetAt or MatchAt on any table:
+// an exact table ignores the time, a range table reads the key as a
+// decimal integer. Get and Lookup answer a time-bounded table at the
+// current time. The Match methods fill a caller's []View (its length is
+// max_matches) in the table's order (Overlap: narrowest first, or source
+// order) and allocate nothing. See ExampleTable_GetAt.
+//
 // # Thread safety
 //
 // Lookups, Acquire and Release are safe for concurrent use. Close may be
