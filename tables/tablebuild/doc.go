@@ -18,6 +18,16 @@
 //	    fold_case: false
 //	    on_duplicate: error      # error, first or last
 //	    skip_bad_rows: false
+//	  - name: ports              # a range table (docs/matching.md)
+//	    sources: [ports.csv]
+//	    match: range             # exact (default) or range
+//	    range_columns: [from, to] # inclusive integers; the key
+//	    overlap: narrowest       # error (default), narrowest or first
+//	  - name: leases             # a time-bounded table
+//	    sources: [leases.csv]
+//	    key: ip
+//	    valid_from: start        # RFC 3339 or epoch seconds; empty: open
+//	    valid_to: end            # exclusive
 //	  - name: assets
 //	    sources:
 //	      - path: inventory.db   # a source may be a mapping with options:
