@@ -8,6 +8,16 @@ import (
 	"testing"
 )
 
+// writeTemp writes s to the file name in dir and returns its path.
+func writeTemp(t *testing.T, dir, name, s string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestRangeAndLeaseTables runs the worked examples of docs/matching.md: a
 // port-range table and a DHCP lease table compiled, looked up (with --at
 // and --max-matches), verified, inspected, and exported then compiled
@@ -15,13 +25,7 @@ import (
 // file:line:column.
 func TestRangeAndLeaseTables(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, s string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, s string) string { return writeTemp(t, dir, name, s) }
 	ports := write("ports.csv", "from,to,service\n0,1023,system\n1024,49151,registered\n443,443,https\n49152,65535,dynamic\n")
 	pl := filepath.Join(dir, "ports.lut")
 	_, stderr, code := run(t, "compile", "--match", "range", "--range-columns", "from,to", "--out", pl, ports)
