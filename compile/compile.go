@@ -90,6 +90,10 @@ type entry struct {
 	hash uint64
 	off  uint64 // record offset in DATA
 	line int64  // source line of the row
+	// lo and hi are the inclusive bounds of a range or time-bounded
+	// row; rep is the record offset of the first row of its key.
+	lo, hi int64
+	rep    uint64
 }
 
 // File compiles src into a table at path, atomically (see
@@ -162,6 +166,7 @@ type compiler struct {
 	nsrc    int
 	entries []entry
 	stats   Stats
+	match   matcher // range and time-bounded tables
 }
 
 func newCompiler(src source.Reader, opts Options) (*compiler, error) {
@@ -230,6 +235,9 @@ func newCompiler(src source.Reader, opts Options) (*compiler, error) {
 			}
 			c.types[i], _ = format.ParseColumnType(ts) // checked by Validate
 		}
+	}
+	if err := c.match.init(c, index, find); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -380,10 +388,21 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 		return nil, err
 	}
 	c.stats.Rows = int64(len(c.entries))
+	if c.match.on() {
+		kind, body, err := c.match.section(c, mphf)
+		if err != nil {
+			return nil, err
+		}
+		if err := section(kind, func() error { _, err := w.Write(body); return err }); err != nil {
+			return nil, err
+		}
+		c.stats.Rows = int64(len(c.match.rows))
+	}
 	meta := Meta{
 		Writer: Version, Key: c.opts.Key, FoldCase: c.opts.FoldCase, OnDuplicate: c.opts.OnDuplicate,
 		SourceRows: c.stats.SourceRows, SkippedRows: c.stats.SkippedRows, Duplicates: c.stats.Duplicates,
 	}
+	c.match.meta(&c.opts, &meta)
 	if err := section(format.SectionMeta, func() error {
 		b, err := json.Marshal(meta)
 		if err != nil {
@@ -425,6 +444,10 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 	if (&format.Schema{Types: c.types}).Typed() {
 		h.Incompat |= format.FeatureColumnTypes
 		h.Minor = format.MinorTypes
+	}
+	h.Incompat |= c.match.features()
+	if h.Incompat&(format.FeatureRange|format.FeatureTimeBound) != 0 {
+		h.Minor = format.MinorMatch
 	}
 	if !c.opts.BuildTime.IsZero() {
 		h.BuildTime = c.opts.BuildTime.Unix()
@@ -482,6 +505,15 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 				continue
 			}
 		}
+		var lo, hi int64
+		if c.match.on() {
+			if lo, hi, err = c.match.bounds(c, fields, line); err != nil {
+				if err := c.badRow(err); err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		off := w.off - dataStart
 		if off >= format.MaxDataSize {
 			return fmt.Errorf("table data exceeds %d GiB, the largest a table addresses", format.MaxDataSize>>30)
@@ -490,7 +522,7 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 		if _, err := w.Write(rec); err != nil {
 			return err
 		}
-		c.entries = append(c.entries, entry{hash: format.HashKey(keyBuf, c.opts.Seed), off: off, line: line})
+		c.entries = append(c.entries, entry{hash: format.HashKey(keyBuf, c.opts.Seed), off: off, line: line, lo: lo, hi: hi})
 	}
 	if c.opts.Progress != nil {
 		c.opts.Progress(c.stats.SourceRows)
@@ -523,6 +555,9 @@ func readRecord(f *os.File, dataStart, dataLen, off uint64, cols int, buf []byte
 // dedupe sorts the entries by hash and resolves duplicate keys: entries
 // with equal hashes are compared by key, read back from the file.
 func (c *compiler) dedupe(f *os.File, dataStart, dataLen uint64) error {
+	if c.match.on() {
+		return c.groupKeys(f, dataStart, dataLen)
+	}
 	slices.SortFunc(c.entries, func(a, b entry) int {
 		return cmp.Or(cmp.Compare(a.hash, b.hash), cmp.Compare(a.line, b.line))
 	})

@@ -46,6 +46,22 @@ type Options struct {
 	// JSON columns json; ColumnTypes overrides it per column. Other
 	// sources, and the columns they leave untyped, stay text.
 	SourceTypes bool `json:"source_types,omitempty"`
+	// Match is how lookups match rows: "exact" (the default when empty)
+	// or "range" (MatchRange: an integer within RangeColumns).
+	Match string `json:"match,omitempty"`
+	// RangeColumns names the inclusive integer bounds from,to of a range
+	// table's rows; they are its key columns.
+	RangeColumns []string `json:"range_columns,omitempty"`
+	// ValidFrom and ValidTo name the columns of a row's validity
+	// [valid_from, valid_to): RFC 3339 or epoch seconds, an empty value
+	// an open end. With either, a key has one row per validity and a
+	// lookup takes a time.
+	ValidFrom string `json:"valid_from,omitempty"`
+	ValidTo   string `json:"valid_to,omitempty"`
+	// Overlap is what overlapping ranges, or validities of one key, do:
+	// "error" (the default when empty), "narrowest" or "first" (the
+	// order in which a lookup of several matches returns them).
+	Overlap string `json:"overlap,omitempty"`
 
 	// BuildTime is recorded in the header. Zero means none is recorded,
 	// which keeps output reproducible; see BuildTimeFromEnv.
@@ -69,7 +85,7 @@ func (o *Options) Validate() error { return config.Validate(o.Check) }
 // Check reports the problems of the options in s, each with the key at
 // fault, so that the caller places it (a tables.yaml position, a flag).
 func (o *Options) Check(s config.Scope) {
-	if len(o.Key) == 0 {
+	if len(o.keyColumns()) == 0 {
 		s.Errorf("key", "missing: a .lut table needs its key column(s)")
 	}
 	for _, k := range o.Key {
@@ -89,6 +105,7 @@ func (o *Options) Check(s config.Scope) {
 			s.Errorf("column_types", "column %q: %v", name, err)
 		}
 	}
+	o.checkMatch(s)
 	switch o.OnDuplicate {
 	case "", DuplicateError, DuplicateFirst, DuplicateLast:
 	default:
@@ -102,6 +119,7 @@ func (o Options) withDefaults() Options {
 	if o.OnDuplicate == "" {
 		o.OnDuplicate = DuplicateError
 	}
+	o.Key = o.keyColumns()
 	if o.Seed == 0 {
 		o.Seed = DefaultSeed
 	}

@@ -75,7 +75,7 @@ const (
 	// refuses the file instead.
 	FeatureColumnTypes uint32 = 1 << 1
 
-	knownIncompat = FeatureFoldCase | FeatureColumnTypes
+	knownIncompat = FeatureFoldCase | FeatureColumnTypes | FeatureRange | FeatureTimeBound
 )
 
 // HashXXH3 is the only key hash algorithm of version 1.
@@ -103,6 +103,10 @@ func SectionName(kind uint32) string {
 		return "SLOTS"
 	case SectionMeta:
 		return "META"
+	case SectionRange:
+		return "RANGE"
+	case SectionTimeBound:
+		return "TIMEBOUND"
 	}
 	return fmt.Sprintf("section-%d", kind)
 }
@@ -321,6 +325,13 @@ type Meta struct {
 	SourceRows  int64    `json:"source_rows"`
 	SkippedRows int64    `json:"skipped_rows"`
 	Duplicates  int64    `json:"duplicates"`
+	// Match, RangeColumns, ValidFrom, ValidTo and Overlap are the options
+	// of a range or time-bounded table (version 1.2).
+	Match        string   `json:"match,omitempty"`
+	RangeColumns []string `json:"range_columns,omitempty"`
+	ValidFrom    string   `json:"valid_from,omitempty"`
+	ValidTo      string   `json:"valid_to,omitempty"`
+	Overlap      string   `json:"overlap,omitempty"`
 }
 
 // HighestSection is the highest section kind of this version.

@@ -25,7 +25,7 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 		clear(out)
 		return 0
 	}
-	if t.fold {
+	if t.slow {
 		n := 0
 		for i, k := range keys {
 			v, ok := t.Lookup(k)

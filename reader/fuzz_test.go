@@ -48,3 +48,32 @@ func FuzzOpenBytes(f *testing.F) {
 		_ = tbl.Verify()
 	})
 }
+
+// FuzzRangeTable opens damaged range and time-bounded tables: lookups,
+// Records and Verify must not panic.
+func FuzzRangeTable(f *testing.F) {
+	for _, p := range []string{"testdata/range.lut", "testdata/lease.lut"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tbl, err := reader.OpenBytes(data)
+		if err != nil {
+			return
+		}
+		out := make([]reader.View, 3)
+		var row reader.Row
+		for _, x := range []int64{-1, 0, 7, 15, 25, 1 << 40} {
+			tbl.MatchRange(x, out)
+			tbl.GetRange(x, &row)
+			tbl.MatchAt([]byte("1"), x, out)
+			tbl.GetAt([]byte("2"), x, &row)
+		}
+		tbl.Get([]byte("7"), &row)
+		_ = tbl.Records(func(v reader.View) bool { v.Col(0); return true })
+		_ = tbl.Verify()
+	})
+}

@@ -26,6 +26,20 @@
 //     read all slots, read all records), so that the memory accesses of
 //     different keys overlap. It is the fast path for a batch of events.
 //
+// # Range and time-bounded tables
+//
+// A range table (lut compile --match range) answers an integer:
+// GetRange, LookupRange, and MatchRange for every range that holds it. A
+// time-bounded table (--valid-from/--valid-to: DHCP or VPN leases, rotas,
+// ownership history) answers a key at a time in Unix seconds, valid_to
+// exclusive: GetAt, LookupAt, and MatchAt for several rows. A caller with
+// an event's time (enrichd's rules) calls GetAt or MatchAt on any table:
+// an exact table ignores the time, a range table reads the key as a
+// decimal integer. Get and Lookup answer a time-bounded table at the
+// current time. The Match methods fill a caller's []View (its length is
+// max_matches) in the table's order (Overlap: narrowest first, or source
+// order) and allocate nothing. See ExampleTable_GetAt.
+//
 // # Thread safety
 //
 // Lookups, Acquire and Release are safe for concurrent use. Close may be
@@ -74,7 +88,13 @@ type Table struct {
 	touch    uint64 // offset past a narrow record's header, for prefetching
 	fold     bool
 	colIndex map[string]int
-	path     string
+	// slow sends Lookup and Get off their exact path: a case-folded, a
+	// range or a time-bounded table.
+	slow   bool
+	iv     *format.Intervals // RANGE or TIMEBOUND section, or nil
+	ivKind uint32            // its kind, or 0
+	extra  []format.Section  // the sections above HighestSection it uses
+	path   string
 
 	// refs counts the owner's reference (dropped by Close) and every
 	// Acquire. The mapping is released when it reaches zero.
@@ -157,6 +177,7 @@ func openBytes(b []byte, mapped bool) (*Table, error) {
 		return nil, err
 	}
 	t := &Table{file: b, mapped: mapped, header: h, ncols: int(h.Columns), fold: h.Incompat&format.FeatureFoldCase != 0}
+	t.slow = t.fold
 	t.touch = uint64(format.RecordHeaderSize(t.ncols, false)) + 8
 	t.sections, err = format.DecodeSections(b, &h)
 	if err != nil {
@@ -184,6 +205,9 @@ func openBytes(b []byte, mapped bool) (*Table, error) {
 	}
 	if err := json.Unmarshal(sec(format.SectionMeta), &t.meta); err != nil {
 		return nil, format.Corruptf(int64(t.sections[format.SectionMeta].Off), "META section: %v", err)
+	}
+	if err := t.openMatch(); err != nil {
+		return nil, err
 	}
 	t.colIndex = make(map[string]int, len(t.schema.Columns))
 	for i, c := range t.schema.Columns {
@@ -245,7 +269,12 @@ func (t *Table) Bytes() []byte { return t.file }
 func (t *Table) Path() string { return t.path }
 
 // Rows returns the number of rows.
-func (t *Table) Rows() int { return int(t.header.Rows) }
+func (t *Table) Rows() int {
+	if t.iv != nil {
+		return int(t.iv.R)
+	}
+	return int(t.header.Rows)
+}
 
 // Columns returns the column names, in order. The slice must not be
 // modified.
@@ -274,7 +303,7 @@ func (t *Table) FoldCase() bool { return t.fold }
 func (t *Table) Header() format.Header { return t.header }
 
 // Sections returns the section table, indexed by kind.
-func (t *Table) Sections() []format.Section { return t.sections[1:] }
+func (t *Table) Sections() []format.Section { return slices.Concat(t.sections[1:], t.extra) }
 
 // Meta returns how the table was built.
 func (t *Table) Meta() Meta { return t.meta }
@@ -323,15 +352,18 @@ func foldedKey(key []byte, buf *[128]byte) []byte {
 // caller must hold a reference (see Acquire) for as long as it uses the
 // View.
 func (t *Table) Lookup(key []byte) (View, bool) {
-	if t.fold {
-		return t.lookupFolded(key)
+	if t.slow {
+		return t.lookupSlow(key)
 	}
 	r, ok := t.find(key)
 	return View{r}, ok
 }
 
-// lookupFolded is Lookup in a table whose keys are case-folded.
-func (t *Table) lookupFolded(key []byte) (View, bool) {
+// lookupSlow is Lookup in a case-folded, range or time-bounded table.
+func (t *Table) lookupSlow(key []byte) (View, bool) {
+	if t.iv != nil {
+		return t.lookupMatch(key)
+	}
 	var buf [128]byte
 	k := foldedKey(key, &buf)
 	r, ok := t.find(k)
@@ -341,8 +373,8 @@ func (t *Table) lookupFolded(key []byte) (View, bool) {
 // Get copies the row for key into row and reports whether it was found.
 // With a reused row it does not allocate.
 func (t *Table) Get(key []byte, row *Row) bool {
-	if t.fold {
-		return t.getFolded(key, row)
+	if t.slow {
+		return t.getSlow(key, row)
 	}
 	r, ok := t.find(key)
 	if !ok {
@@ -352,8 +384,15 @@ func (t *Table) Get(key []byte, row *Row) bool {
 	return true
 }
 
-// getFolded is Get in a table whose keys are case-folded.
-func (t *Table) getFolded(key []byte, row *Row) bool {
+// getSlow is Get in a case-folded, range or time-bounded table.
+func (t *Table) getSlow(key []byte, row *Row) bool {
+	if t.iv != nil {
+		v, ok := t.lookupMatch(key)
+		if ok {
+			row.set(v.rec)
+		}
+		return ok
+	}
 	var buf [128]byte
 	k := foldedKey(key, &buf)
 	r, ok := t.find(k)
@@ -447,14 +486,15 @@ var ErrVerify = errors.New("verification failed")
 // well-formed record whose key hashes to that slot, and that no two slots
 // share a record.
 func (t *Table) Verify() error {
-	for _, s := range t.sections[1:] {
+	all := append(slices.Clone(t.sections[1:]), t.extra...)
+	for _, s := range all {
 		if sum := xxh3.Hash(t.file[s.Off : s.Off+s.Len]); sum != s.Checksum {
 			return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(int64(s.Off), "%s section checksum mismatch (stored %#x, computed %#x)", format.SectionName(s.Kind), s.Checksum, sum))
 		}
 	}
 	// The gaps between sections (alignment padding) are covered by no
 	// checksum: they must be zero.
-	secs := slices.Clone(t.sections[1:])
+	secs := all
 	slices.SortFunc(secs, func(a, b format.Section) int { return cmp.Compare(a.Off, b.Off) })
 	end := uint64(format.HeaderSize)
 	for _, s := range append(secs, format.Section{Off: t.header.SectionsOff}) {
@@ -486,6 +526,9 @@ func (t *Table) Verify() error {
 			}
 		}
 	}
+	if err := t.verifyMatch(); err != nil {
+		return fmt.Errorf("%w: %w", ErrVerify, err)
+	}
 	return nil
 }
 
@@ -498,7 +541,8 @@ func (t *Table) Records(fn func(View) bool) error {
 		if !ok {
 			return format.Corruptf(int64(t.sections[format.SectionData].Off+off), "malformed record")
 		}
-		if live, found := t.find(r.Key()); found && live.Bytes() != nil && &live.Bytes()[0] == &r.Bytes()[0] {
+		// A range or time-bounded table keeps every row.
+		if live, found := t.find(r.Key()); t.iv != nil || found && live.Bytes() != nil && &live.Bytes()[0] == &r.Bytes()[0] {
 			if !fn(View{r}) {
 				return nil
 			}

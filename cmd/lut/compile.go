@@ -26,7 +26,8 @@ type compileFlags struct {
 // lutFlags and sourceFlags name the flag that sets each key of
 // compile.Options and source.Options.
 var (
-	lutFlags    = []string{"key", "--key", "columns", "--columns", "fold_case", "--fold-case", "on_duplicate", "--on-duplicate", "skip_bad_rows", "--skip-bad-rows", "column_types", "--column-type", "source_types", "--source-types"}
+	lutFlags = []string{"key", "--key", "columns", "--columns", "fold_case", "--fold-case", "on_duplicate", "--on-duplicate", "skip_bad_rows", "--skip-bad-rows", "column_types", "--column-type", "source_types", "--source-types",
+		"match", "--match", "range_columns", "--range-columns", "valid_from", "--valid-from", "valid_to", "--valid-to", "overlap", "--overlap"}
 	sourceFlags = []string{"format", "--format", "delimiter", "--delimiter", "header", "--header", "", "--sqlite-table, --sqlite-query",
 		"nested", "--nested", "postgres", "--postgres", "mysql", "--mysql", "query", "--query", "password_file", "--password-file"}
 )
@@ -72,6 +73,8 @@ below and "lut compile --help" in docs/mmdb.md.`,
 		Example: `  lut compile --key Index --out customers.lut customers.csv
   lut compile --key "Customer Id" --fold-case --columns "Customer Id,Email" --out emails.lut customers.csv.gz
   lut compile --key host,port --out services.lut services.tsv
+  lut compile --match range --range-columns from,to --out ports.lut ports.csv
+  lut compile --key ip --valid-from start --valid-to end --out leases.lut leases.csv
   lut compile --key id --sqlite-table assets --out assets.lut inventory.db
   lut compile --key key --out translate.lut dictionary.json
   lut compile --key id --nested json --out assets.lut assets.ndjson
@@ -120,6 +123,11 @@ below and "lut compile --help" in docs/mmdb.md.`,
 	f.StringVar(&fl.spec.OnDuplicate, "on-duplicate", compile.DuplicateError, "what a repeated key does: error, first (first row wins) or last")
 	f.StringToStringVar(&fl.spec.ColumnTypes, "column-type", nil, "column types: price=number,active=bool,tags=json (default text); written unquoted in JSON")
 	f.BoolVar(&fl.spec.SourceTypes, "source-types", false, "type columns as the source declares them (PostgreSQL, MySQL, Parquet, Arrow): numbers, booleans and JSON written unquoted; --column-type overrides")
+	f.StringVar(&fl.spec.Match, "match", "", "how lookups match rows: exact (the default) or range (an integer within --range-columns)")
+	f.StringSliceVar(&fl.spec.RangeColumns, "range-columns", nil, "a range table's inclusive integer bounds: from,to (they are its key)")
+	f.StringVar(&fl.spec.ValidFrom, "valid-from", "", "column of the time each row becomes valid (RFC 3339 or epoch seconds; empty: always was)")
+	f.StringVar(&fl.spec.ValidTo, "valid-to", "", "column of the time each row stops being valid, exclusive (empty: still is)")
+	f.StringVar(&fl.spec.Overlap, "overlap", "", "overlapping ranges, or validities of one key: error (the default), narrowest or first (the order of several matches)")
 	f.BoolVar(&fl.spec.SkipBadRows, "skip-bad-rows", false, "skip malformed rows (counted and reported) instead of failing")
 	f.StringVar(&fl.src.SQLiteTable, "sqlite-table", "", "table to read from a SQLite source")
 	f.StringVar(&fl.src.SQLiteQuery, "sqlite-query", "", "SELECT to run on a SQLite source")

@@ -106,6 +106,9 @@ func runInspect(cmd *cobra.Command, path string, asJSON bool) error {
 	fmt.Fprintf(tw, "rows:\t%d (%.1f bytes per row)\n", info.Rows, info.BytesPerRow)
 	fmt.Fprintf(tw, "columns:\t%d: %q\n", len(info.Columns), info.Columns)
 	fmt.Fprintf(tw, "key:\t%q (fold case: %v)\n", info.Key, info.FoldCase)
+	if m := matchFlags(t); m != "" {
+		fmt.Fprintf(tw, "match:\t%s (%s)\n", t.MatchKind(), m)
+	}
 	if len(typeFlag) > 0 {
 		fmt.Fprintf(tw, "column types:\t--column-type %s\n", strings.Join(typeFlag, ","))
 	}

@@ -17,13 +17,7 @@ import (
 // types gives the table back byte for byte.
 func TestColumnTypes(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, s string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, s string) string { return writeTemp(t, dir, name, s) }
 	csvPath := write("rows.csv", "sku,price,active,tags,name\n"+
 		"a1,1.5,true,\"[1,\"\"x\"\"]\",ann\n"+
 		"b2,-20e3,false,{},\"bob \"\"the\"\" 2\"\n"+

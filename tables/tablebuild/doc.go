@@ -22,6 +22,16 @@
 //	    source_types: false      # the types a PostgreSQL, MySQL, Parquet or Arrow source declares
 //	    delta: false             # also publish each new version as a delta (as lut build --delta)
 //	    delta_chain: 8           # versions with a delta before a full one (--delta-chain)
+//	  - name: ports              # a range table (docs/matching.md)
+//	    sources: [ports.csv]
+//	    match: range             # exact (default) or range
+//	    range_columns: [from, to] # inclusive integers; the key
+//	    overlap: narrowest       # error (default), narrowest or first
+//	  - name: leases             # a time-bounded table
+//	    sources: [leases.csv]
+//	    key: ip
+//	    valid_from: start        # RFC 3339 or epoch seconds; empty: open
+//	    valid_to: end            # exclusive
 //	  - name: assets
 //	    sources:
 //	      - path: inventory.db   # a source may be a mapping with options:

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/lutkit/lutkit/reader"
+)
+
+// matchFlags returns the lut compile flags that rebuild a range or
+// time-bounded table's matching, or "" for an exact table.
+func matchFlags(t *reader.Table) string {
+	m := t.Meta()
+	var f []string
+	switch t.MatchKind() {
+	case "range":
+		f = append(f, "--match range --range-columns "+strings.Join(m.RangeColumns, ","))
+	case "time":
+		if m.ValidFrom != "" {
+			f = append(f, "--valid-from "+m.ValidFrom)
+		}
+		if m.ValidTo != "" {
+			f = append(f, "--valid-to "+m.ValidTo)
+		}
+	default:
+		return ""
+	}
+	if o := t.Overlap(); o != "error" {
+		f = append(f, "--overlap "+o)
+	}
+	return strings.Join(f, " ")
+}
