@@ -160,6 +160,8 @@ type compiler struct {
 	types   []format.ColumnType // type of each stored column; nil: all text
 	keyIdx  []int               // source index of each key column
 	nsrc    int
+	match   format.MatchKind
+	labels  uint64 // suffix tables: the label mask of the keys written
 	entries []entry
 	stats   Stats
 }
@@ -181,6 +183,7 @@ func newCompiler(src source.Reader, opts Options) (*compiler, error) {
 		return 0, fmt.Errorf("%s is not in the source (columns: %s)", fmt.Sprintf(what, name), strings.Join(srcCols, ", "))
 	}
 	c := &compiler{src: src, opts: opts, nsrc: len(srcCols)}
+	c.match, _ = format.ParseMatchKind(opts.Match) // checked by Validate
 	for _, k := range opts.Key {
 		i, err := find(k, "key column %q")
 		if err != nil {
@@ -240,6 +243,9 @@ func truncate(v []byte) []byte {
 
 // key builds the normalised key of a row into dst.
 func (c *compiler) key(dst []byte, fields [][]byte) ([]byte, error) {
+	if c.match == format.MatchSuffix {
+		return c.suffixKey(dst, fields)
+	}
 	for i, k := range c.keyIdx {
 		v := fields[k]
 		if len(c.keyIdx) > 1 {
@@ -364,8 +370,11 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if err := c.matchSections(section, w); err != nil {
+		return nil, err
+	}
 	c.stats.Rows = int64(len(c.entries))
-	meta := Meta{
+	meta := Meta{Match: c.opts.Match,
 		Writer: Version, Key: c.opts.Key, FoldCase: c.opts.FoldCase, OnDuplicate: c.opts.OnDuplicate,
 		SourceRows: c.stats.SourceRows, SkippedRows: c.stats.SkippedRows, Duplicates: c.stats.Duplicates,
 	}
@@ -411,6 +420,10 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 		h.Incompat |= format.FeatureColumnTypes
 		h.Minor = format.MinorTypes
 	}
+	if c.match != format.MatchExact {
+		h.Incompat |= c.matchFeature()
+		h.Minor = format.MinorMatch
+	}
 	if !c.opts.BuildTime.IsZero() {
 		h.BuildTime = c.opts.BuildTime.Unix()
 	}
@@ -451,7 +464,11 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 		}
 		keyBuf, err = c.key(keyBuf[:0], fields)
 		if err != nil {
-			if err := c.badRow(&source.RowError{File: c.opts.SourceName, Line: line, Err: err}); err != nil {
+			col := 0
+			if c.match != format.MatchExact {
+				col = c.keyIdx[0] + 1 // one key column: the error is in it
+			}
+			if err := c.badRow(&source.RowError{File: c.opts.SourceName, Line: line, Column: col, Err: err}); err != nil {
 				return err
 			}
 			continue
@@ -476,6 +493,9 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 			return err
 		}
 		c.entries = append(c.entries, entry{hash: format.HashKey(keyBuf, c.opts.Seed), off: off, line: line})
+		if c.match == format.MatchSuffix {
+			c.labels |= format.LabelBit(format.Labels(keyBuf))
+		}
 	}
 	if c.opts.Progress != nil {
 		c.opts.Progress(c.stats.SourceRows)

@@ -40,6 +40,10 @@ type Options struct {
 	// they are read (a bad one is a row error) and written unquoted as
 	// JSON; an empty value is written as null.
 	ColumnTypes map[string]string `json:"column_types,omitempty"`
+	// Match is how keys match a lookup key: exact (the default when
+	// empty) or suffix (domain names, see format.MatchSuffix; one key
+	// column, always case-folded).
+	Match string `json:"match,omitempty"`
 
 	// BuildTime is recorded in the header. Zero means none is recorded,
 	// which keeps output reproducible; see BuildTimeFromEnv.
@@ -83,6 +87,11 @@ func (o *Options) Check(s config.Scope) {
 			s.Errorf("column_types", "column %q: %v", name, err)
 		}
 	}
+	if k, err := format.ParseMatchKind(o.Match); err != nil {
+		s.Errorf("match", "%v", err)
+	} else if k != format.MatchExact && len(o.Key) > 1 {
+		s.Errorf("match", "a %s table has one key column, not %d", k, len(o.Key))
+	}
 	switch o.OnDuplicate {
 	case "", DuplicateError, DuplicateFirst, DuplicateLast:
 	default:
@@ -98,6 +107,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Seed == 0 {
 		o.Seed = DefaultSeed
+	}
+	if o.Match == format.MatchExact.String() {
+		o.Match = "" // the default, as the META section records it
+	}
+	if o.Match == format.MatchSuffix.String() {
+		o.FoldCase = true // domain names are case-insensitive
 	}
 	if o.MaxBadRowErrors == 0 {
 		o.MaxBadRowErrors = 20

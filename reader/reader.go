@@ -73,6 +73,8 @@ type Table struct {
 	ncols    int
 	touch    uint64 // offset past a narrow record's header, for prefetching
 	fold     bool
+	match    format.MatchKind
+	labels   uint64 // suffix tables: the label mask of the SUFFIX section
 	colIndex map[string]int
 	path     string
 
@@ -182,6 +184,9 @@ func openBytes(b []byte, mapped bool) (*Table, error) {
 	if t.finder, err = format.NewFinder(h.Seed, t.mphf, t.slots, t.data, t.ncols); err != nil {
 		return nil, format.Corruptf(int64(t.sections[format.SectionSlots].Off), "%v", err)
 	}
+	if err := t.openMatch(); err != nil {
+		return nil, err
+	}
 	if err := json.Unmarshal(sec(format.SectionMeta), &t.meta); err != nil {
 		return nil, format.Corruptf(int64(t.sections[format.SectionMeta].Off), "META section: %v", err)
 	}
@@ -273,8 +278,16 @@ func (t *Table) FoldCase() bool { return t.fold }
 // Header returns the decoded file header.
 func (t *Table) Header() format.Header { return t.header }
 
-// Sections returns the section table, indexed by kind.
-func (t *Table) Sections() []format.Section { return t.sections[1:] }
+// Sections returns the file's sections, in the order of their kinds.
+func (t *Table) Sections() []format.Section {
+	var out []format.Section
+	for _, s := range t.sections[1:] {
+		if s.Kind != 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // Meta returns how the table was built.
 func (t *Table) Meta() Meta { return t.meta }
@@ -330,8 +343,13 @@ func (t *Table) Lookup(key []byte) (View, bool) {
 	return View{r}, ok
 }
 
-// lookupFolded is Lookup in a table whose keys are case-folded.
+// lookupFolded is Lookup in a table whose keys are case-folded (which
+// every table of a match kind other than exact is).
 func (t *Table) lookupFolded(key []byte) (View, bool) {
+	if t.match != format.MatchExact {
+		r, ok := t.findMatch(key)
+		return View{r}, ok
+	}
 	var buf [128]byte
 	k := foldedKey(key, &buf)
 	r, ok := t.find(k)
@@ -354,9 +372,16 @@ func (t *Table) Get(key []byte, row *Row) bool {
 
 // getFolded is Get in a table whose keys are case-folded.
 func (t *Table) getFolded(key []byte, row *Row) bool {
-	var buf [128]byte
-	k := foldedKey(key, &buf)
-	r, ok := t.find(k)
+	var (
+		r  format.Record
+		ok bool
+	)
+	if t.match != format.MatchExact {
+		r, ok = t.findMatch(key)
+	} else {
+		var buf [128]byte
+		r, ok = t.find(foldedKey(key, &buf))
+	}
 	if !ok {
 		return false
 	}
@@ -447,14 +472,14 @@ var ErrVerify = errors.New("verification failed")
 // well-formed record whose key hashes to that slot, and that no two slots
 // share a record.
 func (t *Table) Verify() error {
-	for _, s := range t.sections[1:] {
+	for _, s := range t.Sections() {
 		if sum := xxh3.Hash(t.file[s.Off : s.Off+s.Len]); sum != s.Checksum {
 			return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(int64(s.Off), "%s section checksum mismatch (stored %#x, computed %#x)", format.SectionName(s.Kind), s.Checksum, sum))
 		}
 	}
 	// The gaps between sections (alignment padding) are covered by no
 	// checksum: they must be zero.
-	secs := slices.Clone(t.sections[1:])
+	secs := t.Sections()
 	slices.SortFunc(secs, func(a, b format.Section) int { return cmp.Compare(a.Off, b.Off) })
 	end := uint64(format.HeaderSize)
 	for _, s := range append(secs, format.Section{Off: t.header.SectionsOff}) {
@@ -466,6 +491,7 @@ func (t *Table) Verify() error {
 		end = s.Off + s.Len
 	}
 	dataOff := int64(t.sections[format.SectionData].Off)
+	mc := matchCheck{t: t}
 	// A slot whose key hashes back to it proves the slots are a
 	// permutation: two slots cannot share a record, since its key has one
 	// position.
@@ -485,6 +511,12 @@ func (t *Table) Verify() error {
 				return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "row of key %q: column %q holds %q, not a %s value", r.Key(), t.schema.Columns[c], r.Value(c), ct))
 			}
 		}
+		if err := mc.key(r.Key()); err != nil {
+			return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "%v", err))
+		}
+	}
+	if err := mc.done(); err != nil {
+		return fmt.Errorf("%w: %w", ErrVerify, err)
 	}
 	return nil
 }

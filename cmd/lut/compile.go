@@ -26,7 +26,7 @@ type compileFlags struct {
 // lutFlags and sourceFlags name the flag that sets each key of
 // compile.Options and source.Options.
 var (
-	lutFlags    = []string{"key", "--key", "columns", "--columns", "fold_case", "--fold-case", "on_duplicate", "--on-duplicate", "skip_bad_rows", "--skip-bad-rows", "column_types", "--column-type"}
+	lutFlags    = []string{"key", "--key", "columns", "--columns", "fold_case", "--fold-case", "on_duplicate", "--on-duplicate", "skip_bad_rows", "--skip-bad-rows", "column_types", "--column-type", "match", "--match"}
 	sourceFlags = []string{"format", "--format", "delimiter", "--delimiter", "header", "--header", "", "--sqlite-table, --sqlite-query",
 		"nested", "--nested", "postgres", "--postgres", "mysql", "--mysql", "query", "--query", "password_file", "--password-file"}
 )
@@ -63,6 +63,11 @@ or invalid UTF-8 fails the compile with its file, line and column (or is
 counted and reported with --skip-bad-rows). A repeated key fails with both
 line numbers unless --on-duplicate says which row wins.
 
+--match suffix makes a table of domain suffixes: its one key column holds
+names (a leading "*." or "." is accepted, case does not matter), and a
+lookup of a.b.evil.com finds the row of a.b.evil.com, else b.evil.com,
+else evil.com, else com: the most specific suffix in the table.
+
 The output is written atomically (a temporary file in the same directory,
 then a rename) and is byte-for-byte reproducible: the build time is only
 recorded when SOURCE_DATE_EPOCH is set.
@@ -75,6 +80,7 @@ below and "lut compile --help" in docs/mmdb.md.`,
   lut compile --key id --sqlite-table assets --out assets.lut inventory.db
   lut compile --key key --out translate.lut dictionary.json
   lut compile --key id --nested json --out assets.lut assets.ndjson
+  lut compile --key domain --match suffix --out ioc.lut ioc-domains.csv
   PGPASSWORD=... lut compile --key id --postgres postgres://lut@db/cmdb --query 'SELECT * FROM assets' --out assets.lut
   lut compile --key id --mysql 'lut@tcp(db:3306)/crm' --password-file pw --query 'SELECT id, name FROM customers' --out customers.lut
   zcat big.csv.gz | lut compile --key id --out big.lut -`,
@@ -119,6 +125,7 @@ below and "lut compile --help" in docs/mmdb.md.`,
 	f.BoolVar(&fl.spec.FoldCase, "fold-case", false, "case-fold keys (lookups fold the same way)")
 	f.StringVar(&fl.spec.OnDuplicate, "on-duplicate", compile.DuplicateError, "what a repeated key does: error, first (first row wins) or last")
 	f.StringToStringVar(&fl.spec.ColumnTypes, "column-type", nil, "column types: price=number,active=bool,tags=json (default text); written unquoted in JSON")
+	f.StringVar(&fl.spec.Match, "match", "exact", "how keys match: exact, or suffix (domain names: evil.com matches a.b.evil.com, the longest wins)")
 	f.BoolVar(&fl.spec.SkipBadRows, "skip-bad-rows", false, "skip malformed rows (counted and reported) instead of failing")
 	f.StringVar(&fl.src.SQLiteTable, "sqlite-table", "", "table to read from a SQLite source")
 	f.StringVar(&fl.src.SQLiteQuery, "sqlite-query", "", "SELECT to run on a SQLite source")
