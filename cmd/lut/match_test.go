@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,5 +85,52 @@ func TestSuffixCLIErrors(t *testing.T) {
 	_, errs, code = run(t, "compile", "--key", "domain", "--match", "regex", "--out", filepath.Join(dir, "t.lut"), src)
 	if code != 2 || !strings.Contains(errs, "--match") || !strings.Contains(errs, "unknown match kind") {
 		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
+
+// TestMatchingDoc runs the example of docs/matching.md: its CSV, its
+// commands, and the output it shows for each (a command shown without
+// output must find nothing).
+func TestMatchingDoc(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/matching.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(lang string) string {
+		_, rest, ok := strings.Cut(string(doc), "```"+lang+"\n")
+		if !ok {
+			t.Fatalf("docs/matching.md has no %s block", lang)
+		}
+		body, _, _ := strings.Cut(rest, "```")
+		return body
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ioc-domains.csv"), block("csv"))
+	t.Chdir(dir)
+	type step struct{ args, want []string }
+	var steps []step
+	for _, line := range strings.Split(strings.TrimSpace(block("console")), "\n") {
+		if cmd, ok := strings.CutPrefix(line, "$ lut "); ok {
+			steps = append(steps, step{args: strings.Fields(cmd)})
+		} else {
+			steps[len(steps)-1].want = append(steps[len(steps)-1].want, line)
+		}
+	}
+	if len(steps) < 5 {
+		t.Fatalf("%d commands in the doc's example", len(steps))
+	}
+	for _, s := range steps {
+		out, errs, code := run(t, s.args...)
+		got := strings.TrimSpace(out)
+		want := strings.Join(s.want, "\n")
+		if s.args[0] == "get" && len(s.want) == 0 {
+			if code != 1 {
+				t.Errorf("lut %s: exit %d, want 1 (not found): %s", strings.Join(s.args, " "), code, out)
+			}
+			continue
+		}
+		if code != 0 || (s.args[0] == "get" && got != want) {
+			t.Errorf("lut %s: exit %d, output %q, want %q: %s", strings.Join(s.args, " "), code, got, want, errs)
+		}
 	}
 }
