@@ -164,6 +164,8 @@ type compiler struct {
 	types   []format.ColumnType // type of each stored column; nil: all text
 	keyIdx  []int               // source index of each key column
 	nsrc    int
+	kind    format.MatchKind // the match kind (suffix tables: its keys and section)
+	labels  uint64           // suffix tables: the label mask of the keys written
 	entries []entry
 	stats   Stats
 	match   matcher // range and time-bounded tables
@@ -186,6 +188,7 @@ func newCompiler(src source.Reader, opts Options) (*compiler, error) {
 		return 0, fmt.Errorf("%s is not in the source (columns: %s)", fmt.Sprintf(what, name), strings.Join(srcCols, ", "))
 	}
 	c := &compiler{src: src, opts: opts, nsrc: len(srcCols)}
+	c.kind, _ = format.ParseMatchKind(opts.Match) // checked by Validate
 	for _, k := range opts.Key {
 		i, err := find(k, "key column %q")
 		if err != nil {
@@ -263,6 +266,9 @@ func truncate(v []byte) []byte {
 
 // key builds the normalised key of a row into dst.
 func (c *compiler) key(dst []byte, fields [][]byte) ([]byte, error) {
+	if c.kind == format.MatchSuffix {
+		return c.suffixKey(dst, fields)
+	}
 	for i, k := range c.keyIdx {
 		v := fields[k]
 		if len(c.keyIdx) > 1 {
@@ -387,6 +393,9 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if err := c.matchSections(section, w); err != nil {
+		return nil, err
+	}
 	c.stats.Rows = int64(len(c.entries))
 	if c.match.on() {
 		kind, body, err := c.match.section(c, mphf)
@@ -445,8 +454,8 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 		h.Incompat |= format.FeatureColumnTypes
 		h.Minor = format.MinorTypes
 	}
-	h.Incompat |= c.match.features()
-	if h.Incompat&(format.FeatureRange|format.FeatureTimeBound) != 0 {
+	h.Incompat |= c.match.features() | c.matchFeature()
+	if h.Incompat&(format.FeatureRange|format.FeatureTimeBound|format.FeatureSuffix) != 0 {
 		h.Minor = format.MinorMatch
 	}
 	if !c.opts.BuildTime.IsZero() {
@@ -489,7 +498,11 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 		}
 		keyBuf, err = c.key(keyBuf[:0], fields)
 		if err != nil {
-			if err := c.badRow(&source.RowError{File: c.opts.SourceName, Line: line, Err: err}); err != nil {
+			col := 0
+			if c.kind != format.MatchExact {
+				col = c.keyIdx[0] + 1 // one key column: the error is in it
+			}
+			if err := c.badRow(&source.RowError{File: c.opts.SourceName, Line: line, Column: col, Err: err}); err != nil {
 				return err
 			}
 			continue
@@ -523,6 +536,9 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 			return err
 		}
 		c.entries = append(c.entries, entry{hash: format.HashKey(keyBuf, c.opts.Seed), off: off, line: line, lo: lo, hi: hi})
+		if c.kind == format.MatchSuffix {
+			c.labels |= format.LabelBit(format.Labels(keyBuf))
+		}
 	}
 	if c.opts.Progress != nil {
 		c.opts.Progress(c.stats.SourceRows)

@@ -46,8 +46,10 @@ type Options struct {
 	// JSON columns json; ColumnTypes overrides it per column. Other
 	// sources, and the columns they leave untyped, stay text.
 	SourceTypes bool `json:"source_types,omitempty"`
-	// Match is how lookups match rows: "exact" (the default when empty)
-	// or "range" (MatchRange: an integer within RangeColumns).
+	// Match is how lookups match rows: "exact" (the default when empty),
+	// "suffix" (domain names, see format.MatchSuffix; one key column,
+	// always case-folded) or "range" (MatchRange: an integer within
+	// RangeColumns).
 	Match string `json:"match,omitempty"`
 	// RangeColumns names the inclusive integer bounds from,to of a range
 	// table's rows; they are its key columns.
@@ -122,6 +124,12 @@ func (o Options) withDefaults() Options {
 	o.Key = o.keyColumns()
 	if o.Seed == 0 {
 		o.Seed = DefaultSeed
+	}
+	if o.Match == format.MatchExact.String() {
+		o.Match = "" // the default, as the META section records it
+	}
+	if o.Match == format.MatchSuffix.String() {
+		o.FoldCase = true // domain names are case-insensitive
 	}
 	if o.MaxBadRowErrors == 0 {
 		o.MaxBadRowErrors = 20

@@ -15,11 +15,12 @@ import (
 
 // Match kinds.
 const (
-	MatchExact = "exact" // a row per key (the default)
-	MatchRange = "range" // an integer within the rows' inclusive from,to
+	MatchExact  = "exact"  // a row per key (the default)
+	MatchSuffix = "suffix" // domain names: a key and every name below it
+	MatchRange  = "range"  // an integer within the rows' inclusive from,to
 )
 
-// checkMatch checks the options of range and time-bounded tables.
+// checkMatch checks the options of suffix, range and time-bounded tables.
 func (o *Options) checkMatch(s config.Scope) {
 	switch o.Match {
 	case "", MatchExact:
@@ -39,8 +40,18 @@ func (o *Options) checkMatch(s config.Scope) {
 		if o.FoldCase {
 			s.Errorf("fold_case", "a range table has integer keys: nothing to fold")
 		}
+	case MatchSuffix:
+		if len(o.Key) > 1 {
+			s.Errorf("match", "a suffix table has one key column, not %d", len(o.Key))
+		}
+		if len(o.RangeColumns) > 0 {
+			s.Errorf("range_columns", "range columns need match: range")
+		}
+		if o.ValidFrom != "" || o.ValidTo != "" {
+			s.Errorf("valid_from", "a suffix table cannot be time-bounded yet")
+		}
 	default:
-		s.Errorf("match", "unknown match kind %q (want exact or range)", o.Match)
+		s.Errorf("match", "unknown match kind %q (want exact, suffix or range)", o.Match)
 	}
 	if o.ValidFrom != "" && o.ValidFrom == o.ValidTo {
 		s.Errorf("valid_to", "valid_from and valid_to are the same column %q", o.ValidFrom)

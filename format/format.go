@@ -53,6 +53,9 @@ const (
 	// (MinorTypes), one without stays 1.0.
 	MinorVersion = 0
 	MinorTypes   = 1
+	// MinorMatch 2: a table with a match kind other than exact (version
+	// 1.2; see MatchKind).
+	MinorMatch = 2
 )
 
 // Sizes of the fixed parts.
@@ -74,8 +77,11 @@ const (
 	// 1.1); a 1.0 reader, which would write every value as a string,
 	// refuses the file instead.
 	FeatureColumnTypes uint32 = 1 << 1
+	// FeatureSuffix: keys are domain suffixes (version 1.2, a SUFFIX
+	// section); a lookup probes the key's label suffixes, longest first.
+	FeatureSuffix uint32 = 1 << 2
 
-	knownIncompat = FeatureFoldCase | FeatureColumnTypes | FeatureRange | FeatureTimeBound
+	knownIncompat = FeatureFoldCase | FeatureColumnTypes | FeatureSuffix | FeatureRange | FeatureTimeBound
 )
 
 // HashXXH3 is the only key hash algorithm of version 1.
@@ -88,6 +94,9 @@ const (
 	SectionMPHF   = 3
 	SectionSlots  = 4
 	SectionMeta   = 5
+	// SectionSuffix: the label counts of a suffix table's keys (version
+	// 1.2, with FeatureSuffix).
+	SectionSuffix = 6
 )
 
 // SectionName returns a section kind's name.
@@ -103,6 +112,8 @@ func SectionName(kind uint32) string {
 		return "SLOTS"
 	case SectionMeta:
 		return "META"
+	case SectionSuffix:
+		return "SUFFIX"
 	case SectionRange:
 		return "RANGE"
 	case SectionTimeBound:
@@ -307,7 +318,7 @@ func DecodeSections(file []byte, h *Header) ([HighestSection + 1]Section, error)
 		}
 		out[s.Kind] = s
 	}
-	for k := uint32(1); k <= HighestSection; k++ {
+	for k := uint32(1); k <= highestRequired; k++ {
 		if out[k].Kind == 0 {
 			return out, Corruptf(int64(h.SectionsOff), "section %s is missing", SectionName(k))
 		}
@@ -325,8 +336,9 @@ type Meta struct {
 	SourceRows  int64    `json:"source_rows"`
 	SkippedRows int64    `json:"skipped_rows"`
 	Duplicates  int64    `json:"duplicates"`
-	// Match, RangeColumns, ValidFrom, ValidTo and Overlap are the options
-	// of a range or time-bounded table (version 1.2).
+	// Match is the match kind of a table that is not exact ("suffix",
+	// "range"); RangeColumns, ValidFrom, ValidTo and Overlap are the
+	// options of a range or time-bounded table (version 1.2).
 	Match        string   `json:"match,omitempty"`
 	RangeColumns []string `json:"range_columns,omitempty"`
 	ValidFrom    string   `json:"valid_from,omitempty"`
@@ -334,8 +346,13 @@ type Meta struct {
 	Overlap      string   `json:"overlap,omitempty"`
 }
 
-// HighestSection is the highest section kind of this version.
-const HighestSection = SectionMeta
+// HighestSection is the highest section kind of this version; the kinds
+// up to highestRequired are in every file, the others only in a file
+// whose feature bits call for them.
+const (
+	HighestSection  = SectionSuffix
+	highestRequired = SectionMeta
+)
 
 // Schema is the decoded SCHEMA section.
 //

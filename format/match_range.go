@@ -51,9 +51,6 @@ const (
 	// FeatureTimeBound: the table has a TIMEBOUND section; a lookup takes
 	// a key and a time.
 	FeatureTimeBound uint32 = 1 << 6
-	// MinorMatch is the minor version of a file with FeatureRange or
-	// FeatureTimeBound.
-	MinorMatch = 2
 )
 
 // Overlap policies: what the compiler does with rows whose ranges (or,

@@ -21,9 +21,9 @@ import (
 // integer in decimal; a time-bounded table's key is looked up at the
 // current time.
 
-// openMatch decodes the RANGE or TIMEBOUND section of a table whose
+// openIntervals decodes the RANGE or TIMEBOUND section of a table whose
 // header has its feature bit.
-func (t *Table) openMatch() error {
+func (t *Table) openIntervals() error {
 	h := &t.header
 	kinds := []struct {
 		bit  uint32
@@ -53,17 +53,9 @@ func (t *Table) openMatch() error {
 	return nil
 }
 
-// MatchKind returns how the table matches: "exact", "range" or "time"
-// (a time-bounded table of exact keys).
-func (t *Table) MatchKind() string {
-	switch t.ivKind {
-	case format.SectionRange:
-		return "range"
-	case format.SectionTimeBound:
-		return "time"
-	}
-	return "exact"
-}
+// TimeBounded reports whether the table's rows are bounded in time (a
+// TIMEBOUND section): a lookup takes a key and a time (GetAt).
+func (t *Table) TimeBounded() bool { return t.ivKind == format.SectionTimeBound }
 
 // Overlap returns a range or time-bounded table's overlap policy:
 // "error" (no two rows overlap, at most one matches), "narrowest" or

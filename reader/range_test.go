@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/lutkit/lutkit/compile"
+	"github.com/lutkit/lutkit/format"
 	"github.com/lutkit/lutkit/reader"
 )
 
@@ -98,7 +99,7 @@ func TestRangeDifferential(t *testing.T) {
 			}
 			tbl, _ := build(t, rowsOf([]string{"from", "to", "id"}, data...),
 				compile.Options{Match: compile.MatchRange, RangeColumns: []string{"from", "to"}, Overlap: policy})
-			if tbl.Rows() != len(rows) || tbl.MatchKind() != "range" {
+			if tbl.Rows() != len(rows) || tbl.MatchKind() != format.MatchRange {
 				t.Fatalf("table of %d rows (%s), want %d range rows", tbl.Rows(), tbl.MatchKind(), len(rows))
 			}
 			if err := tbl.Verify(); err != nil {
@@ -193,7 +194,7 @@ func TestTimeDifferential(t *testing.T) {
 			if err := tbl.Verify(); err != nil {
 				t.Fatal(err)
 			}
-			if tbl.Rows() != len(rows) || tbl.MatchKind() != "time" {
+			if tbl.Rows() != len(rows) || !tbl.TimeBounded() {
 				t.Fatalf("table of %d rows (%s), want %d time rows", tbl.Rows(), tbl.MatchKind(), len(rows))
 			}
 			out := make([]reader.View, 16)

@@ -87,6 +87,8 @@ type Table struct {
 	ncols    int
 	touch    uint64 // offset past a narrow record's header, for prefetching
 	fold     bool
+	match    format.MatchKind
+	labels   uint64 // suffix tables: the label mask of the SUFFIX section
 	colIndex map[string]int
 	// slow sends Lookup and Get off their exact path: a case-folded, a
 	// range or a time-bounded table.
@@ -203,10 +205,13 @@ func openBytes(b []byte, mapped bool) (*Table, error) {
 	if t.finder, err = format.NewFinder(h.Seed, t.mphf, t.slots, t.data, t.ncols); err != nil {
 		return nil, format.Corruptf(int64(t.sections[format.SectionSlots].Off), "%v", err)
 	}
+	if err := t.openMatch(); err != nil {
+		return nil, err
+	}
 	if err := json.Unmarshal(sec(format.SectionMeta), &t.meta); err != nil {
 		return nil, format.Corruptf(int64(t.sections[format.SectionMeta].Off), "META section: %v", err)
 	}
-	if err := t.openMatch(); err != nil {
+	if err := t.openIntervals(); err != nil {
 		return nil, err
 	}
 	t.colIndex = make(map[string]int, len(t.schema.Columns))
@@ -302,8 +307,17 @@ func (t *Table) FoldCase() bool { return t.fold }
 // Header returns the decoded file header.
 func (t *Table) Header() format.Header { return t.header }
 
-// Sections returns the section table, indexed by kind.
-func (t *Table) Sections() []format.Section { return slices.Concat(t.sections[1:], t.extra) }
+// Sections returns the file's sections: the required ones and those of
+// its match kind, in the order of their kinds.
+func (t *Table) Sections() []format.Section {
+	var out []format.Section
+	for _, s := range t.sections[1:] {
+		if s.Kind != 0 {
+			out = append(out, s)
+		}
+	}
+	return append(out, t.extra...)
+}
 
 // Meta returns how the table was built.
 func (t *Table) Meta() Meta { return t.meta }
@@ -359,10 +373,15 @@ func (t *Table) Lookup(key []byte) (View, bool) {
 	return View{r}, ok
 }
 
-// lookupSlow is Lookup in a case-folded, range or time-bounded table.
+// lookupSlow is Lookup in a case-folded, suffix, range or time-bounded
+// table.
 func (t *Table) lookupSlow(key []byte) (View, bool) {
 	if t.iv != nil {
 		return t.lookupMatch(key)
+	}
+	if t.match != format.MatchExact {
+		r, ok := t.findMatch(key)
+		return View{r}, ok
 	}
 	var buf [128]byte
 	k := foldedKey(key, &buf)
@@ -384,7 +403,7 @@ func (t *Table) Get(key []byte, row *Row) bool {
 	return true
 }
 
-// getSlow is Get in a case-folded, range or time-bounded table.
+// getSlow is Get in a case-folded, suffix, range or time-bounded table.
 func (t *Table) getSlow(key []byte, row *Row) bool {
 	if t.iv != nil {
 		v, ok := t.lookupMatch(key)
@@ -393,9 +412,16 @@ func (t *Table) getSlow(key []byte, row *Row) bool {
 		}
 		return ok
 	}
-	var buf [128]byte
-	k := foldedKey(key, &buf)
-	r, ok := t.find(k)
+	var (
+		r  format.Record
+		ok bool
+	)
+	if t.match != format.MatchExact {
+		r, ok = t.findMatch(key)
+	} else {
+		var buf [128]byte
+		r, ok = t.find(foldedKey(key, &buf))
+	}
 	if !ok {
 		return false
 	}
@@ -486,7 +512,7 @@ var ErrVerify = errors.New("verification failed")
 // well-formed record whose key hashes to that slot, and that no two slots
 // share a record.
 func (t *Table) Verify() error {
-	all := append(slices.Clone(t.sections[1:]), t.extra...)
+	all := t.Sections()
 	for _, s := range all {
 		if sum := xxh3.Hash(t.file[s.Off : s.Off+s.Len]); sum != s.Checksum {
 			return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(int64(s.Off), "%s section checksum mismatch (stored %#x, computed %#x)", format.SectionName(s.Kind), s.Checksum, sum))
@@ -506,6 +532,7 @@ func (t *Table) Verify() error {
 		end = s.Off + s.Len
 	}
 	dataOff := int64(t.sections[format.SectionData].Off)
+	mc := matchCheck{t: t}
 	// A slot whose key hashes back to it proves the slots are a
 	// permutation: two slots cannot share a record, since its key has one
 	// position.
@@ -525,6 +552,12 @@ func (t *Table) Verify() error {
 				return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "row of key %q: column %q holds %q, not a %s value", r.Key(), t.schema.Columns[c], r.Value(c), ct))
 			}
 		}
+		if err := mc.key(r.Key()); err != nil {
+			return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "%v", err))
+		}
+	}
+	if err := mc.done(); err != nil {
+		return fmt.Errorf("%w: %w", ErrVerify, err)
 	}
 	if err := t.verifyMatch(); err != nil {
 		return fmt.Errorf("%w: %w", ErrVerify, err)

@@ -16,13 +16,16 @@ import (
 
 // benchRows is the size of the benchmark table: the 2M-row customers
 // table of the issue. LUTKIT_BENCH_ROWS overrides it.
-func benchRows() int {
-	if s := os.Getenv("LUTKIT_BENCH_ROWS"); s != "" {
+func benchRows() int { return envInt("LUTKIT_BENCH_ROWS", 2_000_000) }
+
+// envInt returns the number in the environment variable name, or def.
+func envInt(name string, def int) int {
+	if s := os.Getenv(name); s != "" {
 		if n, err := strconv.Atoi(s); err == nil {
 			return n
 		}
 	}
-	return 2_000_000
+	return def
 }
 
 var (

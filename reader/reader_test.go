@@ -285,15 +285,23 @@ func TestBatchMatchesGet(t *testing.T) {
 
 func TestLookupDoesNotAllocate(t *testing.T) {
 	tbl, _ := build(t, newGenSource(1000, 5), compile.Options{Key: []string{"Index"}})
+	checkNoAllocs(t, tbl, "1", []byte("1"), []byte("500"), []byte("nope"))
+}
+
+// checkNoAllocs fails the test if Get, Lookup, LookupBatch or Match of
+// hit, present and absent allocates, once a Row has grown on warm.
+func checkNoAllocs(t *testing.T, tbl *reader.Table, warm string, hit, present, absent []byte) {
+	t.Helper()
 	var row reader.Row
-	tbl.Get([]byte("1"), &row)
-	keys := [][]byte{[]byte("1"), []byte("500"), []byte("nope")}
+	tbl.Get([]byte(warm), &row)
+	keys := [][]byte{hit, present, absent}
 	out := make([]reader.View, 3)
 	if a := testing.AllocsPerRun(1000, func() {
 		tbl.Get(keys[0], &row)
 		tbl.Get(keys[2], &row)
 		tbl.Lookup(keys[1])
 		tbl.LookupBatch(keys, out)
+		tbl.Match(keys[0], out)
 	}); a != 0 {
 		t.Fatalf("%v allocations per lookup round", a)
 	}
@@ -322,10 +330,24 @@ func TestAcquireRelease(t *testing.T) {
 func TestCorruption(t *testing.T) {
 	// A small table, so that every byte of it can be flipped in turn.
 	_, path := build(t, newGenSource(40, 7), compile.Options{Key: []string{"Index"}})
+	var keys [][]byte
+	for i := 0; i < 45; i += 3 {
+		keys = append(keys, []byte(strconv.Itoa(i)))
+	}
+	checkDamage(t, path, keys)
+}
+
+// checkDamage flips every byte of the table at path in turn (every 7th
+// with -short), and cuts it at every length: Open must refuse the file
+// with a format error, or Verify must, and lookups of keys (Get, Match),
+// and Records in between must not panic.
+func checkDamage(t *testing.T, path string, keys [][]byte) {
+	t.Helper()
 	good, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	out := make([]reader.View, 4)
 	check := func(b []byte, what string) {
 		tbl, err := reader.OpenBytes(b)
 		if err != nil {
@@ -335,8 +357,9 @@ func TestCorruption(t *testing.T) {
 			return
 		}
 		var row reader.Row
-		for i := 0; i < 45; i += 3 {
-			tbl.Get([]byte(strconv.Itoa(i)), &row)
+		for _, k := range keys {
+			tbl.Get(k, &row)
+			tbl.Match(k, out)
 		}
 		_ = tbl.Records(func(v reader.View) bool { checkCols(t, v); return true }) // may fail: the file is damaged
 		if err := tbl.Verify(); err == nil {

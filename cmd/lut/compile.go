@@ -64,6 +64,11 @@ or invalid UTF-8 fails the compile with its file, line and column (or is
 counted and reported with --skip-bad-rows). A repeated key fails with both
 line numbers unless --on-duplicate says which row wins.
 
+--match suffix makes a table of domain suffixes: its one key column holds
+names (a leading "*." or "." is accepted, case does not matter), and a
+lookup of a.b.evil.com finds the row of a.b.evil.com, else b.evil.com,
+else evil.com, else com: the most specific suffix in the table.
+
 The output is written atomically (a temporary file in the same directory,
 then a rename) and is byte-for-byte reproducible: the build time is only
 recorded when SOURCE_DATE_EPOCH is set.
@@ -78,6 +83,7 @@ below and "lut compile --help" in docs/mmdb.md.`,
   lut compile --key id --sqlite-table assets --out assets.lut inventory.db
   lut compile --key key --out translate.lut dictionary.json
   lut compile --key id --nested json --out assets.lut assets.ndjson
+  lut compile --key domain --match suffix --out ioc.lut ioc-domains.csv
   PGPASSWORD=... lut compile --key id --postgres postgres://lut@db/cmdb --query 'SELECT * FROM assets' --out assets.lut
   lut compile --key id --mysql 'lut@tcp(db:3306)/crm' --password-file pw --query 'SELECT id, name FROM customers' --out customers.lut
   zcat big.csv.gz | lut compile --key id --out big.lut -`,
@@ -123,7 +129,7 @@ below and "lut compile --help" in docs/mmdb.md.`,
 	f.StringVar(&fl.spec.OnDuplicate, "on-duplicate", compile.DuplicateError, "what a repeated key does: error, first (first row wins) or last")
 	f.StringToStringVar(&fl.spec.ColumnTypes, "column-type", nil, "column types: price=number,active=bool,tags=json (default text); written unquoted in JSON")
 	f.BoolVar(&fl.spec.SourceTypes, "source-types", false, "type columns as the source declares them (PostgreSQL, MySQL, Parquet, Arrow): numbers, booleans and JSON written unquoted; --column-type overrides")
-	f.StringVar(&fl.spec.Match, "match", "", "how lookups match rows: exact (the default) or range (an integer within --range-columns)")
+	f.StringVar(&fl.spec.Match, "match", "", "how lookups match rows: exact (the default), suffix (domain names: evil.com matches a.b.evil.com, the longest wins) or range (an integer within --range-columns)")
 	f.StringSliceVar(&fl.spec.RangeColumns, "range-columns", nil, "a range table's inclusive integer bounds: from,to (they are its key)")
 	f.StringVar(&fl.spec.ValidFrom, "valid-from", "", "column of the time each row becomes valid (RFC 3339 or epoch seconds; empty: always was)")
 	f.StringVar(&fl.spec.ValidTo, "valid-to", "", "column of the time each row stops being valid, exclusive (empty: still is)")

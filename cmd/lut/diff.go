@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lutkit/lutkit/format"
 	"github.com/lutkit/lutkit/reader"
 )
 
@@ -24,7 +25,7 @@ to N keys of each kind, and for changed keys the columns that differ.
 Columns present in only one table are reported once. The exit status is 0
 whether or not the tables differ; with --exit-code (as git diff) it is 1
 when they differ (a key added, removed or changed, a column added or
-removed, or the key changed) and 0 when they do not.`,
+removed, the key or the match kind changed) and 0 when they do not.`,
 		Example: `  lut diff customers-old.lut customers.lut
   lut diff --limit 20 customers-old.lut customers.lut
   lut diff --exit-code customers-old.lut customers.lut >/dev/null || echo changed`,
@@ -71,6 +72,10 @@ func runDiff(cmd *cobra.Command, oldPath, newPath string, limit int) (differ boo
 			differ = true
 		}
 	}
+	if a.MatchKind() != b.MatchKind() {
+		fmt.Fprintf(out, "match changed: %s -> %s\n", a.MatchKind(), b.MatchKind())
+		differ = true
+	}
 	if !slices.Equal(keyNames(a), keyNames(b)) || a.FoldCase() != b.FoldCase() {
 		fmt.Fprintf(out, "key changed: %q (fold case %v) -> %q (fold case %v)\n", keyNames(a), a.FoldCase(), keyNames(b), b.FoldCase())
 		differ = true
@@ -78,7 +83,7 @@ func runDiff(cmd *cobra.Command, oldPath, newPath string, limit int) (differ boo
 	var added, removed, changed int
 	var addedKeys, removedKeys, changedLines []string
 	err = a.Records(func(v reader.View) bool {
-		w, ok := b.Lookup(v.Key())
+		w, ok := rowOf(b, v.Key())
 		if !ok {
 			removed++
 			if len(removedKeys) < limit {
@@ -104,7 +109,7 @@ func runDiff(cmd *cobra.Command, oldPath, newPath string, limit int) (differ boo
 		return differ, err
 	}
 	err = b.Records(func(v reader.View) bool {
-		if _, ok := a.Lookup(v.Key()); !ok {
+		if _, ok := rowOf(a, v.Key()); !ok {
 			added++
 			if len(addedKeys) < limit {
 				addedKeys = append(addedKeys, string(v.Key()))
@@ -126,6 +131,16 @@ func runDiff(cmd *cobra.Command, oldPath, newPath string, limit int) (differ boo
 		fmt.Fprintf(out, "~ %s\n", l)
 	}
 	return differ || added+removed+changed > 0, nil
+}
+
+// rowOf returns t's row of a stored key of the other table: in an exact
+// table its lookup (which folds it for a table with --fold-case), in one
+// of another match kind the row of that key itself, not its best match.
+func rowOf(t *reader.Table, key []byte) (reader.View, bool) {
+	if t.MatchKind() == format.MatchExact {
+		return t.Lookup(key)
+	}
+	return t.LookupStored(key)
 }
 
 func keyNames(t *reader.Table) []string {

@@ -21,8 +21,8 @@ func newExportCommand() *cobra.Command {
 		Short: "Write a table's rows back out as CSV, TSV, JSON lines or Parquet",
 		Long: `Export writes every row of a .lut table, in the order of its source, with
 a header of the column names. Compiling an exported CSV, TSV or Parquet
-file with the same --key, --fold-case, --column-type (as lut inspect
-shows it) and SOURCE_DATE_EPOCH gives a
+file with the same --key, --fold-case, --column-type, --match (as lut
+inspect shows them) and SOURCE_DATE_EPOCH gives a
 byte-identical table.`,
 		Example: `  lut export customers.lut -o customers.csv
   lut export customers.lut --format parquet -o customers.parquet

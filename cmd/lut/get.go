@@ -109,7 +109,7 @@ func writeRows(cmd *cobra.Command, out *bufio.Writer, t *reader.Table, path stri
 	var line []byte
 	missing := 0
 	sep := q.sep
-	composite := len(t.KeyColumns()) > 1 && t.MatchKind() != "range"
+	composite := len(t.KeyColumns()) > 1 && t.MatchKind() != format.MatchRange
 	var views []reader.View
 	if q.maxMatches > 1 {
 		views = make([]reader.View, q.maxMatches)

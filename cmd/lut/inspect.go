@@ -47,6 +47,7 @@ type inspectInfo struct {
 	Columns     []string          `json:"columns"`
 	Key         []string          `json:"key"`
 	FoldCase    bool              `json:"fold_case"`
+	Match       string            `json:"match"`
 	ColumnTypes map[string]string `json:"column_types,omitempty"`
 	Size        int64             `json:"size"`
 	BuildTime   string            `json:"build_time,omitempty"`
@@ -66,7 +67,7 @@ func runInspect(cmd *cobra.Command, path string, asJSON bool) error {
 	h := t.Header()
 	info := inspectInfo{
 		Path: path, Format: "lut", Version: fmt.Sprintf("%d.%d", h.Major, h.Minor),
-		Rows: t.Rows(), Columns: t.Columns(), FoldCase: t.FoldCase(), Size: t.Size(),
+		Rows: t.Rows(), Columns: t.Columns(), FoldCase: t.FoldCase(), Match: t.MatchKind().String(), Size: t.Size(),
 		Seed: fmt.Sprintf("%#x", h.Seed), Meta: t.Meta(),
 	}
 	var typeFlag []string
@@ -106,9 +107,11 @@ func runInspect(cmd *cobra.Command, path string, asJSON bool) error {
 	fmt.Fprintf(tw, "rows:\t%d (%.1f bytes per row)\n", info.Rows, info.BytesPerRow)
 	fmt.Fprintf(tw, "columns:\t%d: %q\n", len(info.Columns), info.Columns)
 	fmt.Fprintf(tw, "key:\t%q (fold case: %v)\n", info.Key, info.FoldCase)
-	if m := matchFlags(t); m != "" {
-		fmt.Fprintf(tw, "match:\t%s (%s)\n", t.MatchKind(), m)
+	m := matchFlags(t)
+	if m == "" {
+		m = "--match exact"
 	}
+	fmt.Fprintf(tw, "match:\t%s\n", m)
 	if len(typeFlag) > 0 {
 		fmt.Fprintf(tw, "column types:\t--column-type %s\n", strings.Join(typeFlag, ","))
 	}

@@ -3,18 +3,21 @@ package main
 import (
 	"strings"
 
+	"github.com/lutkit/lutkit/format"
 	"github.com/lutkit/lutkit/reader"
 )
 
-// matchFlags returns the lut compile flags that rebuild a range or
-// time-bounded table's matching, or "" for an exact table.
+// matchFlags returns the lut compile flags that rebuild a suffix, range
+// or time-bounded table's matching, or "" for an exact table.
 func matchFlags(t *reader.Table) string {
 	m := t.Meta()
 	var f []string
-	switch t.MatchKind() {
-	case "range":
+	switch {
+	case t.MatchKind() == format.MatchSuffix:
+		return "--match suffix"
+	case t.MatchKind() == format.MatchRange:
 		f = append(f, "--match range --range-columns "+strings.Join(m.RangeColumns, ","))
-	case "time":
+	case t.TimeBounded():
 		if m.ValidFrom != "" {
 			f = append(f, "--valid-from "+m.ValidFrom)
 		}

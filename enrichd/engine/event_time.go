@@ -122,37 +122,38 @@ func (w *Worker) countTimes(r *rule, rw *ruleWork, n int) {
 	}
 }
 
-// Matcher is what a table implements to answer lookups beyond one row
-// of an exact key: the rows of key valid at time at (Unix nanoseconds),
-// the most specific first, at most max of them, appended to dst. A rule
-// whose table implements it and that has an event time is looked up
-// with Match, one key at a time, and writes the first row; a table that
-// does not (the exact-key .lut tables of today) is looked up by key
-// alone, in one batch, and the event time is not used.
+// Matcher is what a table implements to answer a key at a time: the
+// row of key valid at Unix second at. A time-bounded .lut table
+// (reader.Table.TimeBounded: rows with valid_from/valid_to) is one; a rule
+// with an event time looks it up one key at a time at each event's time.
+// Other tables are looked up by key alone, in one batch, and the event
+// time is not used.
 type Matcher interface {
-	Match(key []byte, at int64, max int, dst []reader.View) []reader.View
+	LookupAt(key []byte, at int64) (reader.View, bool)
 }
 
 // matcher returns t as a Matcher when rule r looks it up at event times
 // and t answers such lookups.
-func (w *Worker) matcher(r *rule, t any) (Matcher, bool) {
-	if r.timeSrc < 0 {
+func (w *Worker) matcher(r *rule, t *reader.Table) (Matcher, bool) {
+	if r.timeSrc < 0 || !t.TimeBounded() {
 		return nil, false
 	}
-	m, ok := t.(Matcher)
-	return m, ok
+	return t, true
 }
 
-// matchAt looks keys up in m at the events' times (times[i]), setting
-// views[i] to the first row or to the zero View.
-func matchAt(m Matcher, keys [][]byte, times []int64, views []reader.View, one []reader.View) {
+// matchAt looks keys up in m at the events' times (times[i], Unix
+// nanoseconds, taken down to the second a table's validity is in),
+// setting views[i] to the row or to the zero View.
+func matchAt(m Matcher, keys [][]byte, times []int64, views []reader.View) {
 	for i, k := range keys {
 		views[i] = reader.View{}
 		if k == nil {
 			continue
 		}
-		if rows := m.Match(k, times[i], 1, one[:0]); len(rows) > 0 {
-			views[i] = rows[0]
+		sec := times[i] / 1e9
+		if times[i]%1e9 < 0 {
+			sec-- // before 1970: down, not toward zero
 		}
+		views[i], _ = m.LookupAt(k, sec)
 	}
 }

@@ -40,7 +40,6 @@ type ruleWork struct {
 	// Each rules: the arrays written, and each event's span of eachBuf.
 	eachBuf  []byte
 	eachSpan [][2]int32
-	one      []reader.View // Matcher lookups: room for one row
 	// the chunk's counts, added to the rule's statistics once the chunk
 	// is encoded (a chunk that faults is counted once, when done again)
 	nHits, nMisses, nNoTable, nBadKey uint64
@@ -148,7 +147,7 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 		t := rw.lut
 		views := rw.views[:n]
 		if m, ok := w.matcher(r, t); ok && r.timeSrc >= 0 {
-			matchAt(m, keys, w.times[r.timeSrc*len(w.evs):], views, rw.one)
+			matchAt(m, keys, w.times[r.timeSrc*len(w.evs):], views)
 		} else {
 			t.LookupBatch(keys, views)
 		}

@@ -73,7 +73,6 @@ func (p *Engine) NewWorker(batchSize int) *Worker {
 		}
 		rw.colIdx = make([]int, len(r.cfg.Columns))
 		rw.chainIdx = make([]int, len(r.chainCols))
-		rw.one = make([]reader.View, 0, 1)
 		if r.each != nil {
 			rw.eachSpan = make([][2]int32, batchSize)
 			if rw.nf == 0 && r.mmFields != nil {

@@ -121,3 +121,23 @@ func TestConfigColumnTypes(t *testing.T) {
 		t.Errorf("column_types with an unknown type: %v", err)
 	}
 }
+
+// TestConfigMatch: match: takes a match kind; an unknown one is an error
+// of its key, and a suffix table has one key column.
+func TestConfigMatch(t *testing.T) {
+	cfg, err := ParseConfig("tables.yaml", []byte("version: 1\ntables:\n  - name: ioc\n    sources: [ioc.csv]\n    key: domain\n    match: suffix\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Tables[0].LUT.Match; got != "suffix" {
+		t.Errorf("match: %q", got)
+	}
+	_, err = ParseConfig("tables.yaml", []byte("version: 1\ntables:\n  - name: ioc\n    sources: [ioc.csv]\n    key: domain\n    match: regex\n"))
+	if err == nil || !strings.Contains(err.Error(), `match: unknown match kind "regex"`) {
+		t.Errorf("match: regex: %v", err)
+	}
+	_, err = ParseConfig("tables.yaml", []byte("version: 1\ntables:\n  - name: ioc\n    sources: [ioc.csv]\n    key: [a, b]\n    match: suffix\n"))
+	if err == nil || !strings.Contains(err.Error(), "one key column") {
+		t.Errorf("match: suffix with two key columns: %v", err)
+	}
+}

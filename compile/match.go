@@ -1,0 +1,23 @@
+package compile
+
+import "github.com/lutkit/lutkit/format"
+
+// matchFeature returns the incompatible feature bit of the table's match
+// kind.
+func (c *compiler) matchFeature() uint32 {
+	switch c.kind {
+	case format.MatchSuffix:
+		return format.FeatureSuffix
+	}
+	return 0
+}
+
+// matchSections writes the sections of the table's match kind, after
+// SLOTS, with section (see run).
+func (c *compiler) matchSections(section func(kind uint32, body func() error) error, w *countingWriter) error {
+	switch c.kind {
+	case format.MatchSuffix:
+		return c.suffixSection(section, w)
+	}
+	return nil
+}
