@@ -196,9 +196,11 @@ func (k *input) serveTxn() {
 	t := newTxnState()
 	for !k.stopping.Load() {
 		if err := k.sess.Begin(); err != nil {
+			// A transaction whose end failed is still open.
 			k.txnErrors.Add(1)
-			k.log.Error("kafka: cannot begin a transaction; the input stops", "err", err)
-			break
+			k.commitStreak.fail(k.log, "kafka: cannot begin a transaction; aborting the one still open", "err", err)
+			k.abortOpen()
+			continue
 		}
 		deadline := time.Now().Add(k.kc.CommitInterval)
 		n := 0
@@ -286,7 +288,8 @@ func (k *input) endTxn(n int, failure error) {
 	case err != nil:
 		k.txnErrors.Add(1)
 		k.commitErrors.Add(1)
-		k.commitStreak.fail(k.log, "kafka: ending a transaction failed; its events are read again", "events", n, "err", err)
+		k.commitStreak.fail(k.log, "kafka: ending a transaction failed; aborting it, its events are read again", "events", n, "err", err)
+		k.abortOpen()
 	default:
 		k.txnAborts.Add(1)
 		if failure != nil {
@@ -295,6 +298,69 @@ func (k *input) endTxn(n int, failure error) {
 			k.log.Info("kafka: transaction aborted by a rebalance; its events are read again", "events", n)
 		}
 	}
+}
+
+// abortOpen aborts the transaction whose end failed (the brokers could
+// not be reached, say), retrying with backoff until the brokers take the
+// abort or the daemon gives up on shutdown, and then reads on from the
+// offsets the group has committed, as the brokers say: the end that
+// failed may have committed before its answer was lost.
+func (k *input) abortOpen() {
+	bo := backoff{min: 100 * time.Millisecond, max: time.Second}
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), k.revokeWait()+requestTimeout)
+		_, err := k.sess.End(ctx, kgo.TryAbort)
+		cancel()
+		if err == nil {
+			break
+		}
+		k.commitStreak.fail(k.log, "kafka: aborting a transaction failed; retrying", "err", err)
+		select {
+		case <-k.env.Stop:
+			return
+		case <-time.After(bo.next()):
+		}
+	}
+	for {
+		err := k.resync()
+		if err == nil {
+			return
+		}
+		k.commitStreak.fail(k.log, "kafka: reading the group's committed offsets failed; retrying", "err", err)
+		select {
+		case <-k.env.Stop:
+			return
+		case <-time.After(bo.next()):
+		}
+	}
+}
+
+// resync sets the fetch positions of the partitions the input owns to
+// the group's committed offsets, read from the coordinator.
+func (k *input) resync() error {
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	offs, err := k.adm.FetchOffsets(ctx, k.kc.Group)
+	if err != nil {
+		return err
+	}
+	if err := offs.Error(); err != nil {
+		return err
+	}
+	set := map[string]map[int32]kgo.EpochOffset{}
+	k.mu.Lock()
+	for tp := range k.owned {
+		if o, ok := offs.Lookup(tp.topic, tp.partition); ok {
+			if set[tp.topic] == nil {
+				set[tp.topic] = map[int32]kgo.EpochOffset{}
+			}
+			set[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: o.LeaderEpoch, Offset: o.At}
+			k.committed[tp] = o.At
+		}
+	}
+	k.mu.Unlock()
+	k.cl.SetOffsets(set)
+	return nil
 }
 
 // noteCommitted records the group's committed offsets after a
