@@ -291,21 +291,18 @@ func (k *input) revoked(_ context.Context, _ *kgo.Client, parts map[string][]int
 // revokedTxn drops the partitions a rebalance takes away (exactly once:
 // the session aborts the transaction that holds their records).
 func (k *input) revokedTxn(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
-	k.mu.Lock()
-	for topic, ps := range parts {
-		for _, p := range ps {
-			tp := topicPart{topic, p}
-			delete(k.owned, tp)
-			k.former[tp] = true
-		}
-	}
-	k.lag.assigned(k.lagParts())
-	k.mu.Unlock()
+	k.drop(parts)
 }
 
 // lostParts drops the partitions the input lost with its membership:
 // their offsets delivered from now on are orphans (see input.former).
 func (k *input) lostParts(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+	k.drop(parts)
+	k.tr.nudge()
+}
+
+// drop makes parts former partitions of the input.
+func (k *input) drop(parts map[string][]int32) {
 	k.mu.Lock()
 	for topic, ps := range parts {
 		for _, p := range ps {
@@ -316,7 +313,6 @@ func (k *input) lostParts(_ context.Context, _ *kgo.Client, parts map[string][]i
 	}
 	k.lag.assigned(k.lagParts())
 	k.mu.Unlock()
-	k.tr.nudge()
 }
 
 // lagParts are the partitions of the lag metric (under k.mu): those the

@@ -68,21 +68,7 @@ func benchKafka(b *testing.B, cf *conf) {
 
 	p := start1(b, c, cf)
 	b.ResetTimer()
-	var first time.Time
-	deadline := time.Now().Add(10*time.Minute + time.Duration(b.N)*50*time.Microsecond)
-	for {
-		out := p.metrics()[mProduced]
-		if first.IsZero() && out > 0 {
-			first = time.Now()
-		}
-		if out >= float64(b.N) {
-			break
-		}
-		if p.exited() || time.Now().After(deadline) {
-			b.Fatalf("%v of %d events out; exited: %v", out, b.N, p.exited())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	first := waitAll(b, p, mProduced)
 	el := time.Since(first)
 	b.StopTimer()
 	p.term(b)
@@ -142,16 +128,30 @@ http: {listen: %q}
 		b.Fatal(err)
 	}
 	conn.Close()
-	deadline := time.Now().Add(10*time.Minute + time.Duration(b.N)*50*time.Microsecond)
-	for p.metrics()["enrichd_events_out_total"] < float64(b.N) {
-		if p.exited() || time.Now().After(deadline) {
-			b.Fatalf("%v of %d events out; exited: %v", p.metrics()["enrichd_events_out_total"], b.N, p.exited())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitAll(b, p, "enrichd_events_out_total")
 	el := time.Since(begin)
 	b.StopTimer()
 	p.term(b)
 	b.ReportMetric(float64(b.N)/el.Seconds(), "events/s")
 	b.ReportMetric(float64(b.N)/p.cpu().Seconds(), "events/cpu-s")
+}
+
+// waitAll waits until the sample of p's metrics reaches b.N, and returns
+// when it was first above 0.
+func waitAll(b *testing.B, p *proc, sample string) (first time.Time) {
+	b.Helper()
+	deadline := time.Now().Add(10*time.Minute + time.Duration(b.N)*50*time.Microsecond)
+	for {
+		out := p.metrics()[sample]
+		if first.IsZero() && out > 0 {
+			first = time.Now()
+		}
+		if out >= float64(b.N) {
+			return first
+		}
+		if p.exited() || time.Now().After(deadline) {
+			b.Fatalf("%v of %d events out; exited: %v", out, b.N, p.exited())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -37,14 +37,7 @@ func eosConf(tables string, input string) *conf {
 // that one sees more (the aborted transactions' records).
 func readExactlyOnce(t *testing.T, c *kafkatest.Cluster, n int) (aborted int) {
 	t.Helper()
-	r := &result{Tally: kafkatest.NewTally(kafkatest.CustomerID)}
-	r.geo.open(t)
-	c.ReadCommitted(t, "out", 120*time.Second, func(v []byte) {
-		r.Add(v)
-		if r.Total%10 == 0 {
-			r.geo.check(v)
-		}
-	})
+	r := readOutWith(t, c.ReadCommitted)
 	if dups := r.verify(t, n); dups != 0 {
 		t.Errorf("a read_committed reader sees %d duplicates, want 0", dups)
 	}

@@ -391,9 +391,16 @@ type result struct {
 // fields are checked against the .mmdb.
 func readOut(t testing.TB, c *kafkatest.Cluster) *result {
 	t.Helper()
+	return readOutWith(t, c.ReadAll)
+}
+
+// readOutWith is readOut with read, a reader of the whole topic
+// (Cluster.ReadAll or ReadCommitted).
+func readOutWith(t testing.TB, read func(testing.TB, string, time.Duration, func([]byte)) int) *result {
+	t.Helper()
 	r := &result{Tally: kafkatest.NewTally(kafkatest.CustomerID)}
 	r.geo.open(t)
-	c.ReadAll(t, "out", 120*time.Second, func(v []byte) {
+	read(t, "out", 120*time.Second, func(v []byte) {
 		r.Add(v)
 		if r.Total%10 == 0 {
 			r.geo.check(v)
