@@ -280,6 +280,7 @@ func (k *input) endTxn(n int, failure error) {
 	switch {
 	case committed:
 		k.txnCommits.Add(1)
+		k.txnBackoff.reset()
 		if n > 0 {
 			k.commits.Add(1)
 			k.commitStreak.ok(k.log, "kafka transactions commit again")
@@ -290,6 +291,14 @@ func (k *input) endTxn(n int, failure error) {
 		k.commitErrors.Add(1)
 		k.commitStreak.fail(k.log, "kafka: ending a transaction failed; aborting it, its events are read again", "events", n, "err", err)
 		k.abortOpen()
+		// Wait before the next one, longer at each failure in a row, so
+		// that ends failing for a while do not make the input produce the
+		// same events again and again.
+		select {
+		case <-k.env.Stop:
+		case <-k.stopCh:
+		case <-time.After(k.txnBackoff.next()):
+		}
 	default:
 		k.txnAborts.Add(1)
 		if failure != nil {
@@ -392,4 +401,7 @@ func (k *input) collectTxn(m enrichd.MetricSink) {
 }
 
 // txnCounters are the input's counts of its transactions.
-type txnCounters struct{ txnCommits, txnAborts, txnErrors atomic.Uint64 }
+type txnCounters struct {
+	txnCommits, txnAborts, txnErrors atomic.Uint64
+	txnBackoff                       backoff // after a failed end; used by serveTxn only
+}

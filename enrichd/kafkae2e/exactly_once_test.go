@@ -1,9 +1,13 @@
 package kafkae2e
 
 import (
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/lutkit/lutkit/internal/kafkatest"
 )
@@ -113,6 +117,51 @@ func TestExactlyOnceOutage(t *testing.T) {
 	waitCommitted(t, c, 120*time.Second, p)
 	m := p.metrics()
 	t.Logf("%v transactions committed, %v aborted", m[mTxnCommitted], m[mTxnAborted])
+	p.term(t)
+	if lag := c.Lag(t, group, "in"); lag != 0 {
+		t.Errorf("after shutdown the group has %d events uncommitted, want 0", lag)
+	}
+	readExactlyOnce(t, c, n)
+}
+
+// TestExactlyOnceEndFails makes the brokers close the connection of every
+// AddOffsetsToTxn and TxnOffsetCommit request for 25 s, longer than the client retries one,
+// in the middle of an exactly-once stream: ending the transactions fails.
+// enrichd aborts each, reads on from the group's committed offsets, and
+// once the brokers take the requests again commits the rest: a
+// read_committed reader of the output sees every input event exactly
+// once.
+func TestExactlyOnceEndFails(t *testing.T) {
+	const n, rows, down = 100_000, 10_000, 25 * time.Second
+	c := kafkatest.Start(t, 3, 12, "in", "out")
+	cf := eosConf(tableDir(t, rows), ", session_timeout: 10s, heartbeat_interval: 1s")
+	p := start1(t, c, cf)
+	waitStable(t, c, 1, 60*time.Second)
+	pr := c.Producer(t, "in")
+	pr.Produce(t, 0, n/2, event(rows))
+	waitOut(t, n/4, 120*time.Second, p)
+	var refused atomic.Int64
+	until := time.Now().Add(down)
+	c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+		if time.Now().After(until) {
+			c.DropControl()
+			return nil, nil, false
+		}
+		c.KeepControl()
+		if k := req.Key(); k != (&kmsg.AddOffsetsToTxnRequest{}).Key() && k != (&kmsg.TxnOffsetCommitRequest{}).Key() {
+			return nil, nil, false
+		}
+		refused.Add(1)
+		return nil, errors.New("down"), true // kfake closes the connection
+	})
+	pr.Produce(t, n/2, n, event(rows))
+	waitCommitted(t, c, 180*time.Second, p)
+	m := p.metrics()
+	t.Logf("%d AddOffsetsToTxn or TxnOffsetCommit requests refused; %v transactions committed, %v aborted, %v ends failed",
+		refused.Load(), m[mTxnCommitted], m[mTxnAborted], m[`enrichd_kafka_transactions_total{input="kafka",result="error"}`])
+	if m[`enrichd_kafka_transactions_total{input="kafka",result="error"}`] == 0 {
+		t.Errorf("no transaction end failed: the test tested nothing")
+	}
 	p.term(t)
 	if lag := c.Lag(t, group, "in"); lag != 0 {
 		t.Errorf("after shutdown the group has %d events uncommitted, want 0", lag)
