@@ -103,3 +103,23 @@ func (d Delivery) Done() {
 		d.t.delivered()
 	}
 }
+
+// Failer is an Acker that is told when an output gives up on a batch for
+// good (Delivery.Fail): an input that delivers exactly once (a Kafka
+// transaction) then aborts what the batch belongs to, instead of waiting
+// for a delivery that never comes.
+type Failer interface {
+	Failed(err error)
+}
+
+// Fail reports that the output will never deliver the buffer: the
+// buffer's events never count as delivered, and its input's Acker, if it
+// is a Failer, is told.
+func (d Delivery) Fail(err error) {
+	if d.t == nil || d.t.ack == nil {
+		return
+	}
+	if f, ok := d.t.ack.to.(Failer); ok {
+		f.Failed(err)
+	}
+}

@@ -129,6 +129,29 @@ type PipelineConfig struct {
 	// EventTime is where the rules' lookups read an event's time: "",
 	// syslog, receive or json.PATH (engine.Options.EventTime).
 	EventTime string
+	// Delivery is the pipeline's guarantee: at_least_once, or
+	// exactly_once between an input and an output of types that support
+	// it (InputKind.ExactlyOnce, OutputKind.ExactlyOnce).
+	Delivery Guarantee
+}
+
+// Guarantee is a pipeline's delivery guarantee.
+type Guarantee string
+
+// Delivery guarantees.
+const (
+	AtLeastOnce Guarantee = "at_least_once"
+	ExactlyOnce Guarantee = "exactly_once"
+)
+
+// Validate checks the value.
+func (g Guarantee) Validate() error { return config.OneOf(g, AtLeastOnce, ExactlyOnce) }
+
+// DeliveryChecker is implemented by the settings of types that support
+// exactly-once delivery and refuse some of their settings in it:
+// CheckDelivery reports them in s, the input's or output's scope.
+type DeliveryChecker interface {
+	CheckDelivery(s config.Scope, g Guarantee)
 }
 
 // HTTPConfig is the metrics and health endpoint, and the table lookup
@@ -382,6 +405,7 @@ func (p *PipelineConfig) decode(d *config.Decoder, n *yaml.Node) {
 		"structured_data": func(v *yaml.Node) { p.StructuredData, _ = d.Bool(v, "pipeline.structured_data") },
 		"tls_client":      func(v *yaml.Node) { p.TLSClient, _ = d.Bool(v, "pipeline.tls_client") },
 		"event_time":      func(v *yaml.Node) { p.EventTime, _ = d.String(v, "pipeline.event_time") },
+		"delivery":        func(v *yaml.Node) { s, _ := d.String(v, "pipeline.delivery"); p.Delivery = Guarantee(s) },
 	})
 }
 
@@ -403,6 +427,7 @@ func (p *PipelineConfig) Validate(s config.Scope) {
 	}
 	s.Check("kv_fields", p.KVFields.Validate())
 	s.Check("event_time", engine.CheckEventTime(p.EventTime))
+	s.Check("delivery", p.Delivery.Validate())
 }
 
 func (h *HTTPConfig) decode(d *config.Decoder, n *yaml.Node, dir string) {
@@ -561,6 +586,10 @@ func (cfg *Config) validate(v *config.Validator) {
 	for i := range cfg.Outputs {
 		cfg.Outputs[i].Validate(s.In(&cfg.Outputs[i].At, config.Index("outputs", i)))
 	}
+	if cfg.Pipeline.Delivery == ExactlyOnce {
+		cfg.checkExactlyOnce(s)
+	}
+	cfg.checkDelivery(s)
 	// A daemon with no inputs is a lookup server: it needs the tables and
 	// the HTTP API or the memcached listener.
 	server := cfg.Tables.Path != "" && (cfg.Memcached.Listen != "" || cfg.HTTP.Listen != "")

@@ -45,6 +45,7 @@ type Daemon struct {
 
 	inputs     []Input
 	inputKinds []*InputKind
+	shared     shared // Env.Shared
 	outputs    []Output
 
 	httpLn  *listen.Listener
@@ -70,7 +71,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	d = &Daemon{cfg: cfg, log: logger, reopen: make(chan struct{}, 1), hardStop: make(chan struct{}), startedAt: time.Now(), ops: newOpsMetrics()}
+	d = &Daemon{shared: shared{m: map[string]any{}}, cfg: cfg, log: logger, reopen: make(chan struct{}, 1), hardStop: make(chan struct{}), startedAt: time.Now(), ops: newOpsMetrics()}
 	partial := d // "return nil, err" clears d before the deferred call runs
 	defer func() {
 		if err != nil {
@@ -172,7 +173,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 
 // env is what an input or output named name, of type typ, gets.
 func (d *Daemon) env(name, typ, what string) *Env {
-	return &Env{Log: d.log.With(what, name), Stop: d.hardStop, q: d.q, eng: d.engines.current(), name: name, typ: typ, deadline: d.shutdownDeadline}
+	return &Env{Log: d.log.With(what, name), Stop: d.hardStop, Delivery: d.cfg.Pipeline.Delivery, shared: &d.shared, q: d.q, eng: d.engines.current(), name: name, typ: typ, deadline: d.shutdownDeadline}
 }
 
 // shutdownDeadline returns when the daemon's shutdown must be done:

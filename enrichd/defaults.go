@@ -64,6 +64,9 @@ func (cfg *Config) setDefaults() {
 	if p.FlushInterval == 0 {
 		p.FlushInterval = DefaultFlushInterval
 	}
+	if p.Delivery == "" {
+		p.Delivery = AtLeastOnce
+	}
 	if p.KVFields == "" {
 		p.KVFields = KVUsed
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -37,6 +38,9 @@ type InputKind struct {
 	// Finite is set for inputs that end by themselves (files): when every
 	// input is finite, the daemon shuts down once they are all Done.
 	Finite bool
+	// ExactlyOnce is set for inputs that can take part in a pipeline with
+	// delivery: exactly_once (see Env.Delivery).
+	ExactlyOnce bool
 	// New makes an input of the configuration, ready to Start: it binds
 	// its listener or opens its source now, so that a daemon that starts
 	// is one that can read. ic.Settings holds the type's settings.
@@ -51,6 +55,9 @@ type OutputKind struct {
 	// Settings returns new, empty settings of the type; nil when it has
 	// none beyond the common ones.
 	Settings func() Settings
+	// ExactlyOnce is set for outputs that can take part in a pipeline
+	// with delivery: exactly_once (see Env.Delivery).
+	ExactlyOnce bool
 	// New makes an output of the configuration, ready to Write.
 	New func(oc *OutputConfig, env *Env) (Output, error)
 }
@@ -61,7 +68,13 @@ type Env struct {
 	Log *slog.Logger
 	// Stop is closed when the daemon gives up on shutdown (after
 	// shutdown_timeout): retries and reconnections must end then.
-	Stop     <-chan struct{}
+	Stop <-chan struct{}
+	// Delivery is the pipeline's guarantee. With ExactlyOnce the input
+	// and the output (one of each, of types that support it) are made to
+	// work together: the output is made first, and they meet through
+	// Shared.
+	Delivery Guarantee
+	shared   *shared
 	q        *batchQueue
 	eng      *engine.Engine
 	name     string
@@ -74,6 +87,26 @@ type Env struct {
 // input or output still retries on shutdown (a last commit, a produce)
 // gives up then.
 func (e *Env) ShutdownDeadline() time.Time { return e.deadline() }
+
+// Shared returns the value the daemon's inputs and outputs share under
+// key, made by mk on the first call: how an input and an output of one
+// daemon that work together (delivery: exactly_once) meet.
+func (e *Env) Shared(key string, mk func() any) any {
+	e.shared.mu.Lock()
+	defer e.shared.mu.Unlock()
+	v, ok := e.shared.m[key]
+	if !ok {
+		v = mk()
+		e.shared.m[key] = v
+	}
+	return v
+}
+
+// shared holds the values of Env.Shared.
+type shared struct {
+	mu sync.Mutex
+	m  map[string]any
+}
 
 // Batcher returns a batcher for one goroutine of an input that reads
 // messages of format f and counts them in st. A dropping batcher never

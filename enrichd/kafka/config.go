@@ -26,6 +26,11 @@ const (
 	DefaultBackoffMin = 100 * time.Millisecond
 	DefaultBackoffMax = time.Second
 	DefaultAssignor   = "cooperative-sticky"
+	// With delivery: exactly_once, a transaction that its producer
+	// neither commits nor aborts within DefaultTransactionTimeout (a
+	// member killed in it) is aborted by the brokers.
+	DefaultTransactionTimeout = 20 * time.Second
+	DefaultTransactionalID    = "enrichd"
 )
 
 // Conn is how a Kafka input or output reaches the cluster.
@@ -134,6 +139,12 @@ type OutputConfig struct {
 	BackoffMax   time.Duration
 	InFlight     int    // output batches being produced at once
 	DeadLetter   string // file path, or "kafka:TOPIC"
+	// TransactionalID is the prefix of the producer's transactional id
+	// with delivery: exactly_once (the input's instance_id, or a random
+	// suffix, completes it); TransactionTimeout is how long the brokers
+	// let a transaction stay open before they abort it.
+	TransactionalID    string
+	TransactionTimeout time.Duration
 
 	CreateTopic *TopicSpec // create missing topics so (nil: a missing topic stops the start)
 }
@@ -288,18 +299,22 @@ func (k *OutputConfig) decode(d *config.Decoder, v *yaml.Node, field string) {
 	f := func(key string) string { return config.Field(field, key) }
 	dir := filepath.Dir(d.File)
 	d.Mapping(v, field, &k.At, k.connKeys(d, field, config.Keys{
-		"topic":         func(v *yaml.Node) { k.Topic, _ = d.String(v, f("topic")) },
-		"topic_field":   func(v *yaml.Node) { k.TopicField, _ = d.String(v, f("topic_field")) },
-		"key_field":     func(v *yaml.Node) { k.KeyField, _ = d.String(v, f("key_field")) },
-		"batch_size":    func(v *yaml.Node) { k.BatchSize, _ = d.Size(v, f("batch_size")) },
-		"batch_bytes":   func(v *yaml.Node) { k.BatchBytes, _ = d.Size(v, f("batch_bytes")) },
-		"compression":   func(v *yaml.Node) { s, _ := d.String(v, f("compression")); k.Compression = Compression(s) },
-		"required_acks": func(v *yaml.Node) { s, _ := d.String(v, f("required_acks")); k.RequiredAcks = RequiredAcks(s) },
-		"max_attempts":  func(v *yaml.Node) { k.MaxAttempts, _ = d.Size(v, f("max_attempts")) },
-		"backoff_min":   func(v *yaml.Node) { k.BackoffMin, _ = d.Duration(v, f("backoff_min")) },
-		"backoff_max":   func(v *yaml.Node) { k.BackoffMax, _ = d.Duration(v, f("backoff_max")) },
-		"in_flight":     func(v *yaml.Node) { k.InFlight, _ = d.Size(v, f("in_flight")) },
-		"create_topic":  func(v *yaml.Node) { k.CreateTopic = decodeTopicSpec(d, v, f("create_topic")) },
+		"topic":            func(v *yaml.Node) { k.Topic, _ = d.String(v, f("topic")) },
+		"topic_field":      func(v *yaml.Node) { k.TopicField, _ = d.String(v, f("topic_field")) },
+		"key_field":        func(v *yaml.Node) { k.KeyField, _ = d.String(v, f("key_field")) },
+		"batch_size":       func(v *yaml.Node) { k.BatchSize, _ = d.Size(v, f("batch_size")) },
+		"batch_bytes":      func(v *yaml.Node) { k.BatchBytes, _ = d.Size(v, f("batch_bytes")) },
+		"compression":      func(v *yaml.Node) { s, _ := d.String(v, f("compression")); k.Compression = Compression(s) },
+		"required_acks":    func(v *yaml.Node) { s, _ := d.String(v, f("required_acks")); k.RequiredAcks = RequiredAcks(s) },
+		"max_attempts":     func(v *yaml.Node) { k.MaxAttempts, _ = d.Size(v, f("max_attempts")) },
+		"backoff_min":      func(v *yaml.Node) { k.BackoffMin, _ = d.Duration(v, f("backoff_min")) },
+		"backoff_max":      func(v *yaml.Node) { k.BackoffMax, _ = d.Duration(v, f("backoff_max")) },
+		"in_flight":        func(v *yaml.Node) { k.InFlight, _ = d.Size(v, f("in_flight")) },
+		"create_topic":     func(v *yaml.Node) { k.CreateTopic = decodeTopicSpec(d, v, f("create_topic")) },
+		"transactional_id": func(v *yaml.Node) { k.TransactionalID, _ = d.String(v, f("transactional_id")) },
+		"transaction_timeout": func(v *yaml.Node) {
+			k.TransactionTimeout, _ = d.Duration(v, f("transaction_timeout"))
+		},
 		"dead_letter": func(v *yaml.Node) {
 			k.DeadLetter, _ = d.String(v, f("dead_letter"))
 			if !strings.HasPrefix(k.DeadLetter, "kafka:") {
@@ -348,6 +363,12 @@ func (k *OutputConfig) SetDefaults() {
 	if k.BackoffMax == 0 && !k.At.Given("backoff_max") {
 		k.BackoffMax = max(DefaultBackoffMax, k.BackoffMin)
 	}
+	if k.TransactionalID == "" {
+		k.TransactionalID = DefaultTransactionalID
+	}
+	if k.TransactionTimeout == 0 {
+		k.TransactionTimeout = DefaultTransactionTimeout
+	}
 	if k.MaxAttempts == 0 && k.DeadLetter != "" {
 		// Without a dead letter an event is never given up on.
 		k.MaxAttempts = DefaultMaxAttempts
@@ -389,5 +410,35 @@ func (k *OutputConfig) Validate(s config.Scope) {
 	}
 	if k.BackoffMax != 0 && k.BackoffMin > k.BackoffMax {
 		ks.Errorf("backoff_min", "is more than backoff_max")
+	}
+}
+
+// CheckDelivery refuses, with delivery: exactly_once, the settings a
+// transactional producer cannot honour: a dead letter and max_attempts
+// (an event the producer gives up on aborts the transaction, which is
+// then done again; it is never set aside), and required_acks other than
+// all (transactions need the idempotent producer, which writes to every
+// in-sync replica).
+func (k *OutputConfig) CheckDelivery(s config.Scope, g enrichd.Guarantee) {
+	ks := s.In(&k.At, "kafka")
+	if g != enrichd.ExactlyOnce {
+		for _, key := range []string{"transactional_id", "transaction_timeout"} {
+			if ks.Given(key) {
+				ks.Errorf(key, "applies to pipeline.delivery: exactly_once only")
+			}
+		}
+		return
+	}
+	if k.DeadLetter != "" {
+		ks.Errorf("dead_letter", "not with pipeline.delivery: exactly_once: an event not produced aborts its transaction, which is done again")
+	}
+	if ks.Given("max_attempts") {
+		ks.Errorf("max_attempts", "not with pipeline.delivery: exactly_once: the producer retries until the transaction commits or aborts")
+	}
+	if k.RequiredAcks != "all" {
+		ks.Errorf("required_acks", "must be all with pipeline.delivery: exactly_once (a transactional producer is idempotent)")
+	}
+	if k.TransactionTimeout < time.Second {
+		ks.Errorf("transaction_timeout", "must be 1s or more")
 	}
 }

@@ -10,7 +10,8 @@
 // membership with instance_id. An output (output.go) produces each event
 // as one record with kgo's producer, which batches them by partition.
 //
-// Delivery is at least once. The input notes, for each batch, the last
+// Delivery is at least once (exactly once with pipeline.delivery:
+// exactly_once: eos.go). The input notes, for each batch, the last
 // offset it holds of each partition, in an ackEntry: the batch's
 // acknowledgement (enrichd.Ack), which goes with the batch to a worker
 // and with the worker's output buffer to the outputs. It is done when

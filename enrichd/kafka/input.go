@@ -36,9 +36,11 @@ type input struct {
 	cur   *ackEntry // the acknowledgement of the batch being filled
 	done  chan struct{}
 
-	cl  *kgo.Client
-	adm *kadm.Client
-	tr  *commitTracker
+	cl   *kgo.Client
+	sess *kgo.GroupTransactSession // delivery: exactly_once (eos.go)
+	adm  *kadm.Client
+	tr   *commitTracker
+	txnCounters
 
 	ctx        context.Context // polls; cancelled by stop
 	cancel     context.CancelFunc
@@ -76,7 +78,8 @@ type input struct {
 }
 
 func init() {
-	enrichd.RegisterInput(enrichd.InputKind{Type: "kafka", Format: enrichd.FormatSyslog, Settings: func() enrichd.Settings { return &InputConfig{} }, New: newInput})
+	enrichd.RegisterInput(enrichd.InputKind{Type: "kafka", Format: enrichd.FormatSyslog, ExactlyOnce: true,
+		Settings: func() enrichd.Settings { return &InputConfig{} }, New: newInput})
 }
 
 var (
@@ -96,17 +99,18 @@ func newInput(ic *enrichd.InputConfig, env *enrichd.Env) (enrichd.Input, error) 
 	kc := ic.Settings.(*InputConfig)
 	k := &input{
 		env: env, cfg: ic, kc: kc, stats: env.InputStats(), log: env.Log, done: make(chan struct{}),
-		tr:         newCommitTracker(kc.MaxUncommitted),
-		stopCh:     make(chan struct{}),
-		commitStop: make(chan struct{}),
-		commitDone: make(chan struct{}),
-		owned:      map[topicPart]bool{},
-		former:     map[topicPart]bool{},
-		orphans:    map[topicPart]delivered{},
-		committed:  map[topicPart]int64{},
-		hwm:        map[topicPart]int64{},
-		first:      map[topicPart]int64{},
-		pos:        map[topicPart]int64{},
+		tr:          newCommitTracker(kc.MaxUncommitted),
+		txnCounters: txnCounters{txnBackoff: backoff{min: 100 * time.Millisecond, max: time.Second}},
+		stopCh:      make(chan struct{}),
+		commitStop:  make(chan struct{}),
+		commitDone:  make(chan struct{}),
+		owned:       map[topicPart]bool{},
+		former:      map[topicPart]bool{},
+		orphans:     map[topicPart]delivered{},
+		committed:   map[topicPart]int64{},
+		hwm:         map[topicPart]int64{},
+		first:       map[topicPart]int64{},
+		pos:         map[topicPart]int64{},
 		commitLat: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "enrichd_kafka_commit_latency_seconds", Help: "Time an offset commit took.",
 			ConstLabels: prometheus.Labels{"input": ic.Name},
@@ -131,19 +135,25 @@ func newInput(ic *enrichd.InputConfig, env *enrichd.Env) (enrichd.Input, error) 
 	default:
 		bal = kgo.CooperativeStickyBalancer()
 	}
+	eos := env.Delivery == enrichd.ExactlyOnce
 	opts = append(opts,
 		kgo.ConsumerGroup(kc.Group),
 		kgo.ConsumeTopics(kc.Topics...),
 		kgo.Balancers(bal),
-		kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(reset),
 		kgo.OnPartitionsAssigned(k.assigned),
-		kgo.OnPartitionsRevoked(k.revoked),
 		kgo.OnPartitionsLost(k.lostParts),
-		kgo.AdjustFetchOffsetsFn(k.startAt),
 		kgo.MetadataMinAge(time.Second),
 		kgo.MetadataMaxAge(10*time.Second),
 	)
+	if eos {
+		// The session aborts the transaction on a revoke; an aborted
+		// transaction's records are read again from the committed
+		// offsets, so no fetch starts past them.
+		opts = append(opts, kgo.OnPartitionsRevoked(k.revokedTxn))
+	} else {
+		opts = append(opts, kgo.DisableAutoCommit(), kgo.OnPartitionsRevoked(k.revoked), kgo.AdjustFetchOffsetsFn(k.startAt))
+	}
 	if kc.InstanceID != "" {
 		opts = append(opts, kgo.InstanceID(kc.InstanceID))
 	}
@@ -170,8 +180,12 @@ func newInput(ic *enrichd.InputConfig, env *enrichd.Env) (enrichd.Input, error) 
 	}
 	// The client joins the group and fetches once Start polls; until then
 	// it only answers the probe.
-	k.cl, err = kgo.NewClient(opts...)
-	if err != nil {
+	if eos {
+		if _, err = k.newTxnSession(opts); err != nil {
+			return nil, err
+		}
+		k.cl = k.sess.Client()
+	} else if k.cl, err = kgo.NewClient(opts...); err != nil {
 		return nil, err
 	}
 	if err := probe(k.cl, watch, env.Log); err != nil {
@@ -275,9 +289,21 @@ func (k *input) revoked(_ context.Context, _ *kgo.Client, parts map[string][]int
 	k.mu.Unlock()
 }
 
+// revokedTxn drops the partitions a rebalance takes away (exactly once:
+// the session aborts the transaction that holds their records).
+func (k *input) revokedTxn(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+	k.drop(parts)
+}
+
 // lostParts drops the partitions the input lost with its membership:
 // their offsets delivered from now on are orphans (see input.former).
 func (k *input) lostParts(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+	k.drop(parts)
+	k.tr.nudge()
+}
+
+// drop makes parts former partitions of the input.
+func (k *input) drop(parts map[string][]int32) {
 	k.mu.Lock()
 	for topic, ps := range parts {
 		for _, p := range ps {
@@ -288,7 +314,6 @@ func (k *input) lostParts(_ context.Context, _ *kgo.Client, parts map[string][]i
 	}
 	k.lag.assigned(k.lagParts())
 	k.mu.Unlock()
-	k.tr.nudge()
 }
 
 // lagParts are the partitions of the lag metric (under k.mu): those the
@@ -301,7 +326,15 @@ func (k *input) lagParts() map[topicPart]bool {
 	return k.owned
 }
 
-func (k *input) Start()                     { go k.serve() }
+// Start polls in the background.
+func (k *input) Start() {
+	if k.sess != nil {
+		go k.serveTxn()
+		return
+	}
+	go k.serve()
+}
+
 func (k *input) Stop(time.Time)             { k.stop() }
 func (k *input) Done() <-chan struct{}      { return k.done }
 func (k *input) Addr() net.Addr             { return nil }
@@ -368,13 +401,7 @@ loop:
 								break loop
 							}
 						}
-						msg, trunc := r.Value, false
-						for len(msg) > 0 && (msg[len(msg)-1] == '\n' || msg[len(msg)-1] == '\r') {
-							msg = msg[:len(msg)-1]
-						}
-						if len(msg) > maxSize {
-							msg, trunc = msg[:maxSize], true
-						}
+						msg, trunc := trimRecord(r.Value, maxSize)
 						if !bt.Pending() {
 							bt.Take()
 						}
@@ -394,6 +421,18 @@ loop:
 		}
 	}
 	bt.Flush()
+}
+
+// trimRecord is a record's value as a message: without its line end, cut
+// to maxSize (trunc says so).
+func trimRecord(msg []byte, maxSize int) (_ []byte, trunc bool) {
+	for len(msg) > 0 && (msg[len(msg)-1] == '\n' || msg[len(msg)-1] == '\r') {
+		msg = msg[:len(msg)-1]
+	}
+	if len(msg) > maxSize {
+		return msg[:maxSize], true
+	}
+	return msg, false
 }
 
 // notePartition records a fetch's high watermark and, for the lag of a
@@ -431,6 +470,12 @@ func (k *input) stop() {
 // the outputs are drained and closed.
 func (k *input) finish() {
 	k.finishOnce.Do(func() {
+		if k.sess != nil {
+			// serveTxn ended the last transaction before it returned.
+			k.cancel()
+			k.sess.Close()
+			return
+		}
 		if k.started.Load() {
 			close(k.commitStop)
 			<-k.commitDone
@@ -457,4 +502,5 @@ func (k *input) Collect(m enrichd.MetricSink) {
 	}
 	m.Gauge(mDeliveredAge, age, name)
 	m.Collect(k.commitLat)
+	k.collectTxn(m)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +19,7 @@ import (
 )
 
 func init() {
-	enrichd.RegisterOutput(enrichd.OutputKind{Type: "kafka", Settings: func() enrichd.Settings { return &OutputConfig{} }, New: newOutput})
+	enrichd.RegisterOutput(enrichd.OutputKind{Type: "kafka", ExactlyOnce: true, Settings: func() enrichd.Settings { return &OutputConfig{} }, New: newOutput})
 }
 
 var (
@@ -42,11 +43,15 @@ var (
 // and key field (no copy), and the buffer is retained until the last
 // promise.
 type output struct {
-	env    *enrichd.Env
-	cfg    *OutputConfig
-	st     *enrichd.OutputStats
-	log    *slog.Logger
-	cl     *kgo.Client
+	env *enrichd.Env
+	cfg *OutputConfig
+	st  *enrichd.OutputStats
+	log *slog.Logger
+	cl  *kgo.Client
+	// pcl produces: cl, or with delivery: exactly_once the input's
+	// transactional client (eos.go), set before the daemon starts.
+	pcl    *kgo.Client
+	eos    bool
 	adm    *kadm.Client
 	dl     deadLetter
 	keyF   int
@@ -93,6 +98,7 @@ func newOutput(oc *enrichd.OutputConfig, env *enrichd.Env) (enrichd.Output, erro
 		bmin = DefaultBackoffMin
 	}
 	bmax = max(bmax, bmin)
+	prod := len(opts)
 	opts = append(opts,
 		kgo.DefaultProduceTopic(kc.Topic),
 		kgo.ProducerBatchMaxBytes(int32(min(kc.BatchBytes, 1<<30))),
@@ -126,12 +132,18 @@ func newOutput(oc *enrichd.OutputConfig, env *enrichd.Env) (enrichd.Output, erro
 	} else {
 		opts = append(opts, kgo.UnknownTopicRetries(-1))
 	}
+	eos := env.Delivery == enrichd.ExactlyOnce
+	if eos {
+		// The input's transactional client produces, with these
+		// settings; this one only checks and creates the topics.
+		linkOf(env).prodOpts = slices.Clone(opts[prod:])
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}
 	o := &output{
-		env: env, cfg: kc, st: env.OutputStats(), log: env.Log, cl: cl, adm: kadm.NewClient(cl),
+		env: env, cfg: kc, st: env.OutputStats(), log: env.Log, cl: cl, pcl: cl, eos: eos, adm: kadm.NewClient(cl),
 		keyF: env.EventField(kc.KeyField), topicF: env.EventField(kc.TopicField),
 		free: make(chan *job, kc.InFlight), failed: make(chan *job, kc.InFlight),
 		dlDone: make(chan struct{}), closed: make(chan struct{}),
@@ -168,6 +180,9 @@ func newOutput(oc *enrichd.OutputConfig, env *enrichd.Env) (enrichd.Output, erro
 		}
 	}()
 	go o.giveUpLoop()
+	if eos {
+		linkOf(env).out = o
+	}
 	return o, nil
 }
 
@@ -211,7 +226,7 @@ func (o *output) Write(ob *enrichd.Buffer) error {
 				r.Topic = topic
 			}
 		}
-		o.cl.Produce(o.ctx, r, j.promise)
+		o.pcl.Produce(o.ctx, r, j.promise)
 	}
 	return nil
 }
@@ -237,6 +252,14 @@ func (j *job) finish() {
 	o := j.o
 	n := len(j.recs) - len(j.gaveUp)
 	o.produced.Add(uint64(n))
+	if len(j.gaveUp) > 0 && o.eos {
+		// Its transaction aborts; the input reads the events again.
+		o.st.Errors.Add(1)
+		o.lost.Add(uint64(len(j.gaveUp)))
+		j.ob.Delivery(o.st).Fail(j.cause)
+		j.release()
+		return
+	}
 	if len(j.gaveUp) > 0 {
 		o.st.Errors.Add(1)
 		o.failed <- j // never blocks: it has room for every job
@@ -318,7 +341,7 @@ func (o *output) Close() error {
 		case <-o.closed:
 		}
 	}()
-	if err := o.cl.Flush(ctx); err != nil {
+	if err := o.pcl.Flush(ctx); err != nil {
 		o.cancel()
 	}
 	o.cl.Close() // fails what is left, so that every promise is called

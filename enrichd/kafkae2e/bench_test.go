@@ -1,8 +1,11 @@
 package kafkae2e
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -29,7 +32,18 @@ var benchTables struct {
 // with enrichd for the CPUs.
 //
 //	go test -run XXX -bench KafkaToKafka -benchtime 1000000x ./enrichd/kafkae2e/
-func BenchmarkKafkaToKafka(b *testing.B) {
+func BenchmarkKafkaToKafka(b *testing.B) { benchKafka(b, &conf{}) }
+
+// BenchmarkKafkaToKafkaExactlyOnce is BenchmarkKafkaToKafka with
+// pipeline.delivery: exactly_once (transactions of commit_interval 1s or
+// max_uncommitted 100,000 events, the defaults).
+func BenchmarkKafkaToKafkaExactlyOnce(b *testing.B) {
+	benchKafka(b, &conf{pipeline: ", delivery: exactly_once"})
+}
+
+// benchDir returns the benchmarks' table directory, built once.
+func benchDir(b *testing.B) string {
+	b.Helper()
 	benchTables.once.Do(func() {
 		dir := filepath.Join(workDir, "bench-tables")
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -44,27 +58,17 @@ func BenchmarkKafkaToKafka(b *testing.B) {
 	if benchTables.dir == "" {
 		b.Fatal("no table directory")
 	}
-	cf := &conf{tables: benchTables.dir}
+	return benchTables.dir
+}
+
+func benchKafka(b *testing.B, cf *conf) {
+	cf.tables = benchDir(b)
 	c := kafkatest.Start(b, 3, 12, "in", "out")
 	c.Produce(b, "in", 0, b.N, event(benchRows))
 
 	p := start1(b, c, cf)
 	b.ResetTimer()
-	var first time.Time
-	deadline := time.Now().Add(10*time.Minute + time.Duration(b.N)*50*time.Microsecond)
-	for {
-		out := p.metrics()[mProduced]
-		if first.IsZero() && out > 0 {
-			first = time.Now()
-		}
-		if out >= float64(b.N) {
-			break
-		}
-		if p.exited() || time.Now().After(deadline) {
-			b.Fatalf("%v of %d events out; exited: %v", out, b.N, p.exited())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	first := waitAll(b, p, mProduced)
 	el := time.Since(first)
 	b.StopTimer()
 	p.term(b)
@@ -72,5 +76,82 @@ func BenchmarkKafkaToKafka(b *testing.B) {
 	b.ReportMetric(float64(b.N)/p.cpu().Seconds(), "events/cpu-s")
 	if b.N >= 100_000 {
 		b.Logf("%d events in %v; enrichd used %v of CPU", b.N, el.Round(time.Millisecond), p.cpu().Round(time.Millisecond))
+	}
+}
+
+// BenchmarkTCPPath is the TCP syslog path of the same binary, on the
+// same events, tables and rules as BenchmarkKafkaToKafka: b.N events
+// sent over one TCP connection (octet-counted frames, as rsyslog sends
+// them), written as JSON lines to /dev/null. It reports events per
+// CPU-second of the enrichd process over its whole life, to compare with
+// the Kafka path's.
+//
+//	go test -run XXX -bench 'KafkaToKafka$|TCPPath' -benchtime 1000000x ./enrichd/kafkae2e/
+func BenchmarkTCPPath(b *testing.B) {
+	dir := benchDir(b)
+	listen, httpAddr := freeAddr(b), freeAddr(b)
+	yml := fmt.Sprintf(`
+inputs:
+  - {name: tcp, type: tcp, listen: %q}
+tables: {path: %q, verify: none}
+rules:
+  - {name: customer, table: customers, field: cust, target: customer}
+  - {name: geo, table: geo, field: src, target: source.geo,
+     mmdb_fields: {country_code: country_iso_code, city: city_name}}
+outputs:
+  - {name: sink, type: file, path: /dev/null}
+pipeline: {kv_fields: all}
+http: {listen: %q}
+`, listen, dir, httpAddr)
+	path := filepath.Join(b.TempDir(), "tcp.yaml")
+	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	// The events, framed, before the timer starts.
+	gen := event(benchRows)
+	var buf []byte
+	for i := range b.N {
+		e := gen(i)
+		buf = strconv.AppendInt(buf, int64(len(e)), 10)
+		buf = append(buf, ' ')
+		buf = append(buf, e...)
+	}
+	p := start(b, "enrichd", path, &conf{httpAddr: httpAddr})
+	p.waitReady(b)
+	conn, err := net.Dial("tcp", listen)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	begin := time.Now()
+	if _, err := conn.Write(buf); err != nil {
+		b.Fatal(err)
+	}
+	conn.Close()
+	waitAll(b, p, "enrichd_events_out_total")
+	el := time.Since(begin)
+	b.StopTimer()
+	p.term(b)
+	b.ReportMetric(float64(b.N)/el.Seconds(), "events/s")
+	b.ReportMetric(float64(b.N)/p.cpu().Seconds(), "events/cpu-s")
+}
+
+// waitAll waits until the sample of p's metrics reaches b.N, and returns
+// when it was first above 0.
+func waitAll(b *testing.B, p *proc, sample string) (first time.Time) {
+	b.Helper()
+	deadline := time.Now().Add(10*time.Minute + time.Duration(b.N)*50*time.Microsecond)
+	for {
+		out := p.metrics()[sample]
+		if first.IsZero() && out > 0 {
+			first = time.Now()
+		}
+		if out >= float64(b.N) {
+			return first
+		}
+		if p.exited() || time.Now().After(deadline) {
+			b.Fatalf("%v of %d events out; exited: %v", out, b.N, p.exited())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

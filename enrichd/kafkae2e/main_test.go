@@ -86,6 +86,7 @@ type conf struct {
 	output   string // more settings of the Kafka output
 	columns  string // the customer rule's columns setting, e.g. `columns: ["Customer Id"]`
 	outTopic string // the output topic; "" for out
+	pipeline string // more pipeline settings, e.g. ", delivery: exactly_once"
 	httpAddr string // set by writeConfig
 }
 
@@ -118,9 +119,9 @@ outputs:
   - name: kafka
     type: kafka
     kafka: {brokers: %[1]s, topic: %[8]s%[6]s}
-pipeline: {kv_fields: all}
+pipeline: {kv_fields: all%[9]s}
 http: {listen: %[7]q}
-`, brokers, group, cf.input, cf.tables, columns, cf.output, cf.httpAddr, out)
+`, brokers, group, cf.input, cf.tables, columns, cf.output, cf.httpAddr, out, cf.pipeline)
 	path := filepath.Join(t.TempDir(), name+".yaml")
 	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
 		t.Fatal(err)
@@ -390,9 +391,16 @@ type result struct {
 // fields are checked against the .mmdb.
 func readOut(t testing.TB, c *kafkatest.Cluster) *result {
 	t.Helper()
+	return readOutWith(t, c.ReadAll)
+}
+
+// readOutWith is readOut with read, a reader of the whole topic
+// (Cluster.ReadAll or ReadCommitted).
+func readOutWith(t testing.TB, read func(testing.TB, string, time.Duration, func([]byte)) int) *result {
+	t.Helper()
 	r := &result{Tally: kafkatest.NewTally(kafkatest.CustomerID)}
 	r.geo.open(t)
-	c.ReadAll(t, "out", 120*time.Second, func(v []byte) {
+	read(t, "out", 120*time.Second, func(v []byte) {
 		r.Add(v)
 		if r.Total%10 == 0 {
 			r.geo.check(v)

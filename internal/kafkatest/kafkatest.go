@@ -124,6 +124,22 @@ func (c *Cluster) Consume(t testing.TB, topic string, want int, timeout time.Dur
 // longer than timeout.
 func (c *Cluster) ReadAll(t testing.TB, topic string, timeout time.Duration, fn func(value []byte)) int {
 	t.Helper()
+	return c.readAll(t, topic, timeout, false, fn)
+}
+
+// ReadCommitted is ReadAll as a read_committed consumer: only the
+// records of committed transactions (and those written outside any)
+// reach fn. Every transaction on topic must have ended, committed or
+// aborted (by its producer or by the brokers' transaction timeout),
+// before it can return: it reads up to the end offsets, and the markers
+// of the transactions' ends are the last records.
+func (c *Cluster) ReadCommitted(t testing.TB, topic string, timeout time.Duration, fn func(value []byte)) int {
+	t.Helper()
+	return c.readAll(t, topic, timeout, true, fn)
+}
+
+func (c *Cluster) readAll(t testing.TB, topic string, timeout time.Duration, committed bool, fn func(value []byte)) int {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	ends, err := kadm.NewClient(c.Client(t)).ListEndOffsets(ctx, topic)
@@ -141,8 +157,15 @@ func (c *Cluster) ReadAll(t testing.TB, topic string, timeout time.Duration, fn 
 			starts[o.Partition] = kgo.NewOffset().AtStart()
 		}
 	})
-	cl := c.Client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: starts}),
-		kgo.FetchMaxWait(200*time.Millisecond), kgo.FetchMaxBytes(64<<20))
+	opts := []kgo.Opt{kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: starts}),
+		kgo.FetchMaxWait(200 * time.Millisecond), kgo.FetchMaxBytes(64 << 20),
+		// The control records (the markers of transactions' ends) come
+		// too, so that the reader knows it reached the end offset.
+		kgo.KeepControlRecords()}
+	if committed {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	cl := c.Client(t, opts...)
 	defer cl.Close()
 	n := 0
 	for len(left) > 0 {
@@ -153,11 +176,19 @@ func (c *Cluster) ReadAll(t testing.TB, topic string, timeout time.Duration, fn 
 		fs.EachError(func(topic string, p int32, err error) { t.Logf("fetch %s/%d: %v", topic, p, err) })
 		fs.EachRecord(func(r *kgo.Record) {
 			end, ok := left[r.Partition]
-			if !ok || r.Offset >= end {
-				return // written after ReadAll started
+			if !ok {
+				return
 			}
-			fn(r.Value)
-			n++
+			if r.Offset >= end {
+				// Written after ReadAll started; a read_committed
+				// reader may see one first after aborted records.
+				delete(left, r.Partition)
+				return
+			}
+			if !r.Attrs.IsControl() {
+				fn(r.Value)
+				n++
+			}
 			if r.Offset+1 >= end {
 				delete(left, r.Partition)
 			}

@@ -1,0 +1,170 @@
+package kafkae2e
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/lutkit/lutkit/internal/kafkatest"
+)
+
+// Exactly once between Kafka topics (pipeline.delivery: exactly_once):
+// the output's events and the input's offsets are committed in one
+// transaction, so that a read_committed reader of the output sees every
+// input event once, whatever fails in between.
+
+const (
+	mTxnCommitted = `enrichd_kafka_transactions_total{input="kafka",result="committed"}`
+	mTxnAborted   = `enrichd_kafka_transactions_total{input="kafka",result="aborted"}`
+)
+
+// eosConf is an exactly-once configuration: transactions of at most
+// 200 ms or 20,000 events, aborted by the brokers 8 s after a member
+// dies in one.
+func eosConf(tables string, input string) *conf {
+	return &conf{
+		tables:   tables,
+		columns:  `columns: ["Customer Id"]`,
+		input:    ", max_uncommitted: 20000, commit_interval: 200ms" + input,
+		output:   ", key_field: cust, transaction_timeout: 8s",
+		pipeline: ", delivery: exactly_once",
+	}
+}
+
+// readExactlyOnce reads the output topic as a read_committed reader and
+// fails the test unless every id in [0, n) is there once, enriched; it
+// also reads it as a read_uncommitted reader and returns how many events
+// that one sees more (the aborted transactions' records).
+func readExactlyOnce(t *testing.T, c *kafkatest.Cluster, n int) (aborted int) {
+	t.Helper()
+	r := readOutWith(t, c.ReadCommitted)
+	if dups := r.verify(t, n); dups != 0 {
+		t.Errorf("a read_committed reader sees %d duplicates, want 0", dups)
+	}
+	all := c.ReadAll(t, "out", 120*time.Second, func([]byte) {})
+	t.Logf("a read_uncommitted reader sees %d events, %d of aborted transactions", all, all-r.Total)
+	return all - r.Total
+}
+
+// TestExactlyOnceKill runs two enrichd processes of a consumer group
+// with delivery: exactly_once and SIGKILLs one in the middle of the
+// stream, in a transaction: the survivor takes its partitions after the
+// session timeout and reads their events again from the group's
+// committed offsets; the brokers abort the dead member's transaction
+// after transaction_timeout. A read_committed reader of the output sees
+// every input event exactly once.
+func TestExactlyOnceKill(t *testing.T) {
+	const n, rows = 200_000, 10_000
+	tables := tableDir(t, rows)
+	c := kafkatest.Start(t, 3, 12, "in", "out")
+	var procs []*proc
+	for i := range 2 {
+		cf := eosConf(tables, ", session_timeout: 6s, heartbeat_interval: 500ms, rebalance_timeout: 6s")
+		name := fmt.Sprintf("enrichd-%d", i+1)
+		procs = append(procs, start(t, name, writeConfig(t, c, name, cf), cf))
+	}
+	for _, p := range procs {
+		p.waitReady(t)
+	}
+	waitStable(t, c, 2, 60*time.Second)
+
+	pr := c.Producer(t, "in")
+	pr.Produce(t, 0, n/2, event(rows))
+	waitOut(t, n/4, 120*time.Second, procs...)
+	victim, survivor := procs[1], procs[0]
+	before := victim.metrics()
+	victim.kill(t)
+	t.Logf("killed %s with %v events produced by the group; it had produced %v in %v committed transactions",
+		victim.name, sum(procs, mProduced), before[mProduced], before[mTxnCommitted])
+	pr.Produce(t, n/2, n, event(rows))
+
+	waitCommitted(t, c, 120*time.Second, survivor)
+	m := survivor.metrics()
+	t.Logf("%s: %v transactions committed, %v aborted", survivor.name, m[mTxnCommitted], m[mTxnAborted])
+	survivor.term(t)
+	if lag := c.Lag(t, group, "in"); lag != 0 {
+		t.Errorf("after the survivor stopped the group has %d events uncommitted, want 0", lag)
+	}
+	if aborted := readExactlyOnce(t, c, n); aborted == 0 {
+		t.Logf("no event of an aborted transaction in the output: the victim died between transactions")
+	}
+}
+
+// TestExactlyOnceOutage stops all three brokers for 5 seconds in the
+// middle of an exactly-once stream: the transaction under way cannot
+// end; enrichd ends it (or the brokers abort it) once they are back, and
+// goes on. A read_committed reader of the output sees every input event
+// exactly once, and the group commits them all.
+func TestExactlyOnceOutage(t *testing.T) {
+	const n, rows = 200_000, 10_000
+	c := kafkatest.Start(t, 3, 12, "in", "out")
+	cf := eosConf(tableDir(t, rows), ", session_timeout: 10s, heartbeat_interval: 1s")
+	p := start1(t, c, cf)
+	waitStable(t, c, 1, 60*time.Second)
+	pr := c.Producer(t, "in")
+	pr.Produce(t, 0, n/2, event(rows))
+	waitOut(t, n/4, 120*time.Second, p)
+	before := p.metrics()
+	c.StopBrokers()
+	t.Logf("brokers stopped for 5s with %v events produced in %v committed transactions", before[mProduced], before[mTxnCommitted])
+	time.Sleep(5 * time.Second)
+	c.StartBrokers(t)
+	pr.Produce(t, n/2, n, event(rows))
+	waitCommitted(t, c, 120*time.Second, p)
+	m := p.metrics()
+	t.Logf("%v transactions committed, %v aborted", m[mTxnCommitted], m[mTxnAborted])
+	p.term(t)
+	if lag := c.Lag(t, group, "in"); lag != 0 {
+		t.Errorf("after shutdown the group has %d events uncommitted, want 0", lag)
+	}
+	readExactlyOnce(t, c, n)
+}
+
+// TestExactlyOnceEndFails makes the brokers close the connection of every
+// AddOffsetsToTxn and TxnOffsetCommit request for 25 s, longer than the client retries one,
+// in the middle of an exactly-once stream: ending the transactions fails.
+// enrichd aborts each, reads on from the group's committed offsets, and
+// once the brokers take the requests again commits the rest: a
+// read_committed reader of the output sees every input event exactly
+// once.
+func TestExactlyOnceEndFails(t *testing.T) {
+	const n, rows, down = 100_000, 10_000, 25 * time.Second
+	c := kafkatest.Start(t, 3, 12, "in", "out")
+	cf := eosConf(tableDir(t, rows), ", session_timeout: 10s, heartbeat_interval: 1s")
+	p := start1(t, c, cf)
+	waitStable(t, c, 1, 60*time.Second)
+	pr := c.Producer(t, "in")
+	pr.Produce(t, 0, n/2, event(rows))
+	waitOut(t, n/4, 120*time.Second, p)
+	var refused atomic.Int64
+	until := time.Now().Add(down)
+	c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+		if time.Now().After(until) {
+			c.DropControl()
+			return nil, nil, false
+		}
+		c.KeepControl()
+		if k := req.Key(); k != (&kmsg.AddOffsetsToTxnRequest{}).Key() && k != (&kmsg.TxnOffsetCommitRequest{}).Key() {
+			return nil, nil, false
+		}
+		refused.Add(1)
+		return nil, errors.New("down"), true // kfake closes the connection
+	})
+	pr.Produce(t, n/2, n, event(rows))
+	waitCommitted(t, c, 180*time.Second, p)
+	m := p.metrics()
+	t.Logf("%d AddOffsetsToTxn or TxnOffsetCommit requests refused; %v transactions committed, %v aborted, %v ends failed",
+		refused.Load(), m[mTxnCommitted], m[mTxnAborted], m[`enrichd_kafka_transactions_total{input="kafka",result="error"}`])
+	if m[`enrichd_kafka_transactions_total{input="kafka",result="error"}`] == 0 {
+		t.Errorf("no transaction end failed: the test tested nothing")
+	}
+	p.term(t)
+	if lag := c.Lag(t, group, "in"); lag != 0 {
+		t.Errorf("after shutdown the group has %d events uncommitted, want 0", lag)
+	}
+	readExactlyOnce(t, c, n)
+}
