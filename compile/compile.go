@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -160,7 +159,8 @@ type compiler struct {
 	types   []format.ColumnType // type of each stored column; nil: all text
 	keyIdx  []int               // source index of each key column
 	nsrc    int
-	entries []entry
+	entries []entry  // the entries of a table of up to spillRows rows
+	spill   *spiller // the entries of a larger one
 	stats   Stats
 }
 
@@ -323,6 +323,13 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 		return nil, err
 	}
 	dataLen := w.off - dataStart
+	if c.spill != nil {
+		defer c.spill.remove()
+		if err := c.spill.finish(); err != nil {
+			return nil, err
+		}
+		return c.finishPartitioned(f, w, bw, section, &sections, dataFile{f, dataStart, dataLen, len(c.cols)})
+	}
 	if err := c.dedupe(f, dataStart, dataLen); err != nil {
 		return nil, err
 	}
@@ -346,7 +353,6 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 	if rehashErr != nil {
 		return nil, rehashErr
 	}
-	c.stats.Seed = seed
 	if err := section(format.SectionMPHF, func() error {
 		_, err := w.Write(mphf.AppendTo(make([]byte, 0, mphf.Size())))
 		return err
@@ -364,7 +370,38 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 	}); err != nil {
 		return nil, err
 	}
-	c.stats.Rows = int64(len(c.entries))
+	return c.finish(f, w, bw, section, &sections, mphf, seed, 0)
+}
+
+// sectionFunc writes one section: its body, then its table entry.
+type sectionFunc func(kind uint32, body func() error) error
+
+// finishPartitioned builds the partitioned perfect hash of a spilled
+// table and writes its MPHF and SLOTS sections and the rest of the file.
+func (c *compiler) finishPartitioned(f *os.File, w *countingWriter, bw *bufio.Writer, section sectionFunc, sections *[]format.Section, data dataFile) (*Stats, error) {
+	mphf, seed, err := c.partitionedHash(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := section(format.SectionMPHF, func() error {
+		_, err := w.Write(mphf.AppendTo(make([]byte, 0, mphf.Size())))
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := section(format.SectionSlots, func() error { return c.writeSlots(w) }); err != nil {
+		return nil, err
+	}
+	return c.finish(f, w, bw, section, sections, mphf, seed, format.FeaturePartitionedMPHF)
+}
+
+// finish writes the META section, the section table, the footer and the
+// header of a table whose perfect hash is mphf, under seed; incompat
+// holds the feature bits the hash needs.
+func (c *compiler) finish(f *os.File, w *countingWriter, bw *bufio.Writer, section sectionFunc, sections *[]format.Section, mphf *format.MPHF, seed uint64, incompat uint32) (*Stats, error) {
+	c.stats.Seed = seed
+	rows := mphf.Len()
+	c.stats.Rows = int64(rows)
 	meta := Meta{
 		Writer: Version, Key: c.opts.Key, FoldCase: c.opts.FoldCase, OnDuplicate: c.opts.OnDuplicate,
 		SourceRows: c.stats.SourceRows, SkippedRows: c.stats.SkippedRows, Duplicates: c.stats.Duplicates,
@@ -384,7 +421,7 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 	}
 	tableOff := w.off
 	var table []byte
-	for _, s := range sections {
+	for _, s := range *sections {
 		table = format.AppendSection(table, s)
 	}
 	footer := binary.LittleEndian.AppendUint64(nil, tableOff)
@@ -400,8 +437,8 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 	}
 	h := format.Header{
 		Major: format.MajorVersion, Minor: format.MinorVersion,
-		Columns: uint32(len(c.cols)), Rows: uint64(len(c.entries)), Seed: seed,
-		SectionsOff: tableOff, SectionCount: uint32(len(sections)), HashAlgorithm: format.HashXXH3,
+		Columns: uint32(len(c.cols)), Rows: rows, Seed: seed, Incompat: incompat,
+		SectionsOff: tableOff, SectionCount: uint32(len(*sections)), HashAlgorithm: format.HashXXH3,
 		FileSize: w.off, SectionsSum: xxh3.Hash(table),
 	}
 	if c.opts.FoldCase {
@@ -410,6 +447,9 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 	if (&format.Schema{Types: c.types}).Typed() {
 		h.Incompat |= format.FeatureColumnTypes
 		h.Minor = format.MinorTypes
+	}
+	if incompat&format.FeaturePartitionedMPHF != 0 {
+		h.Minor = format.MinorPartitioned
 	}
 	if !c.opts.BuildTime.IsZero() {
 		h.BuildTime = c.opts.BuildTime.Unix()
@@ -428,58 +468,83 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 	var (
 		keyBuf []byte
 		rec    []byte
+		fields [][]byte
 		values = make([][]byte, len(c.colIdx))
 	)
-	for {
-		fields, err := c.src.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if err := c.badRow(err); err != nil {
-				return err
-			}
-			continue
-		}
-		c.stats.SourceRows++
-		if c.opts.Progress != nil && c.stats.SourceRows&0xffff == 0 {
-			c.opts.Progress(c.stats.SourceRows)
-		}
-		line := c.src.Line()
-		if len(fields) != c.nsrc {
-			return fmt.Errorf("row at line %d has %d fields, want %d", line, len(fields), c.nsrc)
-		}
-		keyBuf, err = c.key(keyBuf[:0], fields)
-		if err != nil {
-			if err := c.badRow(&source.RowError{File: c.opts.SourceName, Line: line, Err: err}); err != nil {
-				return err
-			}
-			continue
-		}
-		for i, s := range c.colIdx {
-			values[i] = fields[s]
-		}
-		if c.types != nil {
-			if err := c.checkTypes(values, line); err != nil {
-				if err := c.badRow(err); err != nil {
+	rows := readRows(c.src, c.opts.Progress)
+	defer rows.close()
+	for b := range rows.batches {
+		for i := range b.rows {
+			r := &b.rows[i]
+			if r.err != nil {
+				if err := c.badRow(r.err); err != nil {
 					return err
 				}
 				continue
 			}
+			c.stats.SourceRows++
+			line := r.line
+			if r.n != c.nsrc {
+				return fmt.Errorf("row at line %d has %d fields, want %d", line, r.n, c.nsrc)
+			}
+			fields = b.fields(r, fields)
+			var err error
+			keyBuf, err = c.key(keyBuf[:0], fields)
+			if err != nil {
+				if err := c.badRow(&source.RowError{File: c.opts.SourceName, Line: line, Err: err}); err != nil {
+					return err
+				}
+				continue
+			}
+			for i, s := range c.colIdx {
+				values[i] = fields[s]
+			}
+			if c.types != nil {
+				if err := c.checkTypes(values, line); err != nil {
+					if err := c.badRow(err); err != nil {
+						return err
+					}
+					continue
+				}
+			}
+			off := w.off - dataStart
+			if off >= format.MaxDataSize {
+				return fmt.Errorf("table data exceeds %d GiB, the largest a table addresses", format.MaxDataSize>>30)
+			}
+			rec = format.AppendRecord(rec[:0], keyBuf, values)
+			if _, err := w.Write(rec); err != nil {
+				return err
+			}
+			if err := c.addEntry(w.f, entry{hash: format.HashKey(keyBuf, c.opts.Seed), off: off, line: line}); err != nil {
+				return err
+			}
 		}
-		off := w.off - dataStart
-		if off >= format.MaxDataSize {
-			return fmt.Errorf("table data exceeds %d GiB, the largest a table addresses", format.MaxDataSize>>30)
-		}
-		rec = format.AppendRecord(rec[:0], keyBuf, values)
-		if _, err := w.Write(rec); err != nil {
+		rows.free <- b
+	}
+	return nil
+}
+
+// addEntry keeps the entry of a row: in memory, or, past spillRows rows,
+// in the spill files, which then take the rows kept so far too.
+func (c *compiler) addEntry(f *os.File, e entry) error {
+	if c.spill != nil {
+		return c.spill.add(e)
+	}
+	c.entries = append(c.entries, e)
+	if len(c.entries) < spillRows {
+		return nil
+	}
+	s, err := newSpiller(spillDir(f))
+	if err != nil {
+		return err
+	}
+	c.spill = s
+	for _, e := range c.entries {
+		if err := s.add(e); err != nil {
 			return err
 		}
-		c.entries = append(c.entries, entry{hash: format.HashKey(keyBuf, c.opts.Seed), off: off, line: line})
 	}
-	if c.opts.Progress != nil {
-		c.opts.Progress(c.stats.SourceRows)
-	}
+	c.entries = nil
 	return nil
 }
 
@@ -505,32 +570,58 @@ func readRecord(f *os.File, dataStart, dataLen, off uint64, cols int, buf []byte
 	return r, nil
 }
 
-// dedupe sorts the entries by hash and resolves duplicate keys: entries
-// with equal hashes are compared by key, read back from the file.
+// dedupe sorts the entries by hash and resolves duplicate keys (see
+// dedupeEntries).
 func (c *compiler) dedupe(f *os.File, dataStart, dataLen uint64) error {
-	slices.SortFunc(c.entries, func(a, b entry) int {
+	out, dups, err := dedupeEntries(c.entries, dataFile{f, dataStart, dataLen, len(c.cols)}, c.opts.OnDuplicate)
+	if err != nil {
+		return err
+	}
+	c.entries = out
+	c.stats.Duplicates += dups
+	return nil
+}
+
+// dataFile is the DATA section of the table being written, read back.
+type dataFile struct {
+	f          *os.File
+	start, len uint64
+	cols       int
+}
+
+func (d dataFile) record(off uint64, buf []byte) (format.Record, error) {
+	return readRecord(d.f, d.start, d.len, off, d.cols, buf)
+}
+
+// dedupeEntries sorts entries by hash (then line) and resolves duplicate
+// keys: entries with equal hashes are compared by key, read back from
+// DATA. It returns the entries kept, in place, and how many rows were
+// dropped as duplicates.
+func dedupeEntries(entries []entry, data dataFile, onDuplicate string) ([]entry, int64, error) {
+	slices.SortFunc(entries, func(a, b entry) int {
 		return cmp.Or(cmp.Compare(a.hash, b.hash), cmp.Compare(a.line, b.line))
 	})
 	var bufA, bufB []byte
-	out := c.entries[:0]
-	for i := 0; i < len(c.entries); {
+	var dups int64
+	out := entries[:0]
+	for i := 0; i < len(entries); {
 		j := i + 1
-		for j < len(c.entries) && c.entries[j].hash == c.entries[i].hash {
+		for j < len(entries) && entries[j].hash == entries[i].hash {
 			j++
 		}
 		if j == i+1 {
-			out = append(out, c.entries[i])
+			out = append(out, entries[i])
 			i = j
 			continue
 		}
 		// A run of equal hashes: group equal keys (almost always all of
 		// them; distinct keys with one hash are handled by a reseed).
-		run := c.entries[i:j]
+		run := entries[i:j]
 		kept := make([]bool, len(run))
 		for a := range run {
-			ra, err := readRecord(f, dataStart, dataLen, run[a].off, len(c.cols), bufA)
+			ra, err := data.record(run[a].off, bufA)
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
 			bufA = ra.Bytes()
 			winner := a
@@ -539,30 +630,30 @@ func (c *compiler) dedupe(f *os.File, dataStart, dataLen uint64) error {
 				if b == a {
 					continue
 				}
-				rb, err := readRecord(f, dataStart, dataLen, run[b].off, len(c.cols), bufB)
+				rb, err := data.record(run[b].off, bufB)
 				if err != nil {
-					return err
+					return nil, 0, err
 				}
 				bufB = rb.Bytes()
 				if !bytes.Equal(ra.Key(), rb.Key()) {
 					continue
 				}
 				dup = true
-				if c.opts.OnDuplicate == DuplicateError {
+				if onDuplicate == DuplicateError {
 					first, second := run[a].line, run[b].line
 					if first > second {
 						first, second = second, first
 					}
-					return fmt.Errorf("duplicate key %q at lines %d and %d (use --on-duplicate first|last to keep one)", ra.Key(), first, second)
+					return nil, 0, fmt.Errorf("duplicate key %q at lines %d and %d (use --on-duplicate first|last to keep one)", ra.Key(), first, second)
 				}
-				if (c.opts.OnDuplicate == DuplicateFirst) == (run[b].line < run[winner].line) {
+				if (onDuplicate == DuplicateFirst) == (run[b].line < run[winner].line) {
 					winner = b
 				}
 			}
 			if winner == a {
 				kept[a] = true
 			} else if dup {
-				c.stats.Duplicates++
+				dups++
 			}
 		}
 		for a := range run {
@@ -572,8 +663,7 @@ func (c *compiler) dedupe(f *os.File, dataStart, dataLen uint64) error {
 		}
 		i = j
 	}
-	c.entries = out
-	return nil
+	return out, dups, nil
 }
 
 // rehash recomputes every entry's hash under seed, reading the keys back

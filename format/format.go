@@ -53,6 +53,9 @@ const (
 	// (MinorTypes), one without stays 1.0.
 	MinorVersion = 0
 	MinorTypes   = 1
+	// MinorPartitioned: a file with a partitioned MPHF
+	// (FeaturePartitionedMPHF) is 1.2.
+	MinorPartitioned = 2
 )
 
 // Sizes of the fixed parts.
@@ -74,8 +77,12 @@ const (
 	// 1.1); a 1.0 reader, which would write every value as a string,
 	// refuses the file instead.
 	FeatureColumnTypes uint32 = 1 << 1
+	// FeaturePartitionedMPHF: the MPHF section holds a partitioned
+	// function (version 1.2, mphf_partitioned.go), which a 1.0 or 1.1
+	// reader cannot evaluate.
+	FeaturePartitionedMPHF uint32 = 1 << 8
 
-	knownIncompat = FeatureFoldCase | FeatureColumnTypes
+	knownIncompat = FeatureFoldCase | FeatureColumnTypes | FeaturePartitionedMPHF
 )
 
 // HashXXH3 is the only key hash algorithm of version 1.
