@@ -353,13 +353,7 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 	if rehashErr != nil {
 		return nil, rehashErr
 	}
-	if err := section(format.SectionMPHF, func() error {
-		_, err := w.Write(mphf.AppendTo(make([]byte, 0, mphf.Size())))
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if err := section(format.SectionSlots, func() error {
+	return c.finish(f, w, bw, section, &sections, mphf, seed, 0, func() error {
 		slots := make([]byte, 8*len(c.entries))
 		for _, e := range c.entries {
 			pos := mphf.Index(e.hash)
@@ -367,10 +361,7 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 		}
 		_, err := w.Write(slots)
 		return err
-	}); err != nil {
-		return nil, err
-	}
-	return c.finish(f, w, bw, section, &sections, mphf, seed, 0)
+	})
 }
 
 // sectionFunc writes one section: its body, then its table entry.
@@ -383,22 +374,23 @@ func (c *compiler) finishPartitioned(f *os.File, w *countingWriter, bw *bufio.Wr
 	if err != nil {
 		return nil, err
 	}
+	return c.finish(f, w, bw, section, sections, mphf, seed, format.FeaturePartitionedMPHF, func() error { return c.writeSlots(w) })
+}
+
+// finish writes the MPHF section, the SLOTS section (writeSlots writes
+// its body), the META section, the section table, the footer and the
+// header of a table whose perfect hash is mphf, under seed; incompat
+// holds the feature bits the hash needs.
+func (c *compiler) finish(f *os.File, w *countingWriter, bw *bufio.Writer, section sectionFunc, sections *[]format.Section, mphf *format.MPHF, seed uint64, incompat uint32, writeSlots func() error) (*Stats, error) {
 	if err := section(format.SectionMPHF, func() error {
 		_, err := w.Write(mphf.AppendTo(make([]byte, 0, mphf.Size())))
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	if err := section(format.SectionSlots, func() error { return c.writeSlots(w) }); err != nil {
+	if err := section(format.SectionSlots, writeSlots); err != nil {
 		return nil, err
 	}
-	return c.finish(f, w, bw, section, sections, mphf, seed, format.FeaturePartitionedMPHF)
-}
-
-// finish writes the META section, the section table, the footer and the
-// header of a table whose perfect hash is mphf, under seed; incompat
-// holds the feature bits the hash needs.
-func (c *compiler) finish(f *os.File, w *countingWriter, bw *bufio.Writer, section sectionFunc, sections *[]format.Section, mphf *format.MPHF, seed uint64, incompat uint32) (*Stats, error) {
 	c.stats.Seed = seed
 	rows := mphf.Len()
 	c.stats.Rows = int64(rows)
