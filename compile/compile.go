@@ -1,7 +1,12 @@
 // Package compile turns tabular sources into .lut tables: it reads rows
 // from a source.Reader, validates them, and writes the table file in one
-// streaming pass with bounded memory (24 bytes per row plus the perfect
-// hash under construction; row data goes straight to the output file).
+// streaming pass: row data goes straight to the output file, and each row
+// keeps a 24-byte entry (hash, offset, line). A table of up to spillRows
+// rows keeps its entries in memory and gets one perfect hash; a larger one
+// writes them to partition files and gets a partitioned perfect hash
+// (partitioned.go), built partition by partition, in parallel, in memory
+// bounded by a partition. The source is parsed by a goroutine of its own
+// (rows.go).
 //
 // The output is deterministic: the same rows and options give the same
 // bytes. Files are written atomically: a temporary file in the target
