@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/lutkit/lutkit/internal/fsutil"
 )
 
 // A large table's entries do not stay in memory: once a compile has read
@@ -27,11 +29,12 @@ var spillRows = 1 << 22
 
 // spiller holds the entries of a large table in spillParts files.
 type spiller struct {
-	dir    string
-	files  [spillParts]*os.File
-	w      [spillParts]*bufio.Writer
-	counts [spillParts]int64
-	buf    [entrySize]byte
+	dir     string
+	untrack func() // stops fsutil.RemoveTemps from removing dir
+	files   [spillParts]*os.File
+	w       [spillParts]*bufio.Writer
+	counts  [spillParts]int64
+	buf     [entrySize]byte
 }
 
 // newSpiller creates the spill files in a new directory under dir.
@@ -40,6 +43,9 @@ func newSpiller(dir string) (s *spiller, err error) {
 	if s.dir, err = os.MkdirTemp(dir, ".lut-spill-"); err != nil {
 		return nil, fmt.Errorf("creating the directory of the partitions: %w", err)
 	}
+	// A compile ended by a signal removes the partitions as it removes
+	// the table's temporary file.
+	s.untrack = fsutil.TrackTemp(s.dir)
 	for i := range s.files {
 		f, err := os.Create(filepath.Join(s.dir, fmt.Sprintf("part-%03d", i)))
 		if err != nil {
@@ -108,4 +114,5 @@ func (s *spiller) remove() {
 		}
 	}
 	_ = os.RemoveAll(s.dir)
+	s.untrack()
 }
