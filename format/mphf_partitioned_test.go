@@ -118,3 +118,36 @@ func FuzzParsePartitionedMPHF(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkMPHFIndexPartitioned is BenchmarkMPHFIndex's loop over the same
+// 2,000,000 hashes with the single function and with a partitioned one of
+// 256 partitions, in one run.
+func BenchmarkMPHFIndexPartitioned(b *testing.B) {
+	const n = 2_000_000
+	r := rand.New(rand.NewPCG(5, 6))
+	keys := make([]uint64, n)
+	for i := range keys {
+		keys[i] = r.Uint64()
+	}
+	single, err := BuildMPHF(append([]uint64(nil), keys...))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		f    *MPHF
+	}{{"single", single}, {"partitioned", buildPartitioned(b, append([]uint64(nil), keys...), 8)}} {
+		b.Run(c.name, func(b *testing.B) {
+			i := 0
+			var sink uint64
+			for b.Loop() {
+				sink += c.f.Index(keys[i])
+				i++
+				if i == n {
+					i = 0
+				}
+			}
+			_ = sink
+		})
+	}
+}
