@@ -124,11 +124,7 @@ func FuzzParsePartitionedMPHF(f *testing.F) {
 // 256 partitions, in one run.
 func BenchmarkMPHFIndexPartitioned(b *testing.B) {
 	const n = 2_000_000
-	r := rand.New(rand.NewPCG(5, 6))
-	keys := make([]uint64, n)
-	for i := range keys {
-		keys[i] = r.Uint64()
-	}
+	keys := randomHashes(n, 5)
 	single, err := BuildMPHF(append([]uint64(nil), keys...))
 	if err != nil {
 		b.Fatal(err)
@@ -150,4 +146,14 @@ func BenchmarkMPHFIndexPartitioned(b *testing.B) {
 			_ = sink
 		})
 	}
+}
+
+// randomHashes returns n random hashes drawn from seed.
+func randomHashes(n int, seed uint64) []uint64 {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	hashes := make([]uint64, n)
+	for i := range hashes {
+		hashes[i] = r.Uint64()
+	}
+	return hashes
 }
