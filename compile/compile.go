@@ -1,7 +1,12 @@
 // Package compile turns tabular sources into .lut tables: it reads rows
 // from a source.Reader, validates them, and writes the table file in one
-// streaming pass with bounded memory (24 bytes per row plus the perfect
-// hash under construction; row data goes straight to the output file).
+// streaming pass: row data goes straight to the output file, and each row
+// keeps a 24-byte entry (hash, offset, line). A table of up to spillRows
+// rows keeps its entries in memory and gets one perfect hash; a larger one
+// writes them to partition files and gets a partitioned perfect hash
+// (partitioned.go), built partition by partition, in parallel, in memory
+// bounded by a partition. The source is parsed by a goroutine of its own
+// (rows.go).
 //
 // The output is deterministic: the same rows and options give the same
 // bytes. Files are written atomically: a temporary file in the target
@@ -21,7 +26,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -166,7 +170,8 @@ type compiler struct {
 	nsrc    int
 	kind    format.MatchKind // the match kind (suffix tables: its keys and section)
 	labels  uint64           // suffix tables: the label mask of the keys written
-	entries []entry
+	entries []entry          // the entries of a table of up to spillRows rows
+	spill   *spiller         // the entries of a larger one
 	stats   Stats
 	match   matcher // range and time-bounded tables
 }
@@ -352,6 +357,13 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 		return nil, err
 	}
 	dataLen := w.off - dataStart
+	if c.spill != nil {
+		defer c.spill.remove()
+		if err := c.spill.finish(); err != nil {
+			return nil, err
+		}
+		return c.finishPartitioned(f, w, bw, section, &sections, dataFile{f, dataStart, dataLen, len(c.cols)})
+	}
 	if err := c.dedupe(f, dataStart, dataLen); err != nil {
 		return nil, err
 	}
@@ -375,14 +387,7 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 	if rehashErr != nil {
 		return nil, rehashErr
 	}
-	c.stats.Seed = seed
-	if err := section(format.SectionMPHF, func() error {
-		_, err := w.Write(mphf.AppendTo(make([]byte, 0, mphf.Size())))
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if err := section(format.SectionSlots, func() error {
+	return c.finish(f, w, bw, section, &sections, mphf, seed, 0, func() error {
 		slots := make([]byte, 8*len(c.entries))
 		for _, e := range c.entries {
 			pos := mphf.Index(e.hash)
@@ -390,13 +395,42 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 		}
 		_, err := w.Write(slots)
 		return err
+	})
+}
+
+// sectionFunc writes one section: its body, then its table entry.
+type sectionFunc func(kind uint32, body func() error) error
+
+// finishPartitioned builds the partitioned perfect hash of a spilled
+// table and writes its MPHF and SLOTS sections and the rest of the file.
+func (c *compiler) finishPartitioned(f *os.File, w *countingWriter, bw *bufio.Writer, section sectionFunc, sections *[]format.Section, data dataFile) (*Stats, error) {
+	mphf, seed, err := c.partitionedHash(data)
+	if err != nil {
+		return nil, err
+	}
+	return c.finish(f, w, bw, section, sections, mphf, seed, format.FeaturePartitionedMPHF, func() error { return c.writeSlots(w) })
+}
+
+// finish writes the MPHF section, the SLOTS section (writeSlots writes
+// its body), the META section, the section table, the footer and the
+// header of a table whose perfect hash is mphf, under seed; incompat
+// holds the feature bits the hash needs.
+func (c *compiler) finish(f *os.File, w *countingWriter, bw *bufio.Writer, section sectionFunc, sections *[]format.Section, mphf *format.MPHF, seed uint64, incompat uint32, writeSlots func() error) (*Stats, error) {
+	if err := section(format.SectionMPHF, func() error {
+		_, err := w.Write(mphf.AppendTo(make([]byte, 0, mphf.Size())))
+		return err
 	}); err != nil {
 		return nil, err
 	}
+	if err := section(format.SectionSlots, writeSlots); err != nil {
+		return nil, err
+	}
+	c.stats.Seed = seed
+	rows := mphf.Len()
+	c.stats.Rows = int64(rows)
 	if err := c.matchSections(section, w); err != nil {
 		return nil, err
 	}
-	c.stats.Rows = int64(len(c.entries))
 	if c.match.on() {
 		kind, body, err := c.match.section(c, mphf)
 		if err != nil {
@@ -427,7 +461,7 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 	}
 	tableOff := w.off
 	var table []byte
-	for _, s := range sections {
+	for _, s := range *sections {
 		table = format.AppendSection(table, s)
 	}
 	footer := binary.LittleEndian.AppendUint64(nil, tableOff)
@@ -443,8 +477,8 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 	}
 	h := format.Header{
 		Major: format.MajorVersion, Minor: format.MinorVersion,
-		Columns: uint32(len(c.cols)), Rows: uint64(len(c.entries)), Seed: seed,
-		SectionsOff: tableOff, SectionCount: uint32(len(sections)), HashAlgorithm: format.HashXXH3,
+		Columns: uint32(len(c.cols)), Rows: rows, Seed: seed, Incompat: incompat,
+		SectionsOff: tableOff, SectionCount: uint32(len(*sections)), HashAlgorithm: format.HashXXH3,
 		FileSize: w.off, SectionsSum: xxh3.Hash(table),
 	}
 	if c.opts.FoldCase {
@@ -455,8 +489,8 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 		h.Minor = format.MinorTypes
 	}
 	h.Incompat |= c.match.features() | c.matchFeature()
-	if h.Incompat&(format.FeatureRange|format.FeatureTimeBound|format.FeatureSuffix) != 0 {
-		h.Minor = format.MinorMatch
+	if h.Incompat&(format.FeatureRange|format.FeatureTimeBound|format.FeatureSuffix|format.FeaturePartitionedMPHF) != 0 {
+		h.Minor = format.MinorMatch // = MinorPartitioned: 1.2
 	}
 	if !c.opts.BuildTime.IsZero() {
 		h.BuildTime = c.opts.BuildTime.Unix()
@@ -475,74 +509,101 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 	var (
 		keyBuf []byte
 		rec    []byte
+		fields [][]byte
 		values = make([][]byte, len(c.colIdx))
 	)
-	for {
-		fields, err := c.src.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if err := c.badRow(err); err != nil {
-				return err
-			}
-			continue
-		}
-		c.stats.SourceRows++
-		if c.opts.Progress != nil && c.stats.SourceRows&0xffff == 0 {
-			c.opts.Progress(c.stats.SourceRows)
-		}
-		line := c.src.Line()
-		if len(fields) != c.nsrc {
-			return fmt.Errorf("row at line %d has %d fields, want %d", line, len(fields), c.nsrc)
-		}
-		keyBuf, err = c.key(keyBuf[:0], fields)
-		if err != nil {
-			col := 0
-			if c.kind != format.MatchExact {
-				col = c.keyIdx[0] + 1 // one key column: the error is in it
-			}
-			if err := c.badRow(&source.RowError{File: c.opts.SourceName, Line: line, Column: col, Err: err}); err != nil {
-				return err
-			}
-			continue
-		}
-		for i, s := range c.colIdx {
-			values[i] = fields[s]
-		}
-		if c.types != nil {
-			if err := c.checkTypes(values, line); err != nil {
-				if err := c.badRow(err); err != nil {
+	rows := readRows(c.src, c.opts.Progress)
+	defer rows.close()
+	for b := range rows.batches {
+		for i := range b.rows {
+			r := &b.rows[i]
+			if r.err != nil {
+				if err := c.badRow(r.err); err != nil {
 					return err
 				}
 				continue
 			}
-		}
-		var lo, hi int64
-		if c.match.on() {
-			if lo, hi, err = c.match.bounds(c, fields, line); err != nil {
-				if err := c.badRow(err); err != nil {
+			c.stats.SourceRows++
+			line := r.line
+			if r.n != c.nsrc {
+				return fmt.Errorf("row at line %d has %d fields, want %d", line, r.n, c.nsrc)
+			}
+			fields = b.fields(r, fields)
+			var err error
+			keyBuf, err = c.key(keyBuf[:0], fields)
+			if err != nil {
+				col := 0
+				if c.kind != format.MatchExact {
+					col = c.keyIdx[0] + 1 // one key column: the error is in it
+				}
+				if err := c.badRow(&source.RowError{File: c.opts.SourceName, Line: line, Column: col, Err: err}); err != nil {
 					return err
 				}
 				continue
 			}
+			for i, s := range c.colIdx {
+				values[i] = fields[s]
+			}
+			if c.types != nil {
+				if err := c.checkTypes(values, line); err != nil {
+					if err := c.badRow(err); err != nil {
+						return err
+					}
+					continue
+				}
+			}
+			var lo, hi int64
+			if c.match.on() {
+				if lo, hi, err = c.match.bounds(c, fields, line); err != nil {
+					if err := c.badRow(err); err != nil {
+						return err
+					}
+					continue
+				}
+			}
+			off := w.off - dataStart
+			if off >= format.MaxDataSize {
+				return fmt.Errorf("table data exceeds %d GiB, the largest a table addresses", format.MaxDataSize>>30)
+			}
+			rec = format.AppendRecord(rec[:0], keyBuf, values)
+			if _, err := w.Write(rec); err != nil {
+				return err
+			}
+			if err := c.addEntry(w.f, entry{hash: format.HashKey(keyBuf, c.opts.Seed), off: off, line: line, lo: lo, hi: hi}); err != nil {
+				return err
+			}
+			if c.kind == format.MatchSuffix {
+				c.labels |= format.LabelBit(format.Labels(keyBuf))
+			}
 		}
-		off := w.off - dataStart
-		if off >= format.MaxDataSize {
-			return fmt.Errorf("table data exceeds %d GiB, the largest a table addresses", format.MaxDataSize>>30)
-		}
-		rec = format.AppendRecord(rec[:0], keyBuf, values)
-		if _, err := w.Write(rec); err != nil {
+		rows.free <- b
+	}
+	return nil
+}
+
+// addEntry keeps the entry of a row: in memory, or, past spillRows rows,
+// in the spill files, which then take the rows kept so far too.
+func (c *compiler) addEntry(f *os.File, e entry) error {
+	if c.spill != nil {
+		return c.spill.add(e)
+	}
+	c.entries = append(c.entries, e)
+	if len(c.entries) < spillRows || c.match.on() {
+		// Range and time-bounded tables keep their entries (and bounds)
+		// in memory.
+		return nil
+	}
+	s, err := newSpiller(spillDir(f))
+	if err != nil {
+		return err
+	}
+	c.spill = s
+	for _, e := range c.entries {
+		if err := s.add(e); err != nil {
 			return err
 		}
-		c.entries = append(c.entries, entry{hash: format.HashKey(keyBuf, c.opts.Seed), off: off, line: line, lo: lo, hi: hi})
-		if c.kind == format.MatchSuffix {
-			c.labels |= format.LabelBit(format.Labels(keyBuf))
-		}
 	}
-	if c.opts.Progress != nil {
-		c.opts.Progress(c.stats.SourceRows)
-	}
+	c.entries = nil
 	return nil
 }
 
@@ -568,35 +629,81 @@ func readRecord(f *os.File, dataStart, dataLen, off uint64, cols int, buf []byte
 	return r, nil
 }
 
-// dedupe sorts the entries by hash and resolves duplicate keys: entries
-// with equal hashes are compared by key, read back from the file.
+// dedupe sorts the entries by hash and resolves duplicate keys (see
+// dedupeEntries).
 func (c *compiler) dedupe(f *os.File, dataStart, dataLen uint64) error {
 	if c.match.on() {
 		return c.groupKeys(f, dataStart, dataLen)
 	}
-	slices.SortFunc(c.entries, func(a, b entry) int {
+	out, dups, err := dedupeEntries(c.entries, dataFile{f, dataStart, dataLen, len(c.cols)}, c.opts.OnDuplicate)
+	if err != nil {
+		return c.placeDuplicate(err)
+	}
+	c.entries = out
+	c.stats.Duplicates += dups
+	return nil
+}
+
+// duplicateError is a key found in two rows (DuplicateError).
+type duplicateError struct {
+	key           string
+	first, second int64 // their lines
+}
+
+func (e *duplicateError) Error() string {
+	return fmt.Sprintf("duplicate key %q at lines %d and %d (use --on-duplicate first|last to keep one)", e.key, e.first, e.second)
+}
+
+// placeDuplicate places a duplicateError in the source, at the second
+// row's first key field, as the other row errors are.
+func (c *compiler) placeDuplicate(err error) error {
+	var de *duplicateError
+	if !errors.As(err, &de) || c.opts.SourceName == "" {
+		return err
+	}
+	return &source.RowError{File: c.opts.SourceName, Line: de.second, Column: c.keyIdx[0] + 1, Err: err}
+}
+
+// dataFile is the DATA section of the table being written, read back.
+type dataFile struct {
+	f          *os.File
+	start, len uint64
+	cols       int
+}
+
+func (d dataFile) record(off uint64, buf []byte) (format.Record, error) {
+	return readRecord(d.f, d.start, d.len, off, d.cols, buf)
+}
+
+// dedupeEntries sorts entries by hash (then line) and resolves duplicate
+// keys: entries with equal hashes are compared by key, read back from
+// DATA. It returns the entries kept, in place, and how many rows were
+// dropped as duplicates.
+func dedupeEntries(entries []entry, data dataFile, onDuplicate string) ([]entry, int64, error) {
+	slices.SortFunc(entries, func(a, b entry) int {
 		return cmp.Or(cmp.Compare(a.hash, b.hash), cmp.Compare(a.line, b.line))
 	})
 	var bufA, bufB []byte
-	out := c.entries[:0]
-	for i := 0; i < len(c.entries); {
+	var dups int64
+	out := entries[:0]
+	for i := 0; i < len(entries); {
 		j := i + 1
-		for j < len(c.entries) && c.entries[j].hash == c.entries[i].hash {
+		for j < len(entries) && entries[j].hash == entries[i].hash {
 			j++
 		}
 		if j == i+1 {
-			out = append(out, c.entries[i])
+			out = append(out, entries[i])
 			i = j
 			continue
 		}
 		// A run of equal hashes: group equal keys (almost always all of
 		// them; distinct keys with one hash are handled by a reseed).
-		run := c.entries[i:j]
+		run := entries[i:j]
 		kept := make([]bool, len(run))
 		for a := range run {
-			ra, err := readRecord(f, dataStart, dataLen, run[a].off, len(c.cols), bufA)
+			ra, err := data.record(run[a].off, bufA)
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
 			bufA = ra.Bytes()
 			winner := a
@@ -605,36 +712,30 @@ func (c *compiler) dedupe(f *os.File, dataStart, dataLen uint64) error {
 				if b == a {
 					continue
 				}
-				rb, err := readRecord(f, dataStart, dataLen, run[b].off, len(c.cols), bufB)
+				rb, err := data.record(run[b].off, bufB)
 				if err != nil {
-					return err
+					return nil, 0, err
 				}
 				bufB = rb.Bytes()
 				if !bytes.Equal(ra.Key(), rb.Key()) {
 					continue
 				}
 				dup = true
-				if c.opts.OnDuplicate == DuplicateError {
+				if onDuplicate == DuplicateError {
 					first, second := run[a].line, run[b].line
 					if first > second {
 						first, second = second, first
 					}
-					err := fmt.Errorf("duplicate key %q at lines %d and %d (use --on-duplicate first|last to keep one)", ra.Key(), first, second)
-					if c.opts.SourceName == "" {
-						return err
-					}
-					// Placed at the second row's first key field, as the
-					// other row errors are.
-					return &source.RowError{File: c.opts.SourceName, Line: second, Column: c.keyIdx[0] + 1, Err: err}
+					return nil, 0, &duplicateError{key: string(ra.Key()), first: first, second: second}
 				}
-				if (c.opts.OnDuplicate == DuplicateFirst) == (run[b].line < run[winner].line) {
+				if (onDuplicate == DuplicateFirst) == (run[b].line < run[winner].line) {
 					winner = b
 				}
 			}
 			if winner == a {
 				kept[a] = true
 			} else if dup {
-				c.stats.Duplicates++
+				dups++
 			}
 		}
 		for a := range run {
@@ -644,8 +745,7 @@ func (c *compiler) dedupe(f *os.File, dataStart, dataLen uint64) error {
 		}
 		i = j
 	}
-	c.entries = out
-	return nil
+	return out, dups, nil
 }
 
 // rehash recomputes every entry's hash under seed, reading the keys back

@@ -63,9 +63,14 @@ func (f *Finder) Find(key []byte) (Record, bool) {
 	if m.n == 0 {
 		return Record{}, false
 	}
-	pos := position(h, m.pilot(h), m.m)
-	if pos >= m.n {
-		pos = m.remapped(pos)
+	var pos uint64
+	if m.parts != nil {
+		pos = m.partIndex(h)
+	} else {
+		pos = position(h, m.pilot(h), m.m)
+		if pos >= m.n {
+			pos = m.remapped(pos)
+		}
 	}
 	// Match, in line.
 	slot := f.Slot(pos)

@@ -56,6 +56,9 @@ const (
 	// MinorMatch 2: a table with a match kind other than exact (version
 	// 1.2; see MatchKind).
 	MinorMatch = 2
+	// MinorPartitioned: a file with a partitioned MPHF
+	// (FeaturePartitionedMPHF) is 1.2 too.
+	MinorPartitioned = 2
 )
 
 // Sizes of the fixed parts.
@@ -80,8 +83,12 @@ const (
 	// FeatureSuffix: keys are domain suffixes (version 1.2, a SUFFIX
 	// section); a lookup probes the key's label suffixes, longest first.
 	FeatureSuffix uint32 = 1 << 2
+	// FeaturePartitionedMPHF: the MPHF section holds a partitioned
+	// function (version 1.2, mphf_partitioned.go), which a 1.0 or 1.1
+	// reader cannot evaluate.
+	FeaturePartitionedMPHF uint32 = 1 << 8
 
-	knownIncompat = FeatureFoldCase | FeatureColumnTypes | FeatureSuffix | FeatureRange | FeatureTimeBound
+	knownIncompat = FeatureFoldCase | FeatureColumnTypes | FeatureSuffix | FeatureRange | FeatureTimeBound | FeaturePartitionedMPHF
 )
 
 // HashXXH3 is the only key hash algorithm of version 1.

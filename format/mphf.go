@@ -52,6 +52,14 @@ type MPHF struct {
 	n, m, nb uint64
 	pilots   []byte // nb little-endian uint16
 	remap    []byte // (m-n) little-endian uint32
+
+	// A partitioned function (mphf_partitioned.go) has 2^k partitions,
+	// each a function of its own over the rotated hashes of its keys,
+	// whose slots start at base; n is their sum and m, nb, pilots and
+	// remap are unused.
+	parts []MPHF
+	base  uint64
+	k     uint
 }
 
 // Len returns the number of keys.
@@ -94,6 +102,9 @@ func (f *MPHF) Index(h uint64) uint64 {
 	if f.n == 0 {
 		return 0
 	}
+	if f.parts != nil {
+		return f.partIndex(h)
+	}
 	pos := position(h, f.pilot(h), f.m)
 	if pos >= f.n {
 		return f.remapped(pos)
@@ -120,6 +131,12 @@ func (f *MPHF) remapped(pos uint64) uint64 {
 func (f *MPHF) PilotAddr(h uint64) uintptr {
 	if f.n == 0 {
 		return 0
+	}
+	if f.parts != nil {
+		f, h = f.partition(h)
+		if f.n == 0 {
+			return 0
+		}
 	}
 	b, _ := bits.Mul64(h, f.nb)
 	return uintptr(unsafe.Pointer(unsafe.SliceData(f.pilots))) + uintptr(2*b)
@@ -247,12 +264,19 @@ func BuildMPHFRetry(seed uint64, hash func(seed uint64) []uint64) (*MPHF, uint64
 
 // Size returns the size in bytes of the serialized function.
 func (f *MPHF) Size() int {
+	if f.parts != nil {
+		return f.partitionedSize()
+	}
 	return MPHFHeaderSize + align8(len(f.pilots)) + len(f.remap)
 }
 
 // AppendTo appends the serialized function: n, m, nb and the remap count as
-// little-endian uint64s, the pilots padded to 8 bytes, the remap table.
+// little-endian uint64s, the pilots padded to 8 bytes, the remap table (a
+// partitioned function: see appendPartitioned).
 func (f *MPHF) AppendTo(dst []byte) []byte {
+	if f.parts != nil {
+		return f.appendPartitioned(dst)
+	}
 	dst = binary.LittleEndian.AppendUint64(dst, f.n)
 	dst = binary.LittleEndian.AppendUint64(dst, f.m)
 	dst = binary.LittleEndian.AppendUint64(dst, f.nb)
@@ -297,3 +321,9 @@ func ParseMPHF(b []byte, n uint64) (*MPHF, error) {
 }
 
 func align8(n int) int { return (n + 7) &^ 7 }
+
+// IsSeedError reports whether err is a failure of BuildMPHF that another
+// hash seed avoids (two equal hashes, or no pilot for a bucket).
+func IsSeedError(err error) bool {
+	return errors.Is(err, ErrDuplicateHash) || errors.Is(err, errPilotSearch)
+}

@@ -140,11 +140,7 @@ func BenchmarkMPHFBuild(b *testing.B) {
 
 func BenchmarkMPHFIndex(b *testing.B) {
 	const n = 2_000_000
-	r := rand.New(rand.NewPCG(5, 6))
-	hashes := make([]uint64, n)
-	for i := range hashes {
-		hashes[i] = r.Uint64()
-	}
+	hashes := randomHashes(n, 5)
 	keys := append([]uint64(nil), hashes...)
 	f, err := BuildMPHF(hashes)
 	if err != nil {

@@ -193,7 +193,7 @@ func openBytes(b []byte, mapped bool) (*Table, error) {
 	if (h.Incompat&format.FeatureColumnTypes != 0) != (t.schema.Types != nil) {
 		return nil, format.Corruptf(int64(t.sections[format.SectionSchema].Off), "the schema's column types do not agree with the header's feature bits")
 	}
-	t.mphf, err = format.ParseMPHF(sec(format.SectionMPHF), h.Rows)
+	t.mphf, err = format.ParseTableMPHF(sec(format.SectionMPHF), h.Rows, h.Incompat)
 	if err != nil {
 		return nil, format.Corruptf(int64(t.sections[format.SectionMPHF].Off), "%v", err)
 	}

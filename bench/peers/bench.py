@@ -7,7 +7,7 @@ Usage: bench.py [--reps 3] [--only ID,ID] [--stdin-peer ID[:cust|geo]=CMD]
                 [--tcp-peer ID[:cust|geo]=CMD] [--json FILE] [--md FILE]
 (run.sh installs the peers and prepares the data first: use it.)
 
-Peers (IDs): enrichd, gomap, sngctx, sngboth, sngnull, rsyslog, rsyslognull, mc1, mc100,
+Peers (IDs): relay (control: the null relay, TCP in and file out only), enrichd, gomap, sngctx, sngboth, sngnull, rsyslog, rsyslognull, mc1, mc100,
 sqlite, snggeo, gommdb (sngnull/rsyslognull are controls without any lookup).
 Extra peers, e.g. a new enrichment daemon, can be added on the command line;
 placeholders in CMD: {csv} {db} {mmdb} {ctx} {lookup} {data} {port} {out}.
@@ -467,6 +467,8 @@ class Peer:
 def builtin_peers():
     b = lambda x: os.path.join(BIN, x)
     return [
+        Peer("relay", "control: null relay, TCP in, newline framing, file out, nothing else", "tcp", "none",
+             cmd=b("nullrelay") + " --listen 127.0.0.1:{port} --out {out}"),
         Peer("enrichd", "enrichd, both lookups (.lut customers + city .mmdb)", "tcp", "cust+geo",
              cmd=b("enrichd") + " --config {data}/enrichd.yaml --tcp 127.0.0.1:{port} --out {out}"),
         Peer("gomap", "Go map[string][]string (naive, in-process)", "stdin", "cust",
@@ -568,17 +570,25 @@ def chk(c):
         (f" bad={c['hit_bad'] + c['miss_bad']}" if not c["ok"] else "")
 
 
+def relay_multiple(s, summ):
+    """A peer's CPU per event as a multiple of the null relay's, same run."""
+    relay = next((r for r in summ if r["id"] == "relay" and r.get("reps")), None)
+    if relay is None or not relay.get("cpu_s") or s.get("cpu_s") is None:
+        return "-"
+    return f"{s['cpu_s'] / relay['cpu_s']:.2f}x"
+
+
 def table(summ):
-    rows = ["| peer | load s | load CPU s | RSS after load MB | enrich s | events/s | CPU s | events/CPU-s | cores used | check (sample) | check (5% miss file) |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    rows = ["| peer | load s | load CPU s | RSS after load MB | enrich s | events/s | CPU s | events/CPU-s | cores used | CPU/event vs relay | check (sample) | check (5% miss file) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for s in summ:
         if not s.get("reps"):
-            rows.append(f"| {s['name']} [{s['id']}] | FAILED: {'; '.join(s['errors'])[:200]} |||||||||")
+            rows.append(f"| {s['name']} [{s['id']}] | FAILED: {'; '.join(s['errors'])[:200]} ||||||||||")
             continue
         rows.append(f"| {s['name']} [{s['id']}] | {fmt(s['load_s'], 2)} | {fmt(s['load_cpu_s'], 2)} | "
                     f"{fmt(s['rss_mb'], 0)} | {fmt(s['enrich_s'], 2)} | {fmt(s['eps'])} | "
                     f"{fmt(s['cpu_s'], 2)} | {fmt(s['eps_per_cpu_s'])} | {fmt(s['cpu_cores'], 2)} | "
-                    f"{chk(s.get('check_main'))} | {chk(s.get('check_miss'))} |")
+                    f"{relay_multiple(s, summ)} | {chk(s.get('check_main'))} | {chk(s.get('check_miss'))} |")
     return "\n".join(rows)
 
 

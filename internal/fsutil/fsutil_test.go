@@ -94,3 +94,31 @@ func TestUnwrapPath(t *testing.T) {
 		t.Error("a non-path error was changed")
 	}
 }
+
+// TestRemoveTempsDirectory checks that a tracked directory is removed
+// with its files, and that an untracked one stays.
+func TestRemoveTempsDirectory(t *testing.T) {
+	base := t.TempDir()
+	tracked, kept := filepath.Join(base, "tracked"), filepath.Join(base, "kept")
+	for _, d := range []string{tracked, kept} {
+		if err := os.MkdirAll(filepath.Join(d, "sub"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "sub", "f"), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer TrackTemp(tracked)()
+	TrackTemp(kept)() // tracked, then untracked before RemoveTemps
+	// RemoveTemps leaves the registry locked, for a program about to exit.
+	n := func() int { defer temps.Unlock(); return RemoveTemps() }()
+	if n != 1 {
+		t.Fatalf("RemoveTemps removed %d paths, want 1", n)
+	}
+	if _, err := os.Stat(tracked); !os.IsNotExist(err) {
+		t.Fatalf("the tracked directory is still there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(kept, "sub", "f")); err != nil {
+		t.Fatalf("the untracked directory lost its file: %v", err)
+	}
+}

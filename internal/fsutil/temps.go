@@ -14,7 +14,7 @@ var temps struct {
 
 // TrackTemp records path as a temporary file of this process until the
 // returned function is called: RemoveTemps removes it meanwhile. path
-// need not exist yet. WriteFile tracks its temporary files itself.
+// need not exist yet; a directory is removed with what it holds. WriteFile tracks its temporary files itself.
 func TrackTemp(path string) (untrack func()) {
 	temps.Lock()
 	defer temps.Unlock()
@@ -40,6 +40,8 @@ func RemoveTemps() int {
 	n := 0
 	for p := range temps.paths {
 		if os.Remove(p) == nil {
+			n++
+		} else if fi, err := os.Lstat(p); err == nil && fi.IsDir() && os.RemoveAll(p) == nil {
 			n++
 		}
 	}

@@ -1,0 +1,144 @@
+package compile
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/lutkit/lutkit/compile/source"
+	"github.com/lutkit/lutkit/format"
+	"github.com/lutkit/lutkit/reader"
+)
+
+// randomCSV returns a CSV table of rows random keys (some repeated, when
+// dups) and values, and the value the table should hold for each key
+// with --on-duplicate last.
+func randomCSV(rng *rand.Rand, rows int, dups bool) (string, map[string]string) {
+	var b strings.Builder
+	b.WriteString("k,v\n")
+	want := make(map[string]string, rows)
+	keys := make([]string, 0, rows)
+	for i := range rows {
+		var k string
+		if dups && len(keys) > 0 && rng.IntN(10) == 0 {
+			k = keys[rng.IntN(len(keys))]
+		} else {
+			k = fmt.Sprintf("%x-%d", rng.Uint64()>>rng.IntN(60), i)
+			keys = append(keys, k)
+		}
+		v := fmt.Sprintf("v%d", rng.Uint32())
+		fmt.Fprintf(&b, "%s,%s\n", k, v)
+		want[k] = v
+	}
+	return b.String(), want
+}
+
+// compileWith compiles csv with GOMAXPROCS set to procs and returns the
+// table's bytes.
+func compileWith(t *testing.T, csv string, opts Options, procs int) []byte {
+	t.Helper()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	src, err := source.NewCSVReader(strings.NewReader(csv), "t.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("t%d.lut", procs))
+	if _, err := File(src, path, opts); err != nil {
+		t.Fatalf("compile with GOMAXPROCS=%d: %v", procs, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".lut-spill-*")); len(left) > 0 {
+		t.Fatalf("the partition files were left behind: %v", left)
+	}
+	return b
+}
+
+// TestPartitionedDeterministic compiles random tables large enough to be
+// partitioned on one and on two cores and checks that the files are the
+// same bytes, that they carry the partitioned feature, and that every key
+// finds its row (single and batch lookups) and no other key does.
+func TestPartitionedDeterministic(t *testing.T) {
+	defer func(n int) { spillRows = n }(spillRows)
+	spillRows = 1000
+	for _, tc := range []struct {
+		rows int
+		dups bool
+	}{{999, false}, {1000, false}, {5000, true}, {40000, true}} {
+		t.Run(fmt.Sprintf("rows=%d", tc.rows), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(tc.rows), 7))
+			csv, want := randomCSV(rng, tc.rows, tc.dups)
+			opts := Options{Key: []string{"k"}, OnDuplicate: DuplicateLast}
+			one := compileWith(t, csv, opts, 1)
+			two := compileWith(t, csv, opts, 2)
+			if !bytes.Equal(one, two) {
+				t.Fatalf("GOMAXPROCS=1 and 2 give different tables (%d and %d bytes)", len(one), len(two))
+			}
+			tab, err := reader.OpenBytes(one)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := format.DecodeHeader(one, int64(len(one)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, wantBit := h.Incompat&format.FeaturePartitionedMPHF != 0, tc.rows >= spillRows; got != wantBit {
+				t.Fatalf("partitioned feature %v, want %v", got, wantBit)
+			}
+			if err := tab.Verify(); err != nil {
+				t.Fatal(err)
+			}
+			if tab.Rows() != len(want) {
+				t.Fatalf("%d rows, want %d", tab.Rows(), len(want))
+			}
+			var keys [][]byte
+			for k, v := range want {
+				view, ok := tab.Lookup([]byte(k))
+				if !ok || string(view.Col(1)) != v {
+					t.Fatalf("Lookup(%q) = %q, %v; want %q", k, view.Col(1), ok, v)
+				}
+				keys = append(keys, []byte(k))
+				if _, ok := tab.Lookup([]byte(k + "x")); ok {
+					t.Fatalf("Lookup(%q) found a row", k+"x")
+				}
+			}
+			out := make([]reader.View, len(keys))
+			if n := tab.LookupBatch(keys, out); n != len(keys) {
+				t.Fatalf("LookupBatch found %d of %d keys", n, len(keys))
+			}
+			for i, k := range keys {
+				if string(out[i].Col(1)) != want[string(k)] {
+					t.Fatalf("LookupBatch(%q) = %q, want %q", k, out[i].Col(1), want[string(k)])
+				}
+			}
+		})
+	}
+}
+
+// TestPartitionedDuplicateError checks that a duplicate key of a
+// partitioned table is reported with its lines, as in a small table.
+func TestPartitionedDuplicateError(t *testing.T) {
+	defer func(n int) { spillRows = n }(spillRows)
+	spillRows = 100
+	var b strings.Builder
+	b.WriteString("k,v\n")
+	for i := range 3000 {
+		fmt.Fprintf(&b, "key%d,%d\n", i, i)
+	}
+	b.WriteString("key1234,again\n")
+	src, err := source.NewCSVReader(strings.NewReader(b.String()), "t.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = File(src, filepath.Join(t.TempDir(), "t.lut"), Options{Key: []string{"k"}})
+	if err == nil || !strings.Contains(err.Error(), `duplicate key "key1234" at lines 1236 and 3002`) {
+		t.Fatalf("got %v, want the duplicate key1234 at lines 1236 and 3002", err)
+	}
+}

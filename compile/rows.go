@@ -1,0 +1,129 @@
+package compile
+
+import (
+	"errors"
+	"io"
+
+	"github.com/lutkit/lutkit/compile/source"
+)
+
+// The source is read by a goroutine of its own, a batch of rows ahead of
+// the goroutine that builds, hashes and writes the records, so that
+// parsing and writing use a core each. The rows reach the writer in
+// source order, so the table is the same bytes as with one goroutine.
+
+const (
+	batchRows     = 2048 // rows per batch
+	batchesAhead  = 4    // batches in flight between the reader and the writer
+	progressEvery = 0xffff
+)
+
+// rowBatch is a run of rows copied out of the source: their fields end to
+// end in buf, the end of each field in ends.
+type rowBatch struct {
+	buf  []byte
+	ends []int
+	rows []batchRow
+}
+
+// batchRow is one row of a batch, or the error the source gave in its
+// place.
+type batchRow struct {
+	line  int64
+	first int // index in ends of the row's first field
+	n     int // field count
+	err   error
+}
+
+// fields returns the fields of row r, appended to dst[:0]; they alias the
+// batch.
+func (b *rowBatch) fields(r *batchRow, dst [][]byte) [][]byte {
+	dst = dst[:0]
+	start := 0
+	if r.first > 0 {
+		start = b.ends[r.first-1]
+	}
+	for _, end := range b.ends[r.first : r.first+r.n] {
+		dst = append(dst, b.buf[start:end:end])
+		start = end
+	}
+	return dst
+}
+
+// rowReader reads the source ahead into batches.
+type rowReader struct {
+	batches chan *rowBatch // full batches, in source order; closed at the end
+	free    chan *rowBatch // batches the writer is done with
+	stop    chan struct{}  // closed when the writer gives up
+}
+
+// readRows starts reading src ahead. The writer must call close when it
+// is done, whether or not it read every batch.
+func readRows(src source.Reader, progress func(int64)) *rowReader {
+	r := &rowReader{
+		batches: make(chan *rowBatch, batchesAhead),
+		free:    make(chan *rowBatch, batchesAhead+2),
+		stop:    make(chan struct{}),
+	}
+	for range batchesAhead + 2 {
+		r.free <- &rowBatch{}
+	}
+	go r.run(src, progress)
+	return r
+}
+
+func (r *rowReader) run(src source.Reader, progress func(int64)) {
+	defer close(r.batches)
+	var rows int64
+	for {
+		var b *rowBatch
+		select {
+		case b = <-r.free:
+		case <-r.stop:
+			return
+		}
+		b.buf, b.ends, b.rows = b.buf[:0], b.ends[:0], b.rows[:0]
+		final := false
+		for len(b.rows) < batchRows && !final {
+			fields, err := src.Next()
+			if errors.Is(err, io.EOF) {
+				final = true
+				break
+			}
+			if err != nil {
+				var re *source.RowError
+				final = !errors.As(err, &re) // a read error ends the source
+				b.rows = append(b.rows, batchRow{err: err})
+				continue
+			}
+			row := batchRow{line: src.Line(), first: len(b.ends), n: len(fields)}
+			for _, f := range fields {
+				b.buf = append(b.buf, f...)
+				b.ends = append(b.ends, len(b.buf))
+			}
+			b.rows = append(b.rows, row)
+			rows++
+			if progress != nil && rows&progressEvery == 0 {
+				progress(rows)
+			}
+		}
+		select {
+		case r.batches <- b:
+		case <-r.stop:
+			return
+		}
+		if final {
+			if progress != nil {
+				progress(rows)
+			}
+			return
+		}
+	}
+}
+
+// close stops the reader and waits until it has stopped using the source.
+func (r *rowReader) close() {
+	close(r.stop)
+	for range r.batches {
+	}
+}
