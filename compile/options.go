@@ -42,8 +42,8 @@ type Options struct {
 	ColumnTypes map[string]string `json:"column_types,omitempty"`
 	// SourceTypes types the stored columns as the source declares them
 	// (source.Typed: PostgreSQL and MySQL result columns, Parquet and
-	// Arrow fields): integers, decimals and floats number, booleans bool,
-	// JSON columns json; ColumnTypes overrides it per column. Other
+	// Arrow fields, the values of JSON and NDJSON documents): integers,
+	// decimals and floats number, booleans bool, JSON columns json; ColumnTypes overrides it per column. Other
 	// sources, and the columns they leave untyped, stay text.
 	SourceTypes bool `json:"source_types,omitempty"`
 	// Match is how lookups match rows: "exact" (the default when empty),

@@ -128,7 +128,7 @@ below and "lut compile --help" in docs/mmdb.md.`,
 	f.BoolVar(&fl.spec.FoldCase, "fold-case", false, "case-fold keys (lookups fold the same way)")
 	f.StringVar(&fl.spec.OnDuplicate, "on-duplicate", compile.DuplicateError, "what a repeated key does: error, first (first row wins) or last")
 	f.StringToStringVar(&fl.spec.ColumnTypes, "column-type", nil, "column types: price=number,active=bool,tags=json (default text); written unquoted in JSON")
-	f.BoolVar(&fl.spec.SourceTypes, "source-types", false, "type columns as the source declares them (PostgreSQL, MySQL, Parquet, Arrow): numbers, booleans and JSON written unquoted; --column-type overrides")
+	f.BoolVar(&fl.spec.SourceTypes, "source-types", false, "type columns as the source declares them (PostgreSQL, MySQL, Parquet, Arrow, the values of JSON/NDJSON): numbers, booleans and JSON written unquoted; --column-type overrides")
 	f.StringVar(&fl.spec.Match, "match", "", "how lookups match rows: exact (the default), suffix (domain names: evil.com matches a.b.evil.com, the longest wins) or range (an integer within --range-columns)")
 	f.StringSliceVar(&fl.spec.RangeColumns, "range-columns", nil, "a range table's inclusive integer bounds: from,to (they are its key)")
 	f.StringVar(&fl.spec.ValidFrom, "valid-from", "", "column of the time each row becomes valid (RFC 3339 or epoch seconds; empty: always was)")

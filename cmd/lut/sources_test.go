@@ -254,9 +254,11 @@ func TestSourcesAgree(t *testing.T) {
 		}
 	}
 
-	// --source-types: the databases' bigint column n is a number, as
-	// --column-type n=number makes it from the CSV, byte for byte; and a
-	// source that declares no types (CSV) is left as it is.
+	// --source-types: the databases' bigint column n, and the JSON
+	// documents' n (a JSON number in every row; city, a string or null,
+	// stays text), is a number, as --column-type n=number makes it from
+	// the CSV, byte for byte; and a source that declares no types (CSV) is
+	// left as it is.
 	typedCSV := filepath.Join(dir, "typed-csv.lut")
 	mustRun(t, "compile", "--key", "key", "--column-type", "n=number", "--out", typedCSV, files["rows.csv"])
 	typedBytes, err := os.ReadFile(typedCSV)
@@ -268,8 +270,8 @@ func TestSourcesAgree(t *testing.T) {
 	if b, _ := os.ReadFile(plainCSV); !bytes.Equal(b, csvBytes) {
 		t.Error("--source-types changed a CSV source's table")
 	}
-	for _, name := range []string{"postgres", "mysql"} {
-		out := filepath.Join(dir, name+"-typed.lut")
+	for _, name := range []string{"postgres", "mysql", "json dict", "json array", "ndjson"} {
+		out := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+"-typed.lut")
 		mustRun(t, append([]string{"compile", "--key", "key", "--source-types", "--out", out}, compileArgs[name]...)...)
 		if b, _ := os.ReadFile(out); !bytes.Equal(b, typedBytes) {
 			t.Errorf("%s --source-types: the table differs from the CSV one with --column-type n=number", name)

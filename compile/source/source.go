@@ -45,8 +45,9 @@ type Reader interface {
 }
 
 // Typed is implemented by the readers of sources that declare their
-// columns' types: PostgreSQL and MySQL queries (the result's column types)
-// and Parquet and Arrow files (the schema's field types). ColumnTypes
+// columns' types: PostgreSQL and MySQL queries (the result's column types),
+// Parquet and Arrow files (the schema's field types), and JSON and NDJSON
+// documents read without a header (the kinds of value each column holds). ColumnTypes
 // returns, for each column of Columns, the column type of a .lut table
 // its values are (format.ParseColumnType's names: "number", "bool" or
 // "json"), or "" where they are text. The compiler uses it for

@@ -19,7 +19,7 @@
 //	    on_duplicate: error      # error, first or last
 //	    skip_bad_rows: false
 //	    column_types: {price: number}  # number, bool or json (default text)
-//	    source_types: false      # the types a PostgreSQL, MySQL, Parquet or Arrow source declares
+//	    source_types: false      # the types a PostgreSQL, MySQL, Parquet, Arrow or JSON source declares
 //	    delta: false             # also publish each new version as a delta (as lut build --delta)
 //	    delta_chain: 8           # versions with a delta before a full one (--delta-chain)
 //	  - name: ports              # a range table (docs/matching.md)

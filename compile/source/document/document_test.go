@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -307,5 +308,39 @@ func TestColumnLimit(t *testing.T) {
 	got := read(t, write(t, "wide.ndjson", b.String()), source.Options{})
 	if want := []string{"open: :2:108881: more than 10000 columns"}; !reflect.DeepEqual(got.Errs, want) {
 		t.Errorf("errors %.300q, want %q", got.Errs, want)
+	}
+}
+
+// TestJSONColumnTypes: the first pass types each column by the JSON
+// values it holds (source.Typed): numbers, booleans, arrays and objects
+// kept as JSON, mixes of those (json), and text as soon as one value is
+// a string; null counts for nothing, and a column of nulls is text.
+func TestJSONColumnTypes(t *testing.T) {
+	doc := `[{"k": "a", "n": 1.50, "b": true, "j": [1], "m": 1, "s": 2, "z": null},
+ {"k": "b", "n": -2e3, "b": false, "j": {"x": 1}, "m": true, "s": "two", "z": null},
+ {"k": "c", "n": null}]`
+	path := filepath.Join(t.TempDir(), "t.json")
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		opts source.Options
+		want []string
+	}{
+		{source.Options{Nested: source.NestedJSON}, []string{"", "number", "bool", "json", "json", "", ""}},
+		{source.Options{Nested: source.NestedJSON, Header: []string{"k", "n", "b", "j", "m", "s", "z"}}, []string{"", "", "", "", "", "", ""}},
+	} {
+		r, err := source.Open(path, tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		typed, ok := r.(source.Typed)
+		if !ok {
+			t.Fatal("the JSON reader is not a source.Typed")
+		}
+		if got := typed.ColumnTypes(); !slices.Equal(got, tc.want) || !slices.Equal(r.Columns(), []string{"k", "n", "b", "j", "m", "s", "z"}) {
+			t.Errorf("header %v: columns %v typed %q, want %q", tc.opts.Header, r.Columns(), got, tc.want)
+		}
+		r.Close()
 	}
 }

@@ -23,6 +23,7 @@ type jsonReader struct {
 	// an array, 'n' NDJSON, 'e' read to the end, 0 not started.
 	shape byte
 	b     *rowBuilder
+	types []string // ColumnTypes, from the first pass
 	text  textEncoder
 	line  int64
 	err   error
@@ -50,14 +51,30 @@ func openJSON(path string, opts source.Options, ndjson bool) (source.Reader, err
 			return nil, err
 		}
 	}
-	columns := scan.b.columns
+	columns, types := scan.b.columns, scan.b.columnTypes()
 	if err := scan.Close(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(columns) == 0 {
 		return nil, fmt.Errorf("%s: the document has no rows to take the columns from (give them as a header)", path)
 	}
-	return newJSONReader(path, opts, ndjson, columns, false)
+	r, err := newJSONReader(path, opts, ndjson, columns, false)
+	if err != nil {
+		return nil, err
+	}
+	r.types = types
+	return r, nil
+}
+
+// ColumnTypes types the columns by the JSON values the first pass read
+// (source.Typed): number, bool, or json where every value was of that
+// kind (or null), text where any was a string. Read with a header (one
+// pass), every column is text.
+func (r *jsonReader) ColumnTypes() []string {
+	if r.types == nil {
+		return make([]string, len(r.b.columns))
+	}
+	return r.types
 }
 
 func newJSONReader(path string, opts source.Options, ndjson bool, columns []string, discover bool) (*jsonReader, error) {
@@ -244,19 +261,19 @@ func (r *jsonReader) value(name string, tok json.Token, depth int, off int64) er
 		if err := r.encode(v); err != nil {
 			return err
 		}
-		r.b.set(name, r.text.buf, off)
+		r.b.setKind(name, r.text.buf, off, kindJSON)
 	case string:
 		r.b.set(name, []byte(v), off)
 	case json.Number:
-		r.b.set(name, []byte(v), off)
+		r.b.setKind(name, []byte(v), off, kindNumber)
 	case bool:
 		if v {
-			r.b.set(name, []byte("true"), off)
+			r.b.setKind(name, []byte("true"), off, kindBool)
 		} else {
-			r.b.set(name, []byte("false"), off)
+			r.b.setKind(name, []byte("false"), off, kindBool)
 		}
 	case nil:
-		r.b.set(name, nil, off)
+		r.b.setKind(name, nil, off, 0)
 	}
 	return nil
 }

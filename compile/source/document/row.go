@@ -17,6 +17,7 @@ type rowBuilder struct {
 	index    map[string]int
 	discover bool
 	vals     [][]byte
+	kinds    []valueKinds // the kinds of value each column was given
 	seen     []uint64
 	gen      uint64
 	err      error // the row's first error
@@ -40,6 +41,7 @@ func (b *rowBuilder) add(name string) int {
 	b.columns = append(b.columns, name)
 	b.index[name] = i
 	b.vals = append(b.vals, nil)
+	b.kinds = append(b.kinds, 0)
 	b.seen = append(b.seen, 0)
 	return i
 }
@@ -57,9 +59,41 @@ func (b *rowBuilder) fail(off int64, format string, args ...any) {
 	}
 }
 
-// set gives column name the value val; off is where the value is, for
-// errors.
+// valueKinds is a set of the kinds of JSON value a column was given.
+type valueKinds uint8
+
+const (
+	kindText   valueKinds = 1 << iota // a string (or a YAML scalar)
+	kindNumber                        // a JSON number
+	kindBool                          // true or false
+	kindJSON                          // an array or object kept as JSON text
+)
+
+// columnType is the .lut column type (format.ParseColumnType's name) of
+// a column given the values of kinds, nulls aside: number or bool when
+// all its values were of that kind, json when they were JSON texts of
+// several kinds (each is one JSON text as written), "" (text) when any
+// was a string or there was no value.
+func (k valueKinds) columnType() string {
+	switch {
+	case k == 0 || k&kindText != 0:
+		return ""
+	case k == kindNumber:
+		return "number"
+	case k == kindBool:
+		return "bool"
+	}
+	return "json"
+}
+
+// set gives column name the value val, a string; off is where the value
+// is, for errors.
 func (b *rowBuilder) set(name string, val []byte, off int64) {
+	b.setKind(name, val, off, kindText)
+}
+
+// setKind gives column name the value val of kind k (0 for null).
+func (b *rowBuilder) setKind(name string, val []byte, off int64, k valueKinds) {
 	if b.err != nil {
 		return
 	}
@@ -80,7 +114,18 @@ func (b *rowBuilder) set(name string, val []byte, off int64) {
 		return
 	}
 	b.seen[i] = b.gen
+	b.kinds[i] |= k
 	b.vals[i] = append(b.vals[i][:0], val...)
+}
+
+// columnTypes returns the column type of each column (columnType) from
+// the values given so far.
+func (b *rowBuilder) columnTypes() []string {
+	out := make([]string, len(b.columns))
+	for i, k := range b.kinds {
+		out[i] = k.columnType()
+	}
+	return out
 }
 
 // finish returns the row's fields, valid until the next row.
