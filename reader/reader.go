@@ -511,7 +511,12 @@ var ErrVerify = errors.New("verification failed")
 // Verify checks every section checksum, that every slot points at a
 // well-formed record whose key hashes to that slot, and that no two slots
 // share a record.
-func (t *Table) Verify() error {
+func (t *Table) Verify() error { return t.VerifyProgress(nil) }
+
+// VerifyProgress is Verify calling progress, when not nil, with the rows
+// checked so far and the table's rows, about every 65,536 rows and once
+// at the end (the checksums come first, and are quick beside the rows).
+func (t *Table) VerifyProgress(progress func(done, total uint64)) error {
 	all := t.Sections()
 	for _, s := range all {
 		if sum := xxh3.Hash(t.file[s.Off : s.Off+s.Len]); sum != s.Checksum {
@@ -537,6 +542,9 @@ func (t *Table) Verify() error {
 	// permutation: two slots cannot share a record, since its key has one
 	// position.
 	for pos := uint64(0); pos < t.header.Rows; pos++ {
+		if progress != nil && pos&0xffff == 0 {
+			progress(pos, t.header.Rows)
+		}
 		slot := binary.LittleEndian.Uint64(t.slots[8*pos:])
 		off := format.SlotRecord(slot)
 		r, ok := format.ParseRecord(t.data, off, t.ncols)
@@ -561,6 +569,9 @@ func (t *Table) Verify() error {
 	}
 	if err := t.verifyMatch(); err != nil {
 		return fmt.Errorf("%w: %w", ErrVerify, err)
+	}
+	if progress != nil {
+		progress(t.header.Rows, t.header.Rows)
 	}
 	return nil
 }

@@ -158,6 +158,34 @@ func TestProgressTerminal(t *testing.T) {
 		}
 	}
 
+	// onPTY runs lut with args, standard error on a pseudo-terminal, and
+	// returns what was drawn there and what went to standard output.
+	onPTY := func(args ...string) (term, stdout string) {
+		t.Helper()
+		m, s := openPTY(t)
+		defer m.Close()
+		var got bytes.Buffer
+		done := make(chan struct{})
+		go func() { _, _ = io.Copy(&got, m); close(done) }()
+		cmd := exec.Command(bin, args...)
+		cmd.Stderr = s
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("lut %v: %v\n%s", args, err, out)
+		}
+		s.Close()
+		<-done
+		return got.String(), string(out)
+	}
+	// lut verify draws its rows: the end of 400,000 is 100%.
+	if v, out := onPTY("verify", filepath.Join(dir, "t.lut")); !strings.Contains(out, "ok (400000 rows") || !strings.Contains(v, "400000 rows") || !strings.Contains(v, "] 100%") {
+		t.Errorf("lut verify's progress on a terminal lacks the rows and 100%%:\n%q\n%s", v, out)
+	}
+	// lut publish draws the artifacts sent, and its log lines are whole.
+	if v, _ := onPTY("publish", filepath.Join(dir, "dist"), filepath.Join(dir, "www")); !strings.Contains(v, "2/2 artifacts") || !strings.Contains(v, "] 100%") || !strings.Contains(v, "MANIFEST.json: published (2 tables)") {
+		t.Errorf("lut publish's progress on a terminal lacks 2/2 artifacts and 100%%:\n%q", v)
+	}
+
 	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -67,6 +67,19 @@ func (m *countMeter) step(weight int64) {
 	defer m.mu.Unlock()
 	m.done++
 	m.doneW += weight
+	m.draw()
+}
+
+// stepTo sets the steps and the weight done so far and redraws the line.
+func (m *countMeter) stepTo(done int, doneWeight int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.done, m.doneW = done, doneWeight
+	m.draw()
+}
+
+// draw redraws the line (m.mu held).
+func (m *countMeter) draw() {
 	if !m.on {
 		return
 	}

@@ -10,7 +10,10 @@ import (
 )
 
 func newPublishCommand() *cobra.Command {
-	var opts tablebuild.PublishOptions
+	var (
+		opts tablebuild.PublishOptions
+		prog string
+	)
 	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "publish DIR DEST",
@@ -44,12 +47,26 @@ AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), the shared credentials file
   lut publish dist-previous/ s3://acme-tables/prod/     # roll back`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var meter *countMeter
 			if !quiet {
 				opts.Log = func(format string, a ...any) {
+					if meter != nil {
+						meter.clear() // the line is drawn again after
+					}
 					fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", a...)
 				}
 			}
+			opts.Progress = func(done, total int, doneBytes, totalBytes int64) {
+				if meter == nil {
+					meter = newCountMeter(cmd.ErrOrStderr(), progressOn(cmd.ErrOrStderr(), prog), "artifacts", total, totalBytes)
+					return
+				}
+				meter.stepTo(done, doneBytes)
+			}
 			res, err := tablebuild.Publish(cmd.Context(), args[0], args[1], opts)
+			if meter != nil {
+				meter.clear()
+			}
 			if err != nil {
 				if errors.Is(err, tablebuild.ErrManifestChanged) {
 					err = fmt.Errorf("%s: %w", args[1], err)
@@ -62,6 +79,7 @@ AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), the shared credentials file
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&prog, "progress", "auto", "progress on stderr (artifacts and bytes sent): auto (when a terminal), always or never")
 	f.StringVar(&opts.S3Endpoint, "s3-endpoint", "", "S3-compatible store at `HOST:PORT` or URL (http://host:port without TLS); default AWS, or AWS_ENDPOINT_URL_S3")
 	f.BoolVar(&opts.S3PathStyle, "s3-path-style", false, "address the bucket in the path (most S3-compatible stores), not the host name")
 	f.StringVar(&opts.S3Region, "s3-region", "", "S3 `REGION` (default AWS_REGION)")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -11,7 +12,10 @@ import (
 )
 
 func newVerifyCommand() *cobra.Command {
-	var strict bool
+	var (
+		strict bool
+		prog   string
+	)
 	cmd := &cobra.Command{
 		Use:   "verify TABLE|DIR...",
 		Short: "Check every checksum and that every key finds its own row",
@@ -45,7 +49,7 @@ those failures.`,
 				} else if isMMDBFile(p) {
 					err = runVerifyMMDB(cmd, p, strict)
 				} else {
-					err = verifyLUT(cmd, p)
+					err = verifyLUT(cmd, p, prog)
 				}
 				if err != nil {
 					var ee *exitError
@@ -64,16 +68,27 @@ those failures.`,
 		},
 	}
 	cmd.Flags().BoolVar(&strict, "strict", false, "MMDB: fail on compatibility findings, not just on an invalid file")
+	cmd.Flags().StringVar(&prog, "progress", "auto", "progress of a .lut table's rows on stderr: auto (when a terminal), always or never")
 	return cmd
 }
 
-func verifyLUT(cmd *cobra.Command, path string) error {
+func verifyLUT(cmd *cobra.Command, path, progressMode string) error {
 	t, err := reader.Open(path)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	if err := t.Verify(); err != nil {
+	vp := &verifyProgress{}
+	prog := newProgress(cmd.ErrOrStderr(), progressMode, vp)
+	err = t.VerifyProgress(func(done, total uint64) {
+		vp.done, vp.total = int64(done), int64(total)
+		if done == total {
+			prog.last = time.Time{} // the end is drawn, however soon it comes
+		}
+		prog.update(vp.done)
+	})
+	prog.done()
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%d rows, %d sections, every checksum and key verified)\n", path, t.Rows(), len(t.Sections()))
@@ -84,3 +99,9 @@ func verifyLUT(cmd *cobra.Command, path string) error {
 var verifyDir = func(cmd *cobra.Command, dir string) error {
 	return fmt.Errorf("%s is a directory", dir)
 }
+
+// verifyProgress is how far a table's verification is, in rows, for the
+// progress line's percentage and ETA.
+type verifyProgress struct{ done, total int64 }
+
+func (v *verifyProgress) Progress() (done, total int64) { return v.done, v.total }

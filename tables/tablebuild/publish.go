@@ -28,6 +28,10 @@ type PublishOptions struct {
 	S3Region    string
 	// Log receives one line per artifact (nil: none).
 	Log func(format string, args ...any)
+	// Progress, when not nil, is called before the first artifact and
+	// after each one with the artifacts and their bytes done so far (an
+	// artifact already there counts as done) and in all.
+	Progress func(done, total int, doneBytes, totalBytes int64)
 }
 
 // PublishResult says what Publish did.
@@ -107,7 +111,16 @@ func Publish(ctx context.Context, dir, dest string, opts PublishOptions) (*Publi
 			files = append(files, file{a.Delta.File, a.Delta.SHA256, a.Delta.Size})
 		}
 	}
+	var totalBytes, doneBytes int64
 	for _, a := range files {
+		totalBytes += a.size
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(int, int, int64, int64) {}
+	}
+	progress(0, len(files), 0, totalBytes)
+	for i, a := range files {
 		ok, err := t.has(ctx, a.name, a.size, a.sha256)
 		if err != nil {
 			return res, err
@@ -115,6 +128,8 @@ func Publish(ctx context.Context, dir, dest string, opts PublishOptions) (*Publi
 		if ok {
 			res.Skipped = append(res.Skipped, a.name)
 			logf("%s: already there", a.name)
+			doneBytes += a.size
+			progress(i+1, len(files), doneBytes, totalBytes)
 			continue
 		}
 		if err := t.put(ctx, a.name, filepath.Join(dir, a.name), a.size); err != nil {
@@ -122,6 +137,8 @@ func Publish(ctx context.Context, dir, dest string, opts PublishOptions) (*Publi
 		}
 		res.Uploaded = append(res.Uploaded, a.name)
 		logf("%s: uploaded (%d bytes)", a.name, a.size)
+		doneBytes += a.size
+		progress(i+1, len(files), doneBytes, totalBytes)
 	}
 	if err := t.putManifest(ctx, raw, prev); err != nil {
 		return res, err
