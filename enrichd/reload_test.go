@@ -2,10 +2,8 @@ package enrichd
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -45,17 +43,9 @@ func startReloadable(t *testing.T, rows int) (r *running, path, out string, logs
 	dir := t.TempDir()
 	must(t, os.Mkdir(filepath.Join(dir, "tables"), 0o755))
 	buildCustomers(t, filepath.Join(dir, "tables", "customers.lut"), rows, 1)
-	path, out = filepath.Join(dir, "enrichd.yaml"), filepath.Join(dir, "out.json")
-	must(t, os.WriteFile(path, []byte(reloadConfig(dir, out, "a")), 0o644))
-	cfg, err := LoadConfig(path)
-	must(t, err)
-	logs = &syncBuffer{}
-	d, err := New(cfg, slog.New(slog.NewTextHandler(logs, nil)))
-	must(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	r = &running{d: d, cancel: cancel, done: make(chan error, 1), out: out}
-	go func() { r.done <- d.Run(ctx) }()
-	t.Cleanup(func() { r.stop(t) })
+	out = filepath.Join(dir, "out.json")
+	r, path, logs = startOutputs(t, dir, reloadConfig(dir, out, "a"))
+	r.out = out
 	return r, path, out, logs
 }
 
