@@ -46,7 +46,16 @@ type Daemon struct {
 	inputs     []Input
 	inputKinds []*InputKind
 	shared     shared // Env.Shared
-	outputs    []Output
+	// outputs and outCfgs (the configuration of each) are the live
+	// outputs. The output loop owns them: it reads them without outMu and
+	// replaces them under it at a reload (reload_outputs.go); the others
+	// read them under outMu.
+	outMu    sync.RWMutex
+	outputs  []Output
+	outCfgs  []OutputConfig
+	outHolds int // the buffers the pool keeps for the outputs' holds
+	outSwap  chan *outputSwap
+	outDone  chan struct{} // closed when the output loop returns
 
 	httpLn  *listen.Listener
 	httpSrv *http.Server
@@ -71,7 +80,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	d = &Daemon{shared: shared{m: map[string]any{}}, cfg: cfg, log: logger, reopen: make(chan struct{}, 1), hardStop: make(chan struct{}), startedAt: time.Now(), ops: newOpsMetrics()}
+	d = &Daemon{shared: shared{m: map[string]any{}}, cfg: cfg, log: logger, reopen: make(chan struct{}, 1), outSwap: make(chan *outputSwap), outDone: make(chan struct{}), hardStop: make(chan struct{}), startedAt: time.Now(), ops: newOpsMetrics()}
 	partial := d // "return nil, err" clears d before the deferred call runs
 	defer func() {
 		if err != nil {
@@ -113,10 +122,10 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 			return nil, fmt.Errorf("output %s: %w", oc.Name, err)
 		}
 		d.outputs = append(d.outputs, o)
-		if h, ok := o.(holder); ok {
-			nout += h.Holds()
-		}
+		d.outCfgs = append(d.outCfgs, *oc)
+		d.outHolds += holds(o)
 	}
+	nout += d.outHolds
 	d.outCh = make(chan *Buffer, nout)
 	d.enriched = d.outCh
 	nwork := nout
@@ -432,11 +441,13 @@ func waitGroup(wg *sync.WaitGroup, wait func(<-chan struct{}) bool) bool {
 // listeners and the tables.
 func (d *Daemon) closeAll() {
 	d.closeOnce.Do(func() {
+		d.outMu.RLock()
 		for i, o := range d.outputs {
 			if err := o.Close(); err != nil {
-				d.log.Error("closing output", "output", d.cfg.Outputs[i].Name, "err", err)
+				d.log.Error("closing output", "output", d.outCfgs[i].Name, "err", err)
 			}
 		}
+		d.outMu.RUnlock()
 		if d.queue != nil {
 			d.queue.close()
 		}
@@ -495,6 +506,7 @@ func (d *Daemon) workerLoop(wg *sync.WaitGroup, workDone <-chan struct{}) {
 // loop takes another buffer (retryOutput).
 func (d *Daemon) outputLoop(wg *sync.WaitGroup) {
 	defer wg.Done()
+	defer close(d.outDone)
 	flush := func() bool {
 		for i, o := range d.outputs {
 			if err := o.Flush(); err != nil && !d.retryOutput(i, err) {
@@ -526,6 +538,8 @@ func (d *Daemon) outputLoop(wg *sync.WaitGroup) {
 			d.ops.observeLatency(recv)
 		case <-d.reopen:
 			d.reopenOutputs()
+		case sw := <-d.outSwap:
+			sw.done <- d.swapOutputs(sw)
 		}
 	}
 }
@@ -546,7 +560,7 @@ const (
 func (d *Daemon) retryOutput(i int, err error) bool {
 	o := d.outputs[i]
 	st := o.Stats()
-	name := d.cfg.Outputs[i].Name
+	name := d.outCfgs[i].Name
 	began := time.Now()
 	var logged time.Time
 	failures := 0
@@ -581,7 +595,7 @@ func (d *Daemon) reopenOutputs() {
 	for i, o := range d.outputs {
 		if r, ok := o.(reopener); ok {
 			if err := r.Reopen(); err != nil {
-				d.log.Error("reopening output failed", "output", d.cfg.Outputs[i].Name, "err", err)
+				d.log.Error("reopening output failed", "output", d.outCfgs[i].Name, "err", err)
 			}
 		}
 	}

@@ -197,6 +197,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	m.Gauge(mQueueCap, float64(cap(d.q.work)), "work")
 	m.Gauge(mQueue, float64(len(d.outCh)), "output")
 	m.Gauge(mQueueCap, float64(cap(d.outCh)), "output")
+	d.outMu.RLock()
 	for _, o := range d.outputs {
 		st := o.Stats()
 		m.Counter(mOutBytes, st.Bytes.Load(), st.Name, st.Type)
@@ -212,6 +213,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			mc.Collect(m)
 		}
 	}
+	d.outMu.RUnlock()
 	if d.mc != nil {
 		st := d.mc.Stats()
 		// Its connections are the listener's: the server's refusals over

@@ -197,8 +197,10 @@ func (d *Daemon) Input(name string) Input {
 
 // Output returns the output named name, or nil.
 func (d *Daemon) Output(name string) Output {
+	d.outMu.RLock()
+	defer d.outMu.RUnlock()
 	for i, o := range d.outputs {
-		if d.cfg.Outputs[i].Name == name {
+		if d.outCfgs[i].Name == name {
 			return o
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,11 +89,12 @@ func (e *ReloadError) Unwrap() error { return e.Err }
 // as at start), checks it as --check-config does (the rules against the
 // tables present too), and switches the daemon to its rules between two
 // batches: every batch is enriched by the rules before or by the rules
-// after, never a mix, and no event is lost. Inputs, outputs, tables,
-// the pipeline, the HTTP and memcached listeners, logging and the
-// shutdown settings keep running as they are: a reload that changes any
-// of them is refused (they need a restart), as is one that does not
-// load or check. A refused reload leaves the running configuration in
+// after, never a mix, and no event is lost. Outputs that changed are
+// switched between two buffers (reloadOutputs); those that did not stay
+// open. Inputs, tables, the pipeline, the persistent queue, the HTTP and
+// memcached listeners, logging and the shutdown settings keep running as
+// they are: a reload that changes any of them is refused (they need a
+// restart), as is one that does not load or check. A refused reload leaves the running configuration in
 // place. Every reload also reopens the file outputs and the listeners'
 // TLS files (see Reopen), is logged with its outcome and counted in
 // enrichd_config_reloads_total{result}.
@@ -101,7 +103,7 @@ func (d *Daemon) Reload(load func() (*Config, error)) error {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
 	d.Reopen()
-	n, err := d.reload(load)
+	n, opened, closed, err := d.reload(load)
 	took := time.Since(start).Seconds()
 	if err != nil {
 		d.reloads[reloadRefused].Add(1)
@@ -109,38 +111,70 @@ func (d *Daemon) Reload(load func() (*Config, error)) error {
 		return &ReloadError{Err: err}
 	}
 	d.reloads[reloadOK].Add(1)
-	d.log.Info("configuration reloaded", "rules", n, "took_seconds", took)
+	d.log.Info("configuration reloaded", "rules", n, "outputs_opened", opened, "outputs_closed", closed, "took_seconds", took)
 	return nil
 }
 
-// reload applies what load returns; it returns the number of rules.
-func (d *Daemon) reload(load func() (*Config, error)) (int, error) {
+// reload applies what load returns; it returns the number of rules and
+// of the outputs opened and closed.
+func (d *Daemon) reload(load func() (*Config, error)) (rules, opened, closed int, err error) {
 	cfg, err := load()
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
 	if _, err := CheckTables(cfg); err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
 	if changed := restartSections(d.cfg, cfg); len(changed) > 0 {
-		return 0, fmt.Errorf("%s changed: a reload applies the rules only, and these need a restart", strings.Join(changed, ", "))
+		return 0, 0, 0, fmt.Errorf("%s changed: a reload applies the rules and the outputs only, and these need a restart", strings.Join(changed, ", "))
 	}
 	if d.set != nil {
 		if err := checkRuleTables(d.set, cfg.Rules, d.log); err != nil {
-			return 0, err
+			return 0, 0, 0, err
 		}
 	}
-	rules, opts := cfg.engineRules()
-	eng, err := engine.New(rules, opts, d.set)
+	rs, opts := cfg.engineRules()
+	eng, err := engine.New(rs, opts, d.set)
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
+	}
+	if err := d.checkOutputChange(cfg, opts); err != nil {
+		return 0, 0, 0, err
+	}
+	// The outputs first: a reload they refuse leaves the rules as well.
+	if opened, closed, err = d.reloadOutputs(cfg.Outputs); err != nil {
+		return 0, 0, 0, err
 	}
 	d.engines.swap(eng)
-	return len(rules), nil
+	return len(rs), opened, closed, nil
+}
+
+// checkOutputChange refuses outputs of cfg that differ from the live ones
+// where the running pipeline cannot switch them: with delivery:
+// exactly_once (the output's transaction holds the input's offsets), or
+// when they need other event fields from the engine (opts) than the live
+// outputs do, which the batches enriched before the switch lack.
+func (d *Daemon) checkOutputChange(cfg *Config, opts engine.Options) error {
+	d.outMu.RLock()
+	live := *d.cfg
+	live.Outputs = append([]OutputConfig(nil), d.outCfgs...)
+	d.outMu.RUnlock()
+	if sameValue(live.Outputs, cfg.Outputs) {
+		return nil
+	}
+	if d.cfg.Pipeline.Delivery == ExactlyOnce {
+		return errors.New("outputs changed with pipeline.delivery: exactly_once: its transaction holds the input's offsets, so the output changes only at a restart")
+	}
+	_, lo := live.engineRules()
+	if lo.Split != opts.Split || !slices.Equal(lo.EventFields, opts.EventFields) {
+		return errors.New("outputs changed the event fields they send events by (a Kafka output's key_field or topic_field, or a Kafka output added or removed): that needs a restart")
+	}
+	return nil
 }
 
 // restartSections returns the sections (and keys) that differ between a
-// and b other than the rules: what a reload cannot apply.
+// and b other than the rules and the outputs: what a reload cannot
+// apply.
 func restartSections(a, b *Config) []string {
 	var changed []string
 	for _, s := range []struct {
@@ -148,9 +182,9 @@ func restartSections(a, b *Config) []string {
 		a, b any
 	}{
 		{"inputs", a.Inputs, b.Inputs},
-		{"outputs", a.Outputs, b.Outputs},
 		{"tables", a.Tables, b.Tables},
 		{"pipeline", a.Pipeline, b.Pipeline},
+		{"queue", a.Queue, b.Queue},
 		{"http", a.HTTP, b.HTTP},
 		{"memcached", a.Memcached, b.Memcached},
 		{"log", a.Log, b.Log},

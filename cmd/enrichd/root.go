@@ -51,8 +51,9 @@ file says. Flag values are checked as the same settings in the file are.
 
 Signals: SIGTERM and SIGINT drain every accepted event and exit; SIGHUP
 reloads the configuration file (checked first; a bad one is refused and
-logged, and the running one stays; a reload applies the rules, and
-refuses changes to other sections, which need a restart), reopens the
+logged, and the running one stays; a reload applies the rules and the
+outputs, keeping the outputs that did not change open, and refuses
+changes to other sections, which need a restart), reopens the
 file outputs (log rotation) and reads the TLS certificate, key and
 client CA files of every listener again.
 
