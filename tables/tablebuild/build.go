@@ -214,13 +214,13 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old, base *t
 	}
 	srcs := make([]tables.SourceDigest, 0, len(t.Sources))
 	for _, s := range t.Sources {
-		d, err := s.sourceDigest()
+		d, err := sourceDigest(&s)
 		if err != nil {
 			return fail(fmt.Errorf("source %s: %w", s.Resolved, fsutil.UnwrapPath(err)))
 		}
 		srcs = append(srcs, d)
 	}
-	if old != nil && old.Kind == t.Kind && old.OptionsDigest == optDigest && slices.Equal(old.Sources, srcs) && !t.readsDatabase() {
+	if old != nil && old.Kind == t.Kind && old.OptionsDigest == optDigest && slices.Equal(old.Sources, srcs) && !t.ReadsDatabase() {
 		if fi, err := os.Stat(filepath.Join(outDir, old.File)); err == nil && fi.Mode().IsRegular() && fi.Size() == old.Size {
 			e := *old
 			r.Status, r.Entry = StatusUnchanged, &e
@@ -295,15 +295,15 @@ func buildLUT(t *TableConfig, out string, buildTime time.Time) error {
 	s := t.Sources[0]
 	src, err := source.Open(s.Resolved, *s.LUT)
 	if err != nil {
-		return fmt.Errorf("source %s: %w", s.name(), fsutil.UnwrapPath(err))
+		return fmt.Errorf("source %s: %w", sourceName(&s), fsutil.UnwrapPath(err))
 	}
 	defer src.Close()
 	o := *t.LUT
-	o.BuildTime, o.SourceName = buildTime, s.name()
+	o.BuildTime, o.SourceName = buildTime, sourceName(&s)
 	_, err = compile.File(src, out, o)
 	var se *compile.SourceError
 	if err != nil && !errors.As(err, &se) {
-		return fmt.Errorf("source %s: %w", s.name(), err)
+		return fmt.Errorf("source %s: %w", sourceName(&s), err)
 	}
 	return err
 }

@@ -11,24 +11,11 @@ import (
 // again on every build (which, the compiler being deterministic, gives
 // the same artifact when they did not).
 
-// isDatabase reports whether s is a database query.
-func (s *SourceConfig) isDatabase() bool { return s.LUT != nil && s.LUT.Database() != "" }
-
-// readsDatabase reports whether one of the table's sources is a database.
-func (t *TableConfig) readsDatabase() bool {
-	for i := range t.Sources {
-		if t.Sources[i].isDatabase() {
-			return true
-		}
-	}
-	return false
-}
-
 // sourceDigest identifies a source's content for the manifest: a file's
 // SHA-256 and size; for a database, its connection string (which holds
 // no password: the source refuses one) and no digest.
-func (s *SourceConfig) sourceDigest() (tables.SourceDigest, error) {
-	if s.isDatabase() {
+func sourceDigest(s *SourceConfig) (tables.SourceDigest, error) {
+	if s.IsDatabase() {
 		return tables.SourceDigest{Path: s.LUT.Postgres + s.LUT.MySQL}, nil
 	}
 	sum, size, err := fsutil.FileSHA256(s.Resolved)
@@ -36,8 +23,8 @@ func (s *SourceConfig) sourceDigest() (tables.SourceDigest, error) {
 }
 
 // name names the source in errors: its resolved path or its connection.
-func (s *SourceConfig) name() string {
-	if s.isDatabase() {
+func sourceName(s *SourceConfig) string {
+	if s.IsDatabase() {
 		return s.LUT.Database() + " " + s.LUT.Postgres + s.LUT.MySQL
 	}
 	return s.Resolved

@@ -1,4 +1,4 @@
-package tablebuild
+package tablesyaml
 
 import (
 	"errors"
