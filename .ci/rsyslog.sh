@@ -7,13 +7,14 @@
 #   .cache/rsyslog/root/usr/sbin/rsyslogd -n -f CONF \
 #       -M .cache/rsyslog/root/usr/lib/x86_64-linux-gnu/rsyslog -i PIDFILE
 # ($LUTKIT_RSYSLOGD names another rsyslogd). Its runtime libraries
-# (libestr0, libfastjson4, liblognorm5, libgnutls30) are Debian packages
+# (libestr0, libfastjson4, liblognorm5, libgnutls30, librelp0 for omrelp
+# and imrelp) are Debian packages
 # listed in .ci/apt-packages. A second run downloads nothing when the
 # unpacked version is the candidate one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cache=.cache/rsyslog
-pkgs=(rsyslog rsyslog-gnutls)
+pkgs=(rsyslog rsyslog-gnutls rsyslog-relp)
 
 if ! command -v apt-get >/dev/null || ! command -v dpkg-deb >/dev/null; then
   echo "rsyslog.sh: apt-get and dpkg-deb are needed to fetch rsyslog (Debian or Ubuntu)" >&2
@@ -30,7 +31,7 @@ if [ -z "$want" ] || [ "$want" = "(none)" ]; then
   echo "rsyslog.sh: apt knows no rsyslog package; run apt-get update" >&2
   exit 1
 fi
-if [ -x "$cache/root/usr/sbin/rsyslogd" ] && [ "$(cat "$cache/version" 2>/dev/null)" = "$want" ]; then
+if [ -x "$cache/root/usr/sbin/rsyslogd" ] && [ -e "$cache/root/usr/lib/x86_64-linux-gnu/rsyslog/omrelp.so" ] && [ "$(cat "$cache/version" 2>/dev/null)" = "$want" ]; then
   exit 0
 fi
 
