@@ -404,7 +404,17 @@ class Peer:
                    "-M", RSYSLOG + "/lib/x86_64-linux-gnu/rsyslog"]
             ready = None
         else:  # generic tcp peer
-            cmd = [subst(x, port, out) for x in shlex.split(self.kw["cmd"])]
+            conf = ""
+            if "yaml" in self.kw:
+                # enrichd's configuration with a section added, written
+                # fresh into the run's work directory (a queue there
+                # starts empty every run).
+                conf = os.path.join(wd, "enrichd.yaml")
+                with open(os.path.join(DATA, "enrichd.yaml")) as f:
+                    base = f.read()
+                with open(conf, "w") as f:
+                    f.write(base + self.kw["yaml"].replace("{work}", wd))
+            cmd = [subst(x, port, out).replace("{conf}", conf) for x in shlex.split(self.kw["cmd"])]
             ready = None
         chk = CHECK if (do_check and self.check.startswith("cust")) else None
         r = run_daemon(cmd, port, out, ready, os.path.join(wd, "peer.log"), EVENTS, n_events,
@@ -471,6 +481,12 @@ def builtin_peers():
              cmd=b("nullrelay") + " --listen 127.0.0.1:{port} --out {out}"),
         Peer("enrichd", "enrichd, both lookups (.lut customers + city .mmdb)", "tcp", "cust+geo",
              cmd=b("enrichd") + " --config {data}/enrichd.yaml --tcp 127.0.0.1:{port} --out {out}"),
+        Peer("enrichdq", "enrichd, both lookups, with the persistent disk queue (sync: 500ms)", "tcp",
+             "cust+geo", yaml="queue: {type: disk, path: {work}/queue, max_bytes: 4GiB, sync: 500ms}\n",
+             cmd=b("enrichd") + " --config {conf} --tcp 127.0.0.1:{port} --out {out}"),
+        Peer("enrichdqn", "enrichd, both lookups, with the persistent disk queue (sync: none)", "tcp",
+             "cust+geo", yaml="queue: {type: disk, path: {work}/queue, max_bytes: 4GiB, sync: none}\n",
+             cmd=b("enrichd") + " --config {conf} --tcp 127.0.0.1:{port} --out {out}"),
         Peer("gomap", "Go map[string][]string (naive, in-process)", "stdin", "cust",
              cmd=[b("mapenrich"), "-csv", "{csv}"]),
         Peer("sngctx", "syslog-ng add-contextual-data (CSV)", "syslog-ng", "cust",
