@@ -153,7 +153,8 @@ type Engine struct {
 	kvSkip    []bool      // the key is a top-level output name: not written
 	extractor *parse.Extractor
 	topNames  map[string]bool
-	kvMode    uint8 // 0 none, 1 used, 2 all
+	topMask   uint64 // topBit of every name in topNames: most keys miss it
+	kvMode    uint8  // 0 none, 1 used, 2 all
 	tagJSON   [][]byte
 	// perEvent is set by Options.Split: workers then record where each
 	// line ends and the values of outFields (Options.EventFields, named
@@ -243,6 +244,9 @@ func New(rules []Rule, opts Options, set *tables.Set) (*Engine, error) {
 		}
 	}
 	p.topNames["tags"] = true
+	for name := range p.topNames {
+		p.topMask |= topBit(name)
+	}
 	switch opts.KV {
 	case KVAll:
 		p.kvMode = 2
@@ -331,4 +335,13 @@ func (p *Engine) Stats() []RuleStats {
 		}
 	}
 	return out
+}
+
+// topBit is a name's bit in Engine.topMask: a key whose bit is clear is
+// no top-level output name, without a map lookup.
+func topBit[T string | []byte](name T) uint64 {
+	if len(name) == 0 {
+		return 0
+	}
+	return 1 << ((uint(len(name))<<2 ^ uint(name[0]) ^ uint(name[len(name)-1])<<1) & 63)
 }
