@@ -94,6 +94,21 @@ func main() {
 		_, err := fmt.Fprintf(w, enrichdYAML, filepath.Join(*data, "enrichd-tables"))
 		return err
 	})
+	// The third lookup: an IoC domain list as a suffix table, and the
+	// same events with a dom field (5% of them under a listed domain).
+	ioc := filepath.Join(*data, "ioc.csv")
+	step("ioc.csv", func(w io.Writer) error { return sample.WriteDomains(w, iocDomains, 1) })
+	step("events-1m-dom.rfc5424", func(w io.Writer) error {
+		return sample.WriteEvents(w, 0, *events, sample.EventOptions{Seed: 7, Customers: *rows, Internal: 25,
+			Domains: iocDomains, IoC: 5, DomainSeed: 1})
+	})
+	stepFile("enrichd-tables/ioc.lut", func(tmp string) error {
+		return run(*lut, "compile", "--key", "domain", "--match", "suffix", "--out", tmp+".lut", ioc)
+	})
+	step("enrichd-ioc.yaml", func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, enrichdYAML+enrichdIoCRule, filepath.Join(*data, "enrichd-tables"))
+		return err
+	})
 	tf := filepath.Join(*data, "prepare-times.json")
 	old := map[string]float64{}
 	if b, err := os.ReadFile(tf); err == nil {
@@ -124,6 +139,14 @@ rules:
      on_miss: {tag: customer_miss, defaults: {status: MISS}}}
   - {name: geo, table: geo, field: src, target: source.geo,
      mmdb_fields: {country_code: country_iso_code, city: city_name}}
+`
+
+// iocDomains is the size of the IoC domain list of the third lookup.
+const iocDomains = 100_000
+
+// enrichdIoCRule is the third lookup: the event's dom in the IoC suffix
+// table, its threat and source copied.
+const enrichdIoCRule = `  - {name: ioc, table: ioc, field: dom, target: threat, columns: [threat, source]}
 `
 
 // step writes name with fn unless it exists, through a temporary file.
