@@ -606,15 +606,16 @@ func (o *relpOutput) closeSession() error {
 				switch {
 				case a.err != nil:
 					err = fmt.Errorf("relp: close: %w", a.err)
-				case a.a.ServerClose:
-					continue
+				case a.a.ServerClose: // the hint that follows the answer
 				case a.a.Txnr == txnr:
 					o.endSession()
 					return nil
 				default:
 					err = fmt.Errorf("relp: close: the server answered transaction %d", a.a.Txnr)
 				}
-				break
+				if err != nil {
+					break
+				}
 			}
 		case <-t.C:
 			err = fmt.Errorf("relp: close: no answer within %s: %w", o.set.Timeout, os.ErrDeadlineExceeded)

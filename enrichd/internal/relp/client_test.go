@@ -70,7 +70,7 @@ func TestReadAnswer(t *testing.T) {
 	if _, err := ReadAnswer(NewReader(strings.NewReader("1 rsp 2 OK\n"), 4096)); !errors.As(err, &fe) || fe.Offset != 0 {
 		t.Fatalf("an rsp without a status: %v", err)
 	}
-	if _, err := ReadAnswer(NewReader(strings.NewReader(""), 4096)); err != io.EOF {
+	if _, err := ReadAnswer(NewReader(strings.NewReader(""), 4096)); !errors.Is(err, io.EOF) {
 		t.Fatalf("end of stream: %v", err)
 	}
 }
@@ -111,7 +111,7 @@ func FuzzReadAnswers(f *testing.F) {
 			a, err := ReadAnswer(r)
 			if err != nil {
 				var fe *FrameError
-				if err != io.EOF && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.As(err, &fe) {
+				if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.As(err, &fe) {
 					t.Fatalf("unexpected error type %T: %v", err, err)
 				}
 				return
