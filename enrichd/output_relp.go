@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -391,7 +392,7 @@ func (o *relpOutput) open() error {
 	if err == nil {
 		err = c.SetDeadline(time.Time{})
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
 		err = fmt.Errorf("the server closed the connection before it answered open (with TLS, it may have refused the client certificate): %w", err)
 	}
 	if err != nil {
