@@ -3,6 +3,7 @@ package enrichd
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -351,8 +352,19 @@ func (o *relpOutput) deliver() {
 // with 200 (relp.CheckOpen). The events not acknowledged are sent on it
 // from the first.
 func (o *relpOutput) open() error {
-	d := net.Dialer{Timeout: o.set.Timeout}
-	c, err := d.Dial("tcp", o.addr)
+	// The connection and the handshake end at Timeout, or when the
+	// daemon gives up.
+	ctx, cancel := context.WithTimeout(context.Background(), o.set.Timeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-o.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", o.addr)
 	if err != nil {
 		return errConnect{err}
 	}
@@ -362,7 +374,7 @@ func (o *relpOutput) open() error {
 	}
 	if o.tlsCfg != nil {
 		tc := tls.Client(c, o.tlsCfg)
-		if err := tc.Handshake(); err != nil {
+		if err := tc.HandshakeContext(ctx); err != nil {
 			c.Close()
 			return errConnect{fmt.Errorf("tls: %w", err)}
 		}

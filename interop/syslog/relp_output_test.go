@@ -253,7 +253,9 @@ outputs:
 // sends over TLS to imrelp, which requires a client certificate of its
 // CA (tls.authMode="certvalid"): every event arrives once. An output with
 // a certificate of another CA is refused by imrelp: rsyslog writes none
-// of its events, and enrichd counts none delivered while it retries.
+// of its events, and enrichd counts none delivered while it retries. An
+// output whose server_name rsyslog's certificate does not carry refuses
+// the server.
 func TestRELPOutputTLS(t *testing.T) {
 	rsyslogd(t)
 	const n = 5000
@@ -265,7 +267,8 @@ func TestRELPOutputTLS(t *testing.T) {
 	extra := fmt.Sprintf(` tls="on" tls.authMode="certvalid" tls.caCert=%q tls.myCert=%q tls.myPrivKey=%q`, ca.CertFile, srv.CertFile, srv.KeyFile)
 	rs := startRsyslog(t, dir, relpReceiverConf(dir, port, out, extra), "127.0.0.1:"+port)
 
-	sender := func(name string, client *testpki.Pair) (*enrichd, string) {
+	// tlsExtra adds keys to the output's tls block.
+	sender := func(name string, client *testpki.Pair, tlsExtra string) (*enrichd, string) {
 		in := "127.0.0.1:" + freePort(t)
 		return startEnrichdOutputs(t, name, fmt.Sprintf(`inputs:
   - {name: tcp, type: tcp, listen: %q}
@@ -274,11 +277,11 @@ outputs:
     type: relp
     address: "127.0.0.1:%s"
     timeout: 10s
-    tls: {ca_file: %q, cert_file: %q, key_file: %q}
-`, in, port, ca.CertFile, client.CertFile, client.KeyFile)), in
+    tls: {ca_file: %q, cert_file: %q, key_file: %q%s}
+`, in, port, ca.CertFile, client.CertFile, client.KeyFile, tlsExtra)), in
 	}
 	// The stranger first: nothing of it may reach the file.
-	stranger, strangerIn := sender("enrichd-stranger", testpki.NewCA(t, "stranger").Client(t, "enrichd"))
+	stranger, strangerIn := sender("enrichd-stranger", testpki.NewCA(t, "stranger").Client(t, "enrichd"), "")
 	if err := <-sendNumbered(strangerIn, "stranger", 100); err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +295,24 @@ outputs:
 	strangerSessions := metricValue(t, stranger, `enrichd_output_relp_sessions_total{output="relp"}`)
 	t.Logf("the stranger: %v connect errors, %v sessions, events_out %v", strangerErrs, strangerSessions, strangerOut)
 
-	good, goodIn := sender("enrichd-tls", ca.Client(t, "enrichd"))
+	// A server_name rsyslog's certificate does not carry: the output
+	// refuses the server.
+	misnamed, misnamedIn := sender("enrichd-misnamed", ca.Client(t, "enrichd"), ", server_name: other.example")
+	if err := <-sendNumbered(misnamedIn, "misnamed", 100); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if metricValue(t, misnamed, `enrichd_output_errors_total{output="relp",reason="connect",type="relp"}`) >= 1 {
+			break
+		}
+	}
+	if !strings.Contains(misnamed.output(), "not other.example") || metricValue(t, misnamed, "enrichd_events_out_total") != 0 {
+		t.Errorf("an output whose server_name the server's certificate does not carry: events_out %v, log:\n%s",
+			metricValue(t, misnamed, "enrichd_events_out_total"), misnamed.output())
+	}
+	killProc(t, misnamed.proc)
+
+	good, goodIn := sender("enrichd-tls", ca.Client(t, "enrichd"), "")
 	if err := <-sendNumbered(goodIn, "relptest", n); err != nil {
 		t.Fatal(err)
 	}
@@ -323,8 +343,8 @@ outputs:
 		t.Errorf("the stranger: %v connect errors (want its retries, 2 or more), %v sessions, events_out %v (want 0)",
 			strangerErrs, strangerSessions, strangerOut)
 	}
-	if b, _ := os.ReadFile(out); bytes.Contains(b, []byte(" stranger ")) {
-		t.Errorf("an event of the stranger reached rsyslog")
+	if b, _ := os.ReadFile(out); bytes.Contains(b, []byte(" stranger ")) || bytes.Contains(b, []byte(" misnamed ")) {
+		t.Errorf("an event of the stranger or of the misnamed reached rsyslog")
 	}
 	// The stranger still retries: its events are undelivered, not lost
 	// (on SIGTERM it would give up only after shutdown_timeout).
