@@ -249,6 +249,37 @@ outputs:
 	}
 }
 
+// relpTLSSender starts an enrichd with a tcp input and a relp output over
+// TLS to port, trusting ca, with the client certificate client; tlsExtra
+// adds keys to the output's tls block. It returns it and its input's
+// address.
+func relpTLSSender(t *testing.T, name, port string, ca *testpki.CA, client *testpki.Pair, tlsExtra string) (*enrichd, string) {
+	t.Helper()
+	in := "127.0.0.1:" + freePort(t)
+	return startEnrichdOutputs(t, name, fmt.Sprintf(`inputs:
+  - {name: tcp, type: tcp, listen: %q}
+outputs:
+  - name: relp
+    type: relp
+    address: "127.0.0.1:%s"
+    timeout: 10s
+    tls: {ca_file: %q, cert_file: %q, key_file: %q%s}
+`, in, port, ca.CertFile, client.CertFile, client.KeyFile, tlsExtra)), in
+}
+
+// waitConnectErrors waits until the relp output of d counted n errors
+// of reason connect, and returns the count.
+func waitConnectErrors(t *testing.T, d *enrichd, n float64) float64 {
+	t.Helper()
+	const sample = `enrichd_output_errors_total{output="relp",reason="connect",type="relp"}`
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if metricValue(t, d, sample) >= n {
+			break
+		}
+	}
+	return metricValue(t, d, sample)
+}
+
 // TestRELPOutputTLS: enrichd's relp output with a client certificate
 // sends over TLS to imrelp, which requires a client certificate of its
 // CA (tls.authMode="certvalid"): every event arrives once. An output with
@@ -267,18 +298,8 @@ func TestRELPOutputTLS(t *testing.T) {
 	extra := fmt.Sprintf(` tls="on" tls.authMode="certvalid" tls.caCert=%q tls.myCert=%q tls.myPrivKey=%q`, ca.CertFile, srv.CertFile, srv.KeyFile)
 	rs := startRsyslog(t, dir, relpReceiverConf(dir, port, out, extra), "127.0.0.1:"+port)
 
-	// tlsExtra adds keys to the output's tls block.
 	sender := func(name string, client *testpki.Pair, tlsExtra string) (*enrichd, string) {
-		in := "127.0.0.1:" + freePort(t)
-		return startEnrichdOutputs(t, name, fmt.Sprintf(`inputs:
-  - {name: tcp, type: tcp, listen: %q}
-outputs:
-  - name: relp
-    type: relp
-    address: "127.0.0.1:%s"
-    timeout: 10s
-    tls: {ca_file: %q, cert_file: %q, key_file: %q%s}
-`, in, port, ca.CertFile, client.CertFile, client.KeyFile, tlsExtra)), in
+		return relpTLSSender(t, name, port, ca, client, tlsExtra)
 	}
 	// The stranger first: nothing of it may reach the file.
 	stranger, strangerIn := sender("enrichd-stranger", testpki.NewCA(t, "stranger").Client(t, "enrichd"), "")
@@ -343,10 +364,65 @@ outputs:
 		t.Errorf("the stranger: %v connect errors (want its retries, 2 or more), %v sessions, events_out %v (want 0)",
 			strangerErrs, strangerSessions, strangerOut)
 	}
-	if b, _ := os.ReadFile(out); bytes.Contains(b, []byte(" stranger ")) || bytes.Contains(b, []byte(" misnamed ")) {
+	if b, _ := os.ReadFile(out); bytes.Contains(b, []byte(`"stranger"`)) || bytes.Contains(b, []byte(`"misnamed"`)) {
 		t.Errorf("an event of the stranger or of the misnamed reached rsyslog")
 	}
 	// The stranger still retries: its events are undelivered, not lost
 	// (on SIGTERM it would give up only after shutdown_timeout).
 	killProc(t, stranger.proc)
+}
+
+// TestRELPOutputTLSName: imrelp with tls.authMode="name" takes the
+// client certificate whose name is a permitted peer, and refuses one of
+// the same CA with another name: every event of the first arrives once,
+// none of the second, which enrichd counts as errors, never delivered.
+func TestRELPOutputTLSName(t *testing.T) {
+	rsyslogd(t)
+	const n = 2000
+	ca := testpki.NewCA(t, "ca")
+	srv := ca.Server(t, "rsyslog")
+	dir := t.TempDir()
+	port := freePort(t)
+	out := filepath.Join(dir, "relp.out")
+	extra := fmt.Sprintf(` tls="on" tls.authMode="name" tls.permittedPeer=["enrichd"] tls.caCert=%q tls.myCert=%q tls.myPrivKey=%q`,
+		ca.CertFile, srv.CertFile, srv.KeyFile)
+	rs := startRsyslog(t, dir, relpReceiverConf(dir, port, out, extra), "127.0.0.1:"+port)
+
+	intruder, intruderIn := relpTLSSender(t, "enrichd-intruder", port, ca, ca.Client(t, "intruder"), "")
+	if err := <-sendNumbered(intruderIn, "intruder", 100); err != nil {
+		t.Fatal(err)
+	}
+	intruderErrs := waitConnectErrors(t, intruder, 2)
+	good, goodIn := relpTLSSender(t, "enrichd-named", port, ca, ca.Client(t, "enrichd"), "")
+	if err := <-sendNumbered(goodIn, "named", n); err != nil {
+		t.Fatal(err)
+	}
+	waitDistinct(t, out, n, 30*time.Second)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if metricValue(t, good, "enrichd_events_out_total") >= n {
+			break
+		}
+	}
+	goodOut := metricValue(t, good, "enrichd_events_out_total")
+	intruderOut := metricValue(t, intruder, "enrichd_events_out_total")
+	good.stop(t)
+	killProc(t, intruder.proc)
+	rs.stop(t)
+	// librelp's words (and spelling) for a peer not permitted.
+	if !strings.Contains(rs.output(), "no permited name found', peer is 'DNSname: intruder") {
+		t.Errorf("rsyslogd did not log refusing the intruder's name")
+	}
+
+	seen, lines := relpCounts(t, out)
+	b, _ := os.ReadFile(out)
+	if len(seen) != n || lines != n || bytes.Count(b, []byte(`"named"`)) != n {
+		t.Errorf("rsyslog's file: %d lines, %d distinct events; want the %d of the permitted peer once each", lines, len(seen), n)
+	}
+	if bytes.Contains(b, []byte(`"intruder"`)) {
+		t.Errorf("an event of the certificate not permitted reached rsyslog")
+	}
+	if goodOut != n || intruderOut != 0 || intruderErrs < 2 {
+		t.Errorf("events_out %v (want %d); the one not permitted: events_out %v (want 0), %v connect errors (want 2 or more)",
+			goodOut, n, intruderOut, intruderErrs)
+	}
 }
