@@ -21,7 +21,7 @@ func TestConfigOneErrorEach(t *testing.T) {
 	in := "inputs: [{type: file, path: x}]\n"
 	out := "outputs: [{type: stdout}]\n"
 	for _, tc := range []struct{ yml, want string }{
-		{in + "outputs:\n  - {type: fiel, path: x}\n", `e.yaml:3:12: outputs[0].type: must be one of file, stdout, tcp, not "fiel"`},
+		{in + "outputs:\n  - {type: fiel, path: x}\n", `e.yaml:3:12: outputs[0].type: must be one of file, relp, stdout, tcp, not "fiel"`},
 		{"inputs:\n  - {type: tpc, listen: \"x:1\"}\n" + out, `e.yaml:2:12: inputs[0].type: must be one of file, tcp, udp, not "tpc"`},
 		{"inputs:\n  - {type: tcp, listen: [x]}\n" + out, `e.yaml:2:25: inputs[0].listen: must be a string`},
 		{"inputs:\n  - {type: tcp, listen: nohost}\n" + out, `e.yaml:2:25: inputs[0].listen: must be HOST:PORT: address nohost: missing port in address`},
