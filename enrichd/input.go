@@ -53,6 +53,20 @@ type InputStats struct {
 	Truncated   atomic.Uint64 // oversize messages, truncated and tagged
 	Dropped     atomic.Uint64 // dropped because the queue was full (UDP)
 	FrameErrors atomic.Uint64 // connections ended inside a frame, bad octet counts, read errors
+
+	// inflight is the input's batches sent to the workers and not yet
+	// delivered by every output (or appended to the persistent queue):
+	// what a reload that removes the input waits for before it closes
+	// it (reload_inputs.go).
+	inflight atomic.Int64
+}
+
+// delivered records the delivery of one of the input's batches; st may be
+// nil.
+func (st *InputStats) delivered() {
+	if st != nil {
+		st.inflight.Add(-1)
+	}
 }
 
 // messageSource yields framed messages (parse.Framer or lineSource).
@@ -203,10 +217,12 @@ func (bt *Batcher) Flush() {
 	}
 	bt.cur = nil
 	n, size := uint64(len(b.Msgs)), uint64(len(b.Buf))
+	bt.in.inflight.Add(1)
 	if bt.drop {
 		select {
 		case bt.q.work <- b:
 		default:
+			bt.in.inflight.Add(-1)
 			bt.in.Dropped.Add(n)
 			bt.q.recycle(b)
 			return
