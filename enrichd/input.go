@@ -13,9 +13,12 @@ import (
 
 // Input is a source of events: one type of input is one file that
 // implements it and registers itself (RegisterInput). The daemon makes
-// each input (InputKind.New) before it runs, starts it once, stops it once
-// on shutdown, then closes it after the outputs have delivered what it
-// read; it reads its address and counters at any time.
+// each input (InputKind.New) before it runs, or at a configuration reload
+// that adds or changes it, starts it once, stops it once on shutdown or at
+// the reload that removes or replaces it, then closes it after the outputs
+// have delivered what it read; it reads its address and counters at any
+// time. Several inputs of one type may run at once: a reload makes the new
+// input before it stops the old, when their addresses differ.
 //
 // An input frames messages and adds them to batches with a Batcher (from
 // Env.Batcher), one per goroutine that reads; the batcher sends each batch
