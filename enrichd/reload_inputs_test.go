@@ -339,3 +339,35 @@ func freeAddr(t *testing.T) string {
 	must(t, ln.Close())
 	return addr
 }
+
+// TestReloadFileInputRefused: a file input is read to its end once, so a
+// reload that adds, removes or changes one is refused, naming it, and
+// the running inputs go on.
+func TestReloadFileInputRefused(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	in := filepath.Join(dir, "in.log")
+	must(t, os.WriteFile(in, []byte("seq=0 src=file\n"), 0o644))
+	tcp := `{name: tcp, type: tcp, listen: "127.0.0.1:0"}`
+	file := fmt.Sprintf(`{name: f, type: file, path: %q}`, in)
+	r, path, _ := startOutputs(t, dir, inputsConfig(out, tcp, file))
+	load := func() (*Config, error) { return LoadConfig(path) }
+	waitLines(t, out, 1, time.Minute)
+	for _, tc := range []struct{ name, yml, want string }{
+		{"removed", inputsConfig(out, tcp), "input f (file) removed or changed: a file input is read to its end once"},
+		{"added", inputsConfig(out, tcp, file, fmt.Sprintf(`{name: g, type: file, path: %q}`, in)), "input g (file) added: a file input is read to its end once"},
+	} {
+		must(t, os.WriteFile(path, []byte(tc.yml), 0o644))
+		if err := r.d.Reload(load); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("%s: reload: %v, want %s", tc.name, err, tc.want)
+		}
+	}
+	c := dialTCP(t, r.d, "tcp")
+	send(t, c, []byte("<134>1 2026-11-30T05:24:00.000Z h app 1 m - seq=0 src=tcp\n"))
+	c.Close()
+	waitLines(t, out, 2, time.Minute)
+	r.stop(t)
+	counts := countSources(t, out)
+	exactlyOnce(t, counts, "file", 1)
+	exactlyOnce(t, counts, "tcp", 1)
+}
