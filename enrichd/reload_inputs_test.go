@@ -371,3 +371,47 @@ func TestReloadFileInputRefused(t *testing.T) {
 	exactlyOnce(t, counts, "file", 1)
 	exactlyOnce(t, counts, "tcp", 1)
 }
+
+// TestReloadInputMoved: an input changed to another address (same name)
+// is bound there first, then the old one drained and closed: the event
+// sent on the old connection before the reload arrives, the old address
+// stops accepting, the new one takes events, and the input's counters go
+// on under its name.
+func TestReloadInputMoved(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	r, path, logs := startOutputs(t, dir, inputsConfig(out, `{name: in, type: tcp, listen: "127.0.0.1:0"}`))
+	oldAddr := r.d.Addr("in").String()
+	c, err := net.Dial("tcp", oldAddr)
+	must(t, err)
+	defer c.Close()
+	send(t, c, []byte("<134>1 2026-11-30T05:24:00.000Z h app 1 m - seq=0 src=in\n"))
+	waitLines(t, out, 1, time.Minute)
+	newAddr := freeAddr(t)
+	must(t, os.WriteFile(path, []byte(inputsConfig(out, fmt.Sprintf(`{name: in, type: tcp, listen: %q}`, newAddr))), 0o644))
+	must(t, r.d.Reload(func() (*Config, error) { return LoadConfig(path) }))
+	must(t, c.SetReadDeadline(time.Now().Add(time.Minute)))
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("the connection to the old address: %v, want it closed", err)
+	}
+	if oc, err := net.DialTimeout("tcp", oldAddr, time.Second); err == nil {
+		oc.Close()
+		t.Fatalf("the old address %s still accepts", oldAddr)
+	}
+	if got := r.d.Addr("in").String(); got != newAddr {
+		t.Fatalf("input in at %s, want %s", got, newAddr)
+	}
+	c2, err := net.Dial("tcp", newAddr)
+	must(t, err)
+	send(t, c2, []byte("<134>1 2026-11-30T05:24:00.000Z h app 1 m - seq=1 src=in\n"))
+	must(t, c2.Close())
+	waitLines(t, out, 2, time.Minute)
+	if v := waitMetric(t, r.d, `enrichd_events_in_total{input="in",type="tcp"}`, 2); v != 2 {
+		t.Errorf("events in under the name %v, want 2 (the old input's carried over)", v)
+	}
+	r.stop(t)
+	exactlyOnce(t, countSources(t, out), "in", 2)
+	if !strings.Contains(logs.String(), "inputs_started=1 inputs_stopped=1") {
+		t.Errorf("the reload is not logged with one input started and one stopped:\n%s", logs.String())
+	}
+}
