@@ -108,9 +108,10 @@ func sendCustomers(addr string, n, at int, pause <-chan struct{}, rows int) erro
 // version 2, five times: every event arrives once, its two lookups (two
 // rules on the table) both from version 1 or both from version 2, never
 // one of each nor none; the events sent after the last reload from
-// version 2. The lookup API and
-// memcached answer from version 2 after it, the old set is closed, and
-// the reload is logged and counted as a switch of the tables.
+// version 2. The lookup API, asked all along, always answers with the
+// row of one version; it and memcached answer from version 2 after the
+// last reload; the first set is closed; the reloads are logged and
+// counted as switches of the tables.
 func TestReloadTables(t *testing.T) {
 	n := 100_000
 	if raceEnabled || testing.Short() {
@@ -126,6 +127,33 @@ func TestReloadTables(t *testing.T) {
 	reloaded := make(chan struct{})
 	sendDone := make(chan error, 1)
 	go func() { sendDone <- sendCustomers(r.d.Addr("tcp").String(), n, last, reloaded, rows) }()
+	// The lookup API is asked all along: every answer is the row, from
+	// one version or the other (a request on a closed set would find no
+	// table).
+	apiStop, apiDone := make(chan struct{}), make(chan error, 1)
+	var asked int
+	go func() {
+		for {
+			select {
+			case <-apiStop:
+				apiDone <- nil
+				return
+			default:
+			}
+			resp, err := http.Get(fmt.Sprintf("http://%s/v1/tables/customers/7", r.d.HTTPAddr()))
+			if err != nil {
+				apiDone <- err
+				return
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"C7-1"`) && !strings.Contains(string(body), `"C7-2"`) {
+				apiDone <- fmt.Errorf("answer %d during the reloads: %s (%v)", resp.StatusCode, body, err)
+				return
+			}
+			asked++
+		}
+	}()
 	// Five reloads while the events stream, between version 2 and 1, the
 	// last to version 2 before the last tenth is sent.
 	for i, dir := range []string{v2, v1, v2, v1, v2} {
@@ -141,6 +169,11 @@ func TestReloadTables(t *testing.T) {
 		}
 	}
 	close(reloaded)
+	close(apiStop)
+	if err := <-apiDone; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d API lookups during the reloads", asked)
 	if err := <-sendDone; err != nil {
 		t.Fatalf("sending: %v", err)
 	}
