@@ -24,7 +24,7 @@ func openTables(tc *TablesConfig, logger *slog.Logger) (*tables.Set, error) {
 
 // setCarry are the counters of the table sets a reload retired, added to
 // the live set's so that enrichd_table_swaps_total and
-// enrichd_table_rejections_total keep counting across a switch.
+// enrichd_table_swap_rejections_total keep counting across a switch.
 type setCarry struct {
 	swaps, rejections atomic.Uint64
 }

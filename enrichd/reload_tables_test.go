@@ -123,6 +123,7 @@ func TestReloadTables(t *testing.T) {
 		t.Fatalf("API before the reload: %s", row)
 	}
 	old := r.d.Set()
+	swaps := metric(t, r.d, `enrichd_table_swaps_total`)
 	last := n - n/10 // events from here on are sent after the reload
 	reloaded := make(chan struct{})
 	sendDone := make(chan error, 1)
@@ -194,6 +195,14 @@ func TestReloadTables(t *testing.T) {
 	waitLines(t, out, n, 5*time.Minute)
 	if v := metric(t, r.d, `enrichd_config_reload_table_switches_total`); v != 5 {
 		t.Errorf("table switches counted %v, want 5", v)
+	}
+	// Each set's first load is a publish: the counter goes on across the
+	// switches, and the generation is the new set's.
+	if v := metric(t, r.d, `enrichd_table_swaps_total`); v < swaps+5 {
+		t.Errorf("table swaps %v after five switches, %v before", v, swaps)
+	}
+	if v := metric(t, r.d, `enrichd_table_generation`); v != 1 {
+		t.Errorf("table generation %v, want 1 (the new set's first load)", v)
 	}
 	r.stop(t)
 	lines := readLines(t, out)
