@@ -149,7 +149,7 @@ func TestReloadTables(t *testing.T) {
 			body, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"C7-1"`) && !strings.Contains(string(body), `"C7-2"`) {
-				apiDone <- fmt.Errorf("answer %d during the reloads: %s (%v)", resp.StatusCode, body, err)
+				apiDone <- fmt.Errorf("answer %d during the reloads: %s (%w)", resp.StatusCode, body, err)
 				return
 			}
 			asked++
