@@ -47,7 +47,7 @@ const DefaultMaxBatchBytes = 16 << 20
 // Composite keys are given with their parts joined by "," (or by the
 // "sep" query parameter).
 type API struct {
-	set      *tables.Set
+	set      *liveSet
 	auth     Auth
 	disabled bool
 	maxBatch int
@@ -69,7 +69,7 @@ var (
 
 // NewAPI returns the API over set.
 func NewAPI(set *tables.Set, opts HTTPOptions) *API {
-	a := &API{set: set, auth: Auth{Token: opts.Token, Clients: opts.Clients}, maxBatch: opts.MaxBatchBytes}
+	a := &API{set: newLiveSet(set), auth: Auth{Token: opts.Token, Clients: opts.Clients}, maxBatch: opts.MaxBatchBytes}
 	if a.maxBatch <= 0 {
 		a.maxBatch = DefaultMaxBatchBytes
 	}
@@ -230,9 +230,9 @@ func (a *API) get(w http.ResponseWriter, name, key, sep string) {
 }
 
 func (a *API) list(w http.ResponseWriter) {
-	snap := a.set.Acquire()
+	set, snap := a.set.acquire()
 	defer snap.Release()
-	version, source := a.set.Version(snap)
+	version, source := set.Version(snap)
 	b := make([]byte, 0, 1024)
 	b = append(b, '[')
 	for i, n := range snap.Names() {

@@ -77,7 +77,7 @@ var ProtocolNames = [numProtos]string{"text", "meta", "binary"}
 // stays in step (see memcached_text.go, memcached_meta.go and
 // memcached_binary.go).
 type Memcached struct {
-	set  *tables.Set
+	set  *liveSet
 	opts MemcachedOptions
 	log  *slog.Logger
 
@@ -109,7 +109,7 @@ func NewMemcached(set *tables.Set, opts MemcachedOptions) *Memcached {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Memcached{set: set, opts: opts, log: opts.Logger, conns: map[net.Conn]struct{}{}, started: time.Now()}
+	return &Memcached{set: newLiveSet(set), opts: opts, log: opts.Logger, conns: map[net.Conn]struct{}{}, started: time.Now()}
 }
 
 // Serve accepts connections on ln until Close.
