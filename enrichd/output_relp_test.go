@@ -148,7 +148,7 @@ func relpTestBuffer(from, to int, out *atomic.Uint64) *Buffer {
 	for i := from; i < to; i++ {
 		b.B = fmt.Appendf(b.B, `{"message":"seq=%d"}`+"\n", i)
 	}
-	b.t = track(1, b.Events, nil, out)
+	b.t = track(1, b.Events, nil, nil, out)
 	return b
 }
 
