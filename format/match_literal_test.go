@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -152,5 +153,30 @@ func TestLiteralAnchorsComplete(t *testing.T) {
 	}
 	if !bytes.Equal(b, AppendLiteralIndex(nil, rows)) {
 		t.Fatal("the section is not deterministic")
+	}
+}
+
+// The anchors docs/matching.md names for its user-agent list, and those
+// of patterns it says have none.
+func TestPatternAnchorsDoc(t *testing.T) {
+	for p, want := range map[string]string{
+		`(?i)googlebot|bingbot|duckduckbot`: "[googlebot bingbot duc]",
+		`^curl/\d+`:                         "[curl/]",
+		`^Mozilla/5\.0 .*\bEdg/\d+`:         "[mozilla/5.0 ]",
+		`(?i)bot|crawl|spider`:              "[bot crawl pider]",
+		`(foo|bar)+baz`:                     "[baz]",
+		`(foo|bar)+ba`:                      "[foo bar]",
+		`^\d+$`:                             "[]",
+		`.*`:                                "[]",
+		`[a-z]{3}`:                          "[]",
+		`web-*`:                             "[web]",
+	} {
+		a, err := PatternAnchors([]byte(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.ToLower(fmt.Sprintf("%s", a)); got != want { // the index lowers ASCII
+			t.Errorf("PatternAnchors(%q) = %s; want %s", p, got, want)
+		}
 	}
 }
