@@ -453,6 +453,9 @@ func (c *compiler) finish(f *os.File, w *countingWriter, bw *bufio.Writer, secti
 		SourceRows: c.stats.SourceRows, SkippedRows: c.stats.SkippedRows, Duplicates: c.stats.Duplicates,
 	}
 	c.match.meta(&c.opts, &meta)
+	if c.lits != nil {
+		meta.Match = c.kind.String()
+	}
 	if err := section(format.SectionMeta, func() error {
 		b, err := json.Marshal(meta)
 		if err != nil {

@@ -54,7 +54,7 @@ func (t *Table) openLiteral() error {
 		if !ok {
 			continue
 		}
-		if t.match != k.match || t.lit != nil {
+		if t.match != k.match || t.lit != nil || h.Incompat&(format.FeatureRange|format.FeatureTimeBound) != 0 {
 			return format.Corruptf(int64(s.Off), "a table of two match kinds")
 		}
 		x, err := format.DecodeLiteralIndex(t.file[s.Off:s.Off+s.Len], int64(s.Off), h.Rows)

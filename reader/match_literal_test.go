@@ -1,8 +1,11 @@
 package reader_test
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -470,4 +473,38 @@ func FuzzPatternLookup(f *testing.F) {
 			t.Fatalf("Match(%q) = %q; want %q", k, got, want)
 		}
 	})
+}
+
+// A header whose feature bits disagree with the WILDCARD or PATTERN
+// section (re-checksummed, so that only the bits are wrong) does not
+// open.
+func TestLiteralFeatureBits(t *testing.T) {
+	for kind, bit := range map[string]uint32{"wildcard": format.FeatureWildcard, "pattern": format.FeaturePattern} {
+		_, path := build(t, rowsOf([]string{"key", "id"}, []string{"web-*", "1"}), compile.Options{Key: []string{"key"}, Match: kind})
+		good, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl, err := reader.OpenBytes(good)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			what     string
+			set, clr uint32
+		}{
+			{"without its bit", 0, bit},
+			{"with both bits", format.FeatureWildcard | format.FeaturePattern, 0},
+			{"with SUFFIX", format.FeatureSuffix | format.FeatureFoldCase, 0},
+			{"with TIME_BOUND", format.FeatureTimeBound, 0},
+		} {
+			h := tbl.Header()
+			h.Incompat = h.Incompat&^c.clr | c.set
+			b := bytes.Clone(good)
+			h.Encode(b)
+			if _, err := reader.OpenBytes(b); err == nil || !errors.Is(err, format.ErrCorrupt) {
+				t.Errorf("%s table %s: open gave %v", kind, c.what, err)
+			}
+		}
+	}
 }
