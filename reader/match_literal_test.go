@@ -186,6 +186,9 @@ func TestLiteralCompileErrors(t *testing.T) {
 }
 
 func TestLiteralLookupDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocations differ under the race detector (sync.Pool drops scratch space); run without -race")
+	}
 	w := literalTable(t, "wildcard", false, []string{"web-*", "1"}, []string{"*.corp.example.com", "2"}, []string{"*-db-*", "3"})
 	checkNoAllocs(t, w, "web-01", []byte("web-db-01"), []byte("a.corp.example.com"), []byte("nope"))
 	f := literalTable(t, "wildcard", true, []string{"WEB-*", "1"}, []string{"*", "2"})
@@ -505,6 +508,56 @@ func TestLiteralFeatureBits(t *testing.T) {
 			if _, err := reader.OpenBytes(b); err == nil || !errors.Is(err, format.ErrCorrupt) {
 				t.Errorf("%s table %s: open gave %v", kind, c.what, err)
 			}
+		}
+	}
+}
+
+// Lookups from several goroutines at once in a pattern table whose
+// patterns none has compiled yet: each compiles some, all agree with the
+// naive loop (run with -race for the cache's sake).
+func TestPatternConcurrent(t *testing.T) {
+	g := patternGen{rand.New(rand.NewPCG(5, 5))}
+	var src [][]string
+	var res []*regexp.Regexp
+	seen := map[string]bool{}
+	for len(src) < 100 {
+		p := g.pattern()
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		src = append(src, []string{p, strconv.Itoa(len(src))})
+		res = append(res, regexp.MustCompile(p))
+	}
+	tbl := literalTable(t, "pattern", false, src...)
+	var keys []string
+	for range 300 {
+		keys = append(keys, g.key())
+	}
+	errs := make(chan error, 4)
+	for w := range 4 {
+		go func() {
+			var row reader.Row
+			for i := range keys {
+				k := keys[(i+w*75)%len(keys)]
+				want := ""
+				for j, re := range res {
+					if re.MatchString(k) {
+						want = strconv.Itoa(j)
+						break
+					}
+				}
+				if ok := tbl.Get([]byte(k), &row); ok != (want != "") || ok && string(row.Col(1)) != want {
+					errs <- fmt.Errorf("Get(%q) = %q, %v; want %q", k, row.Col(1), ok, want)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
 		}
 	}
 }
