@@ -32,8 +32,8 @@ func label36(i int) string { return strconv.FormatUint(uint64(i)*2654435761%(1<<
 func benchPattern(i int) (pattern, text string) {
 	l := label36(i)
 	if i%500 == 499 {
-		d := 12 + i/500%20
-		return fmt.Sprintf(`^\d{%d}$`, d), strings.Repeat("7", d)
+		d, e := 12+i/500%20, 1+i/10000
+		return fmt.Sprintf(`^\d{%d}[a-f]{%d}$`, d, e), strings.Repeat("7", d) + strings.Repeat("a", e)
 	}
 	switch i % 6 {
 	case 0:
@@ -97,7 +97,7 @@ func literalBenchTables(b *testing.B) (wildcard, pattern string) {
 	literalBenchOnce.Do(func() {
 		n := literalBenchRows()
 		for i, m := range []string{"wildcard", "pattern"} {
-			p := filepath.Join(os.TempDir(), "lutkit-bench-"+m+"-"+strconv.Itoa(n)+"-v1.lut")
+			p := filepath.Join(os.TempDir(), "lutkit-bench-"+m+"-"+strconv.Itoa(n)+"-v2.lut")
 			literalBenchPath[i] = p
 			if _, err := os.Stat(p); err == nil {
 				continue
