@@ -63,10 +63,10 @@ type LiteralIndex struct {
 }
 
 // literalLayout returns the offsets of the arrays and the section size.
-func literalLayout(r, s, e, a, p, w uint64) (offs [12]uint64, size uint64) {
-	lens := [12]uint64{4 * r, 4 * 256, 4 * (s + 1), 4 * s, 4 * s, 4 * s, e, 4 * e, 4 * (a + 1), 4 * p, 4 * w, 0}
+func literalLayout(r, s, e, a, p, w uint64) (offs [11]uint64, size uint64) {
+	lens := [11]uint64{4 * r, 4 * 256, 4 * (s + 1), 4 * s, 4 * s, 4 * s, e, 4 * e, 4 * (a + 1), 4 * p, 4 * w}
 	at := uint64(literalHeader)
-	for i, n := range lens[:11] {
+	for i, n := range lens {
 		offs[i] = at
 		at = align64(at + n)
 	}

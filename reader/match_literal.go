@@ -22,7 +22,8 @@ import (
 // literalTable is the lookup state of a wildcard or pattern table.
 type literalTable struct {
 	x    *format.LiteralIndex
-	kind uint32 // SectionWildcard or SectionPattern
+	kind uint32         // SectionWildcard or SectionPattern
+	sec  format.Section // its entry
 	res  []atomic.Pointer[regexp.Regexp]
 }
 
@@ -61,7 +62,7 @@ func (t *Table) openLiteral() error {
 		if err != nil {
 			return err
 		}
-		t.lit = &literalTable{x: x, kind: k.kind}
+		t.lit = &literalTable{x: x, kind: k.kind, sec: s}
 		if k.kind == format.SectionPattern {
 			t.lit.res = make([]atomic.Pointer[regexp.Regexp], x.R)
 		}
@@ -157,7 +158,7 @@ func (t *Table) verifyLiteral() error {
 		}
 		off += uint64(r.PaddedSize())
 	}
-	s := t.extra[len(t.extra)-1]
+	s := t.lit.sec
 	var rows []format.LiteralRow
 	if t.lit.kind == format.SectionWildcard {
 		for _, k := range keys {
