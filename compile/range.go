@@ -18,6 +18,12 @@ const (
 	MatchExact  = "exact"  // a row per key (the default)
 	MatchSuffix = "suffix" // domain names: a key and every name below it
 	MatchRange  = "range"  // an integer within the rows' inclusive from,to
+	// MatchWildcard: globs, '*' any run of bytes; the most literal
+	// characters win.
+	MatchWildcard = "wildcard"
+	// MatchPattern: regular expressions (RE2 syntax), matched anywhere
+	// unless anchored; the first in source order wins.
+	MatchPattern = "pattern"
 )
 
 // checkMatch checks the options of suffix, range and time-bounded tables.
@@ -50,8 +56,10 @@ func (o *Options) checkMatch(s config.Scope) {
 		if o.ValidFrom != "" || o.ValidTo != "" {
 			s.Errorf("valid_from", "a suffix table cannot be time-bounded yet")
 		}
+	case MatchWildcard, MatchPattern:
+		o.checkLiteralMatch(s)
 	default:
-		s.Errorf("match", "unknown match kind %q (want exact, suffix or range)", o.Match)
+		s.Errorf("match", "unknown match kind %q (want exact, suffix, range, wildcard or pattern)", o.Match)
 	}
 	if o.ValidFrom != "" && o.ValidFrom == o.ValidTo {
 		s.Errorf("valid_to", "valid_from and valid_to are the same column %q", o.ValidFrom)

@@ -28,7 +28,7 @@ func (t *Table) openMatch() error {
 			return err
 		}
 	}
-	return nil
+	return t.openLiteral()
 }
 
 // MatchKind returns how the table's keys match a lookup key.
@@ -40,6 +40,8 @@ func (t *Table) findMatch(key []byte) (format.Record, bool) {
 	switch t.match {
 	case format.MatchSuffix:
 		return t.findSuffix(key)
+	case format.MatchWildcard, format.MatchPattern:
+		return t.findLiteral(key)
 	}
 	return format.Record{}, false
 }
@@ -55,6 +57,8 @@ func (t *Table) Match(key []byte, out []View) int {
 	switch t.match {
 	case format.MatchSuffix:
 		return t.matchSuffix(key, out)
+	case format.MatchWildcard, format.MatchPattern:
+		return t.matchLiteral(key, out)
 	}
 	v, ok := t.Lookup(key)
 	if !ok {
@@ -95,6 +99,8 @@ func (c *matchCheck) done() error {
 	switch c.t.match {
 	case format.MatchSuffix:
 		return c.suffixDone()
+	case format.MatchWildcard, format.MatchPattern:
+		return c.t.verifyLiteral()
 	}
 	return nil
 }

@@ -202,12 +202,7 @@ func (t *Table) MatchAt(key []byte, at int64, out []View) int {
 		}
 		return t.MatchRange(x, out)
 	}
-	v, ok := t.Lookup(key)
-	if !ok {
-		return 0
-	}
-	out[0] = v
-	return 1
+	return t.Match(key, out)
 }
 
 // lookupMatch is Lookup in a range or time-bounded table.

@@ -96,6 +96,7 @@ type Table struct {
 	iv     *format.Intervals // RANGE or TIMEBOUND section, or nil
 	ivKind uint32            // its kind, or 0
 	extra  []format.Section  // the sections above HighestSection it uses
+	lit    *literalTable     // wildcard and pattern tables, or nil
 	path   string
 
 	// refs counts the owner's reference (dropped by Close) and every

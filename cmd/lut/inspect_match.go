@@ -7,14 +7,16 @@ import (
 	"github.com/lutkit/lutkit/reader"
 )
 
-// matchFlags returns the lut compile flags that rebuild a suffix, range
-// or time-bounded table's matching, or "" for an exact table.
+// matchFlags returns the lut compile flags that rebuild a suffix,
+// wildcard, pattern, range or time-bounded table's matching, or "" for an exact table.
 func matchFlags(t *reader.Table) string {
 	m := t.Meta()
 	var f []string
 	switch {
 	case t.MatchKind() == format.MatchSuffix:
 		return "--match suffix"
+	case t.MatchKind() == format.MatchWildcard, t.MatchKind() == format.MatchPattern:
+		return "--match " + t.MatchKind().String()
 	case t.MatchKind() == format.MatchRange:
 		f = append(f, "--match range --range-columns "+strings.Join(m.RangeColumns, ","))
 	case t.TimeBounded():
