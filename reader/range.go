@@ -183,7 +183,8 @@ func (t *Table) GetAt(key []byte, at int64, row *Row) bool {
 
 // MatchAt writes up to len(out) rows for key valid at the time at to out,
 // in the table's order (see Overlap), and returns how many it wrote: the
-// several-match form of LookupAt. The Views alias the mapping.
+// several-match form of LookupAt (in a table that is neither, Match).
+// The Views alias the mapping.
 func (t *Table) MatchAt(key []byte, at int64, out []View) int {
 	if len(out) == 0 {
 		return 0
@@ -202,12 +203,7 @@ func (t *Table) MatchAt(key []byte, at int64, out []View) int {
 		}
 		return t.MatchRange(x, out)
 	}
-	v, ok := t.Lookup(key)
-	if !ok {
-		return 0
-	}
-	out[0] = v
-	return 1
+	return t.Match(key, out)
 }
 
 // lookupMatch is Lookup in a range or time-bounded table.

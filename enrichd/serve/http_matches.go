@@ -1,0 +1,89 @@
+package serve
+
+import (
+	"strconv"
+
+	"github.com/lutkit/lutkit/reader"
+)
+
+// Several matches
+//
+// A table of a match kind other than exact (a suffix, range or
+// time-bounded table) can have several rows that match one key. The
+// max_matches query parameter (default 1) of a GET or a _batch asks for
+// up to that many: the answer for a key is then a JSON array of its rows,
+// the most specific first (the reader's Match order: the longest suffix
+// first; the narrowest range first, or source order, as the table's
+// --overlap says). A key that matches nothing is answered as without the
+// parameter (404 for a GET, null in a _batch). max_matches=1, like no
+// parameter, answers the row itself; any larger value answers an array,
+// whatever the table: an exact table's array holds its one row, so that
+// a client's answers keep their shape when a table is compiled again
+// with another kind. An .mmdb table answers one network, as an array of
+// one.
+
+// MaxMatchesLimit is the largest max_matches a request may ask for.
+const MaxMatchesLimit = 1000
+
+// queryParam returns the value of the query parameter name (raw, as the
+// URL has it), or "".
+func queryParam(q, name string) string {
+	for q != "" {
+		var kv string
+		kv, q, _ = cutByte(q, '&')
+		if len(kv) > len(name) && kv[len(name)] == '=' && kv[:len(name)] == name {
+			return kv[len(name)+1:]
+		}
+	}
+	return ""
+}
+
+func cutByte(s string, c byte) (before, after string, found bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// queryMaxMatches returns the max_matches parameter: 1 when absent, an
+// error message for a value that is not an integer from 1 to
+// MaxMatchesLimit.
+func queryMaxMatches(q string) (int, string) {
+	v := queryParam(q, "max_matches")
+	if v == "" {
+		return 1, ""
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxMatchesLimit {
+		return 0, "max_matches must be an integer from 1 to " + strconv.Itoa(MaxMatchesLimit)
+	}
+	return n, ""
+}
+
+// matchViews returns hb's views, with room for n.
+func (hb *httpBuf) matchViews(n int) []reader.View {
+	if cap(hb.views) < n {
+		hb.views = make([]reader.View, n)
+	}
+	return hb.views[:n]
+}
+
+// appendMatches looks key up in t for up to len(views) rows and appends
+// them as a JSON array; it reports false (appending nothing) when none
+// matches.
+func appendMatches(dst []byte, t *reader.Table, key []byte, views []reader.View) ([]byte, bool) {
+	n := t.Match(key, views)
+	if n == 0 {
+		return dst, false
+	}
+	dst = append(dst, '[')
+	for i, v := range views[:n] {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendRow(dst, t, v)
+	}
+	return append(dst, ']'), true
+}
