@@ -46,7 +46,8 @@ const DefaultMaxBatchBytes = 16 << 20
 //	                                written as the keys are looked up.
 //
 // Both lookups take ?max_matches=N: up to N rows per key, as a JSON
-// array, the most specific first (http_matches.go).
+// array, the most specific first; and ?at=TIME, the time time-bounded
+// tables are looked up at (http_matches.go).
 //
 // Composite keys are given with their parts joined by "," (or by the
 // "sep" query parameter).
@@ -164,7 +165,12 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sep := querySep(r.URL.RawQuery)
-	maxMatches, msg := queryMaxMatches(r.URL.RawQuery)
+	var lq lookupQuery
+	var msg string
+	lq.max, msg = queryMaxMatches(r.URL.RawQuery)
+	if msg == "" {
+		lq.at, lq.timed, msg = queryAt(r.URL.RawQuery)
+	}
 	if msg != "" {
 		httpError(w, http.StatusBadRequest, msg)
 		return
@@ -174,14 +180,14 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusMethodNotAllowed, "use POST")
 			return
 		}
-		a.batch(w, r, name, sep, maxMatches)
+		a.batch(w, r, name, sep, lq)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		httpError(w, http.StatusMethodNotAllowed, "use GET")
 		return
 	}
-	a.get(w, name, key, sep, maxMatches)
+	a.get(w, name, key, sep, lq)
 }
 
 // querySep returns the "sep" query parameter (default ","), unescaped.
@@ -203,7 +209,7 @@ func querySep(q string) string {
 	return ","
 }
 
-func (a *API) get(w http.ResponseWriter, name, key, sep string, maxMatches int) {
+func (a *API) get(w http.ResponseWriter, name, key, sep string, lq lookupQuery) {
 	snap := a.set.Acquire()
 	defer snap.Release()
 	hb := a.pool.Get().(*httpBuf)
@@ -211,15 +217,15 @@ func (a *API) get(w http.ResponseWriter, name, key, sep string, maxMatches int) 
 	if t := snap.LUT(name); t != nil {
 		var k []byte
 		k, hb.key = tableKey(t, sbytes(key), sbytes(sep), hb.key)
-		if maxMatches > 1 {
+		if lq.max > 1 {
 			var ok bool
-			hb.out, ok = appendMatches(hb.out[:0], t, k, hb.matchViews(maxMatches))
+			hb.out, ok = appendMatches(hb.out[:0], t, k, hb.matchViews(lq.max), lq)
 			if !ok {
 				httpError(w, http.StatusNotFound, "not found")
 				return
 			}
 		} else {
-			v, ok := t.Lookup(k)
+			v, ok := lq.lookup(t, k)
 			if !ok {
 				httpError(w, http.StatusNotFound, "not found")
 				return
@@ -233,7 +239,7 @@ func (a *API) get(w http.ResponseWriter, name, key, sep string, maxMatches int) 
 	}
 	if m := snap.MMDB(name); m != nil {
 		out := hb.out[:0]
-		if maxMatches > 1 {
+		if lq.max > 1 {
 			out = append(out, '[')
 		}
 		out, ok, err := appendRecord(out, m, sbytes(key))
@@ -246,7 +252,7 @@ func (a *API) get(w http.ResponseWriter, name, key, sep string, maxMatches int) 
 			httpError(w, http.StatusNotFound, "not found")
 			return
 		}
-		if maxMatches > 1 {
+		if lq.max > 1 {
 			hb.out = append(hb.out, ']')
 		}
 		hb.out = append(hb.out, '\n')

@@ -20,7 +20,7 @@ const maxPooledBody = 1 << 20
 
 var errTooLarge = errors.New("request body too large")
 
-func (a *API) batch(w http.ResponseWriter, r *http.Request, name, sep string, maxMatches int) {
+func (a *API) batch(w http.ResponseWriter, r *http.Request, name, sep string, lq lookupQuery) {
 	hb := a.pool.Get().(*httpBuf)
 	defer a.putBuf(hb)
 	dst := hb.body[:0]
@@ -79,12 +79,12 @@ func (a *API) batch(w http.ResponseWriter, r *http.Request, name, sep string, ma
 		case t != nil:
 			var tk []byte
 			tk, hb.key = tableKey(t, k, sbytes(sep), hb.key)
-			if maxMatches > 1 {
+			if lq.max > 1 {
 				var found bool
-				if out, found = appendMatches(out, t, tk, hb.matchViews(maxMatches)); !found {
+				if out, found = appendMatches(out, t, tk, hb.matchViews(lq.max), lq); !found {
 					out = append(out, "null"...)
 				}
-			} else if v, found := t.Lookup(tk); found {
+			} else if v, found := lq.lookup(t, tk); found {
 				out = appendRow(out, t, v)
 			} else {
 				out = append(out, "null"...)
@@ -92,14 +92,14 @@ func (a *API) batch(w http.ResponseWriter, r *http.Request, name, sep string, ma
 		default:
 			var found bool
 			mark := len(out)
-			if maxMatches > 1 {
+			if lq.max > 1 {
 				out = append(out, '[')
 			}
 			out, found, _ = appendRecord(out, m, k)
 			switch {
 			case !found:
 				out = append(out[:mark], "null"...)
-			case maxMatches > 1:
+			case lq.max > 1:
 				out = append(out, ']')
 			}
 		}

@@ -38,6 +38,12 @@ func matchSet(t testing.TB) *tables.Set {
 		}}, compile.Options{Match: compile.MatchRange, RangeColumns: []string{"from", "to"}, Overlap: "narrowest"}},
 		{"hosts", &source.Rows{Header: []string{"host", "owner"}, Data: [][]string{{"web01", "ann"}}},
 			compile.Options{Key: []string{"host"}}},
+		{"leases", &source.Rows{Header: []string{"ip", "start", "end", "user"}, Data: [][]string{
+			{"10.0.0.1", "100", "300", "ann"}, {"10.0.0.1", "200", "400", "bob"}, {"10.0.0.1", "300", "", "carl"},
+		}}, compile.Options{Key: []string{"ip"}, ValidFrom: "start", ValidTo: "end", Overlap: "first"}},
+		{"cgnat", &source.Rows{Header: []string{"from", "to", "start", "end", "user"}, Data: [][]string{
+			{"1024", "2047", "", "43200", "sub-17"}, {"1024", "2047", "43200", "", "sub-42"}, {"1024", "65535", "", "", "pool"},
+		}}, compile.Options{Match: compile.MatchRange, RangeColumns: []string{"from", "to"}, ValidFrom: "start", ValidTo: "end", Overlap: "narrowest"}},
 	} {
 		if _, err := compile.File(tb.rows, filepath.Join(dir, tb.name+".lut"), tb.opts); err != nil {
 			t.Fatal(err)
@@ -156,6 +162,49 @@ func TestHTTPMaxMatches(t *testing.T) {
 	}
 }
 
+// TestHTTPAt: the at parameter (epoch seconds or RFC 3339) looks
+// time-bounded tables up at that time, with max_matches too, in a GET and
+// a _batch; without it they answer at the current time; exact tables
+// ignore it; a value that is no time is a 400.
+func TestHTTPAt(t *testing.T) {
+	srv := httptest.NewServer(NewAPI(matchSet(t), HTTPOptions{Listen: "127.0.0.1:0"}).Handler(http.NotFoundHandler()))
+	defer srv.Close()
+	for _, c := range []struct {
+		path string
+		code int
+		col  string
+		want []string
+	}{
+		{"/v1/tables/leases/10.0.0.1?at=250", 200, "user", []string{"ann"}},
+		{"/v1/tables/leases/10.0.0.1?at=250&max_matches=3", 200, "user", []string{"ann", "bob"}},
+		{"/v1/tables/leases/10.0.0.1?max_matches=3&at=1970-01-01T00:05:00Z", 200, "user", []string{"bob", "carl"}},
+		{"/v1/tables/leases/10.0.0.1?at=1970-01-01T00%3A05%3A00%2B00%3A00", 200, "user", []string{"bob"}},
+		{"/v1/tables/leases/10.0.0.1?at=99", 404, "", nil},
+		{"/v1/tables/leases/10.0.0.1", 200, "user", []string{"carl"}}, // now
+		{"/v1/tables/cgnat/1500?at=43199", 200, "user", []string{"sub-17"}},
+		{"/v1/tables/cgnat/1500?at=43200&max_matches=5", 200, "user", []string{"sub-42", "pool"}},
+		{"/v1/tables/cgnat/5000?at=0", 200, "user", []string{"pool"}},
+		{"/v1/tables/hosts/web01?at=5", 200, "owner", []string{"ann"}},
+		{"/v1/tables/leases/10.0.0.1?at=yesterday", 400, "", nil},
+	} {
+		code, body := httpDo(t, "GET", srv.URL+c.path, "", "")
+		if code != c.code {
+			t.Errorf("GET %s: %d %s, want %d", c.path, code, body, c.code)
+			continue
+		}
+		if code == 200 {
+			if got := threats(t, body, c.col); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("GET %s: %v, want %v (%s)", c.path, got, c.want, body)
+			}
+		}
+	}
+	code, body := httpDo(t, "POST", srv.URL+"/v1/tables/cgnat/_batch?at=43199&max_matches=2", "", "1500\n9\n2047\n")
+	if code != 200 || body != `[[{"from":"1024","to":"2047","start":"","end":"43200","user":"sub-17"},{"from":"1024","to":"65535","start":"","end":"","user":"pool"}],null,`+
+		`[{"from":"1024","to":"2047","start":"","end":"43200","user":"sub-17"},{"from":"1024","to":"65535","start":"","end":"","user":"pool"}]]`+"\n" {
+		t.Errorf("_batch at 43199: %d %s", code, body)
+	}
+}
+
 // TestHTTPMaxMatchesAllocs: a GET of several matches allocates nothing
 // once its buffers have grown, as a GET of one.
 func TestHTTPMaxMatchesAllocs(t *testing.T) {
@@ -164,7 +213,8 @@ func TestHTTPMaxMatchesAllocs(t *testing.T) {
 	}
 	api := NewAPI(matchSet(t), HTTPOptions{})
 	w := &nullWriter{h: http.Header{}}
-	for _, path := range []string{"/v1/tables/ioc/a.x.c2.evil.com?max_matches=3", "/v1/tables/ports/443?max_matches=3"} {
+	for _, path := range []string{"/v1/tables/ioc/a.x.c2.evil.com?max_matches=3", "/v1/tables/ports/443?max_matches=3",
+		"/v1/tables/leases/10.0.0.1?at=250", "/v1/tables/cgnat/1500?max_matches=2&at=1970-01-01T12:00:00Z"} {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		api.ServeHTTP(w, req)
 		if w.code != 0 || w.n == 0 {

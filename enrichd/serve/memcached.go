@@ -413,7 +413,7 @@ func (c *mcConn) findMatches(t *reader.Table, key []byte, n int) bool {
 	col := c.s.opts.ValueColumn
 	if col == "" {
 		var ok bool
-		c.val, ok = appendMatches(c.val[:0], t, key, c.views[:n])
+		c.val, ok = appendMatches(c.val[:0], t, key, c.views[:n], lookupQuery{})
 		return ok
 	}
 	ci := t.ColumnIndex(col)
