@@ -256,7 +256,7 @@ func (m *matcher) section(c *compiler, mphf *format.MPHF) (uint32, []byte, error
 	groups := uint64(1)
 	var pos map[uint64]uint64
 	if m.kind == format.SectionTimeBound {
-		groups = uint64(len(c.entries))
+		groups = max(uint64(len(c.entries)), 1) // a table of no rows has one empty group
 		pos = make(map[uint64]uint64, len(c.entries))
 		for _, e := range c.entries {
 			pos[e.off] = mphf.Index(e.hash)

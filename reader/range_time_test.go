@@ -220,3 +220,26 @@ func TestRangeTimeEveryByteFlipped(t *testing.T) {
 		compile.Options{Match: compile.MatchRange, RangeColumns: []string{"from", "to"}, ValidFrom: "start", ValidTo: "end", Overlap: "narrowest"})
 	checkDamage(t, path, [][]byte{[]byte("5"), []byte("50"), []byte("150")})
 }
+
+// TestEmptyRangeAndTimeTables: a range table, a time-bounded table and a
+// range table bounded in time of no rows compile, verify and find
+// nothing.
+func TestEmptyRangeAndTimeTables(t *testing.T) {
+	for _, c := range []struct {
+		header []string
+		opts   compile.Options
+	}{
+		{[]string{"from", "to"}, compile.Options{Match: compile.MatchRange, RangeColumns: []string{"from", "to"}}},
+		{[]string{"ip", "start", "end"}, compile.Options{Key: []string{"ip"}, ValidFrom: "start", ValidTo: "end"}},
+		{[]string{"from", "to", "start", "end"}, compile.Options{Match: compile.MatchRange, RangeColumns: []string{"from", "to"}, ValidFrom: "start", ValidTo: "end"}},
+	} {
+		tbl, _ := build(t, rowsOf(c.header), c.opts)
+		if err := tbl.Verify(); err != nil {
+			t.Fatalf("%v: %v", c.header, err)
+		}
+		out := make([]reader.View, 2)
+		if _, ok := tbl.LookupAt([]byte("1"), 1); ok || tbl.MatchAt([]byte("1"), 1, out) != 0 || tbl.Rows() != 0 {
+			t.Fatalf("%v: an empty table found a row", c.header)
+		}
+	}
+}
