@@ -56,6 +56,15 @@ func TestRangeTimeTable(t *testing.T) {
 		!strings.Contains(out, "RANGE") || !strings.Contains(out, "TIMEBOUND") {
 		t.Errorf("inspect does not show the range table bounded in time: %s", out)
 	}
+	// lut build: the same table from tables.yaml, the same bytes.
+	writeTemp(t, dir, "tables.yaml", "tables:\n  - name: cgnat\n    sources: [cgnat.csv]\n    match: range\n"+
+		"    range_columns: [from, to]\n    valid_from: start\n    valid_to: end\n    overlap: narrowest\n")
+	out := filepath.Join(dir, "built")
+	mustRun(t, "build", filepath.Join(dir, "tables.yaml"), "--out", out)
+	built, _ := filepath.Glob(filepath.Join(out, "cgnat-*.lut"))
+	if len(built) != 1 || !bytes.Equal(readFile(t, tl), readFile(t, built[0])) {
+		t.Errorf("lut build of the tables.yaml gives %v, not the bytes of lut compile", built)
+	}
 	for _, format := range []string{"csv", "jsonl"} {
 		exp := filepath.Join(dir, "export."+format)
 		mustRun(t, "export", "--format", format, "-o", exp, tl)
