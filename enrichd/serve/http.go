@@ -46,8 +46,8 @@ const DefaultMaxBatchBytes = 16 << 20
 //	                                written as the keys are looked up.
 //
 // Both lookups take ?max_matches=N: up to N rows per key, as a JSON
-// array, the most specific first; and ?at=TIME, the time time-bounded
-// tables are looked up at (http_matches.go).
+// array, the most specific first; and ?at=TIME, the time at which
+// time-bounded tables are looked up (http_matches.go).
 //
 // Composite keys are given with their parts joined by "," (or by the
 // "sep" query parameter).
