@@ -439,12 +439,14 @@ func (c *compiler) finish(f *os.File, w *countingWriter, bw *bufio.Writer, secti
 		return nil, err
 	}
 	if c.match.on() {
-		kind, body, err := c.match.section(c, mphf)
+		secs, err := c.match.sections(c, mphf)
 		if err != nil {
 			return nil, err
 		}
-		if err := section(kind, func() error { _, err := w.Write(body); return err }); err != nil {
-			return nil, err
+		for _, sec := range secs {
+			if err := section(sec.kind, func() error { _, err := w.Write(sec.body); return err }); err != nil {
+				return nil, err
+			}
 		}
 		c.stats.Rows = int64(len(c.match.rows))
 	}

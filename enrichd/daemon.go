@@ -198,7 +198,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		if d.mcLn, err = listen.Listen(cfg.Memcached.Listen, o); err != nil {
 			return nil, fmt.Errorf("memcached: %w", err)
 		}
-		d.mc = serve.NewMemcached(d.set.Load(), serve.MemcachedOptions{DefaultTable: mc.DefaultTable, ValueColumn: mc.ValueColumn,
+		d.mc = serve.NewMemcached(d.set.Load(), serve.MemcachedOptions{DefaultTable: mc.DefaultTable, ValueColumn: mc.ValueColumn, MaxMatches: mc.MaxMatches,
 			MaxConnections: mc.Conn.Limits.MaxConnections, IdleTimeout: mc.Conn.Limits.IdleTimeout, Logger: d.log})
 	}
 	return d, nil

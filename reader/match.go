@@ -1,6 +1,8 @@
 package reader
 
 import (
+	"time"
+
 	"github.com/lutkit/lutkit/format"
 )
 
@@ -48,11 +50,15 @@ func (t *Table) findMatch(key []byte) (format.Record, bool) {
 
 // Match sets out to the rows that match key, the most specific first,
 // up to len(out), and returns how many it set. In an exact table that is
-// the row of key, if there is one. The Views alias the mapping (see
+// the row of key, if there is one; a range or time-bounded table answers
+// as MatchAt at the current time. The Views alias the mapping (see
 // Lookup). With a reused out it does not allocate.
 func (t *Table) Match(key []byte, out []View) int {
 	if len(out) == 0 {
 		return 0
+	}
+	if t.iv != nil {
+		return t.MatchAt(key, time.Now().Unix(), out)
 	}
 	switch t.match {
 	case format.MatchSuffix:

@@ -88,6 +88,7 @@ below and "lut compile --help" in docs/mmdb.md.`,
   lut compile --key host,port --out services.lut services.tsv
   lut compile --match range --range-columns from,to --out ports.lut ports.csv
   lut compile --key ip --valid-from start --valid-to end --out leases.lut leases.csv
+  lut compile --match range --range-columns from,to --valid-from start --valid-to end --overlap narrowest --out cgnat.lut cgnat.csv
   lut compile --key id --sqlite-table assets --out assets.lut inventory.db
   lut compile --key key --out translate.lut dictionary.json
   lut compile --key id --nested json --out assets.lut assets.ndjson

@@ -19,15 +19,16 @@ func matchFlags(t *reader.Table) string {
 		return "--match " + t.MatchKind().String()
 	case t.MatchKind() == format.MatchRange:
 		f = append(f, "--match range --range-columns "+strings.Join(m.RangeColumns, ","))
-	case t.TimeBounded():
+	case !t.TimeBounded():
+		return ""
+	}
+	if t.TimeBounded() { // a keyed table, or a range table, bounded in time
 		if m.ValidFrom != "" {
 			f = append(f, "--valid-from "+m.ValidFrom)
 		}
 		if m.ValidTo != "" {
 			f = append(f, "--valid-to "+m.ValidTo)
 		}
-	default:
-		return ""
 	}
 	if o := t.Overlap(); o != "error" {
 		f = append(f, "--overlap "+o)

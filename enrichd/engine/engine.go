@@ -60,6 +60,9 @@ type Rule struct {
 	// At is the event time the rule's lookups are made at (EventTime
 	// syntax); "" takes Options.EventTime.
 	At string
+	// MaxMatches, above 1, writes Target as an array of up to that many
+	// matching rows, the most specific first (multi_lookup.go).
+	MaxMatches int
 }
 
 // Rename maps a source name (column or record path) to an output name.
@@ -193,6 +196,9 @@ func Check(rules []Rule, opts Options) error {
 		if err := checkEach(&r); err != nil {
 			return fmt.Errorf("rule %q: %w", r.Name, err)
 		}
+		if err := CheckMaxMatches(&r); err != nil {
+			return fmt.Errorf("rule %q: max_matches: %w", r.Name, err)
+		}
 		if _, err := parseTimeSource(r.At); err != nil {
 			return fmt.Errorf("rule %q: at: %w", r.Name, err)
 		}
@@ -300,6 +306,10 @@ func New(rules []Rule, opts Options, set *tables.Set) (*Engine, error) {
 		}
 		if rc.Each {
 			r.each = newEachPlan(&rc)
+			p.eachRules = append(p.eachRules, ri)
+		}
+		if rc.MaxMatches > 1 {
+			r.each = newMultiPlan(&rc)
 			p.eachRules = append(p.eachRules, ri)
 		}
 		p.rules = append(p.rules, r)
