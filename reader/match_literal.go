@@ -36,6 +36,10 @@ var never = regexp.MustCompile(`[^\x00-\x{10FFFF}]`)
 type literalScratch struct {
 	cand, anchors []uint32
 	key           []byte
+	// re is the key a pattern's regexp reads: a copy, because regexp
+	// keeps its input in its machine, which would make every caller's
+	// key escape to the heap.
+	re []byte
 }
 
 var literalPool = sync.Pool{New: func() any { return new(literalScratch) }}
@@ -100,6 +104,11 @@ func (t *Table) matchLiteral(key []byte, out []View) int {
 		q = sc.key
 	}
 	sc.cand, sc.anchors = l.x.Candidates(sc.cand, sc.anchors, q)
+	var rq []byte
+	if l.kind != format.SectionWildcard && len(sc.cand) > 0 {
+		sc.re = append(sc.re[:0], q...)
+		rq = sc.re
+	}
 	n := 0
 	for _, rank := range sc.cand {
 		off, ok := l.x.Record(rank)
@@ -114,7 +123,7 @@ func (t *Table) matchLiteral(key []byte, out []View) int {
 		if l.kind == format.SectionWildcard {
 			hit = format.MatchGlob(r.Key(), q)
 		} else {
-			hit = l.pattern(rank, r.Key()).Match(q)
+			hit = l.pattern(rank, r.Key()).Match(rq)
 		}
 		if hit {
 			out[n] = View{r}
