@@ -211,8 +211,11 @@ func TestRELPOutputAnswers(t *testing.T) {
 			t.Fatalf("session 2, event %d: %q", i, ev)
 		}
 	}
-	if s, b, r := o.sessions.Load(), o.breaks.Load(), o.resent.Load(); s != 2 || b != 1 || r != uint64(len(got[0])-10) {
-		t.Fatalf("%d sessions, %d breaks, %d resent; want 2, 1, %d", s, b, r, len(got[0])-10)
+	// resent counts what was unanswered at the break (at most the
+	// window); the server read some of it before it closed: those are
+	// the duplicates, which resent bounds.
+	if s, b, r := o.sessions.Load(), o.breaks.Load(), o.resent.Load(); s != 2 || b != 1 || r < uint64(len(got[0])-10) || r > uint64(set.Window) {
+		t.Fatalf("%d sessions, %d breaks, %d resent; want 2, 1, %d to %d", s, b, r, len(got[0])-10, set.Window)
 	}
 	if err := o.Close(); err != nil {
 		t.Fatal(err)
