@@ -2,6 +2,7 @@ package syslog
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lutkit/lutkit/internal/testpki"
 )
 
 // relpSeqRE finds an event's number in an output line.
@@ -28,15 +31,21 @@ type relpReceiver struct {
 	seen  map[int]int
 	conns [][]int // the seqs of each connection, in the order read
 	stray int     // lines without a seq
+	// need, when set, is in every line; lacking counts those without.
+	need    []byte
+	lacking int
 }
 
-func newRELPReceiver(t *testing.T) *relpReceiver {
+func newRELPReceiver(t *testing.T, need string) *relpReceiver {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &relpReceiver{ln: ln, seen: map[int]int{}}
+	if need != "" {
+		r.need = []byte(need)
+	}
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -57,6 +66,9 @@ func newRELPReceiver(t *testing.T) *relpReceiver {
 					}
 					m := relpSeqRE.FindSubmatch(l)
 					r.mu.Lock()
+					if r.need != nil && !bytes.Contains(l, r.need) {
+						r.lacking++
+					}
 					if m == nil {
 						r.stray++
 					} else {
@@ -226,7 +238,7 @@ func TestRsyslogRELPKill9(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			const n = 50_000
 			dir := t.TempDir()
-			rcv := newRELPReceiver(t)
+			rcv := newRELPReceiver(t, "")
 			relpAddr := "127.0.0.1:" + freePort(t)
 			yml := fmt.Sprintf(`inputs:
   - {name: relp, type: relp, listen: %q}
@@ -328,5 +340,92 @@ shutdown_timeout: 5s
 					taken, answered, len(after), replayed)
 			}
 		})
+	}
+}
+
+// TestRsyslogRELPTLS: rsyslog's omrelp forwards over TLS (tls="on", its
+// client certificate, checking enrichd's certificate name) to a relp
+// input that requires client certificates of its CA and allows the
+// sender's name: every event arrives once, carrying the sender's
+// identity, and each is acknowledged. An omrelp whose certificate is of
+// another CA is refused (counted by reason, and logged): none of its
+// events arrives.
+func TestRsyslogRELPTLS(t *testing.T) {
+	rsyslogd(t)
+	const n = 5000
+	ca := testpki.NewCA(t, "ca")
+	srv := ca.Server(t, "enrichd")
+	client := ca.Client(t, "rsyslog")
+	stranger := testpki.NewCA(t, "stranger").Client(t, "rsyslog")
+	rcv := newRELPReceiver(t, `"subject":"CN=rsyslog,O=lutkit test"`)
+	relpAddr := "127.0.0.1:" + freePort(t)
+	d := startRELPEnrichd(t, "enrichd", fmt.Sprintf(`inputs:
+  - name: relp
+    type: relp
+    listen: %q
+    tls: {cert_file: %q, key_file: %q, client_ca_file: %q, allowed_clients: [rsyslog]}
+outputs:
+  - {name: peer, type: tcp, address: %q}
+pipeline: {tls_client: true}
+`, relpAddr, srv.CertFile, srv.KeyFile, ca.CertFile, rcv.addr()))
+	tlsConf := func(p *testpki.Pair) string {
+		return fmt.Sprintf(`tls="on" tls.caCert=%q tls.myCert=%q tls.myPrivKey=%q tls.authMode="name" tls.permittedPeer=["localhost"]`,
+			ca.CertFile, p.CertFile, p.KeyFile)
+	}
+
+	// The stranger first: its events are numbered from n on.
+	badDir := t.TempDir()
+	badListen := "127.0.0.1:" + freePort(t)
+	bad := startRsyslog(t, badDir, rsyslogRELPConf(badDir, badListen, relpAddr, tlsConf(stranger)), badListen)
+	strangers := relpEvents(n + 10)[n:]
+	sendOctetCounted(t, badListen, strangers)
+	// librelp's TLS (GnuTLS) does not send a certificate that the CAs
+	// enrichd names in its request did not sign: no_client_cert; one
+	// sent anyway would be bad_client_cert.
+	refused := func() float64 {
+		return d.metric(t, `enrichd_listener_connections_refused_total{listener="input:relp",reason="no_client_cert"}`) +
+			d.metric(t, `enrichd_listener_connections_refused_total{listener="input:relp",reason="bad_client_cert"}`)
+	}
+	for deadline := time.Now().Add(60 * time.Second); refused() == 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stranger's connection was not refused\nenrichd:\n%s\nrsyslog:\n%s", d.output(), bad.output())
+		}
+	}
+
+	dir := t.TempDir()
+	listen := "127.0.0.1:" + freePort(t)
+	rs := startRsyslog(t, dir, rsyslogRELPConf(dir, listen, relpAddr, tlsConf(client)), listen)
+	sendOctetCounted(t, listen, relpEvents(n))
+	got := rcv.waitReceived(n, 60*time.Second)
+	acked := d.metric(t, `enrichd_relp_input_acked_total{input="relp"}`)
+	for deadline := time.Now().Add(10 * time.Second); acked < n && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		acked = d.metric(t, `enrichd_relp_input_acked_total{input="relp"}`)
+	}
+	time.Sleep(500 * time.Millisecond) // a stranger's event, were one let in, would arrive
+	rs.stop(t)
+	bad.stop(t)
+	d.stop(t)
+
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if got < n {
+		t.Fatalf("%d of %d events received; missing %v", got, n, rcv.missing(n))
+	}
+	for seq, c := range rcv.seen {
+		switch {
+		case seq >= n:
+			t.Errorf("event %d of the refused sender arrived", seq)
+		case c != 1:
+			t.Errorf("event %d arrived %d times", seq, c)
+		}
+	}
+	if rcv.lacking != 0 || rcv.stray != 0 {
+		t.Errorf("%d lines without the sender's subject, %d without a seq", rcv.lacking, rcv.stray)
+	}
+	if acked != n {
+		t.Errorf("%.0f events acknowledged, want %d", acked, n)
+	}
+	if !regexp.MustCompile(`"msg":"connection refused","input":"relp","listener":"relp","reason":"(no|bad)_client_cert"`).MatchString(d.output()) {
+		t.Errorf("the refusal is not logged:\n%s", d.output())
 	}
 }
