@@ -239,9 +239,10 @@ func (s *relpSession) readLoop() {
 		in.refusedOp.Add(1)
 		in.stats.FrameErrors.Add(1)
 		in.env.Log.Warn("relp: protocol error; the session is closed", "remote", s.c.RemoteAddr().String(), "err", err)
-		if errors.Is(err, errRELPRefused) {
-			return // the writer sends the refusal, then closes
-		}
+		// The writer sends the answers ready (a refusal among them)
+		// and the hint, then closes.
+		s.finishAfterWrite()
+		return
 	case in.isStopping():
 		// Stopped (perhaps inside a frame): what was taken is answered
 		// until Close.
@@ -285,7 +286,6 @@ func (s *relpSession) read(r *relp.Reader) error {
 			}
 			if err := checkOffers(f.Data); err != nil {
 				s.answer(f.Txnr, relp.AppendRsp(nil, 500, err.Error(), nil))
-				s.finishAfterWrite()
 				return fmt.Errorf("%w: %v", errRELPRefused, err)
 			}
 			opened = true
@@ -320,8 +320,8 @@ func (s *relpSession) read(r *relp.Reader) error {
 	}
 }
 
-// finishAfterWrite lets the writer send what is pending before the
-// session is closed (a refused open's answer).
+// finishAfterWrite makes the writer send the answers ready, and the
+// serverclose hint, then close the session.
 func (s *relpSession) finishAfterWrite() {
 	s.mu.Lock()
 	s.closing = true
