@@ -56,7 +56,7 @@ func modelRELP(data []byte, limit int) relpModel {
 		case f.Cmd == relp.CmdClose && opened:
 			m.closed, m.closeTxnr = true, f.Txnr
 			_, err := r.Next()
-			m.closeLast = err == io.EOF
+			m.closeLast = errors.Is(err, io.EOF)
 			return m
 		default:
 			m.protoErr = true
@@ -166,7 +166,7 @@ pipeline: {workers: 2, batch_size: 4}
 		for {
 			a, err := ar.Next()
 			if err != nil {
-				if err != io.EOF {
+				if !errors.Is(err, io.EOF) {
 					t.Fatalf("the answers %q: %v", out, err)
 				}
 				break

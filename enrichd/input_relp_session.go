@@ -286,7 +286,7 @@ func (s *relpSession) read(r *relp.Reader) error {
 			}
 			if err := checkOffers(f.Data); err != nil {
 				s.answer(f.Txnr, relp.AppendRsp(nil, 500, err.Error(), nil))
-				return fmt.Errorf("%w: %v", errRELPRefused, err)
+				return fmt.Errorf("%w: %w", errRELPRefused, err)
 			}
 			opened = true
 			in.opened.Add(1)

@@ -19,7 +19,7 @@ import (
 // an event is in rsyslog's memory queue, enrichd once its output has
 // written it.
 func BenchmarkRELPReceivers(b *testing.B) {
-	rsyslogd(b)
+	rsyslogRELP(b)
 	const n = 1_000_000
 	evs := relpEvents(n)
 	dir := b.TempDir()

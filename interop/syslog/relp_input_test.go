@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lutkit/lutkit/internal/testfiles"
 	"github.com/lutkit/lutkit/internal/testpki"
 )
 
@@ -137,6 +138,18 @@ func relpEvents(n int) []input {
 	return evs
 }
 
+// rsyslogRELP checks that rsyslog and its RELP modules (rsyslog-relp:
+// omrelp.so, imrelp.so) are there, before anything starts.
+func rsyslogRELP(t testing.TB) {
+	t.Helper()
+	_, mods := rsyslogd(t)
+	for _, m := range []string{"omrelp.so", "imrelp.so"} {
+		if _, err := os.Stat(filepath.Join(mods, m)); err != nil {
+			testfiles.Missing(t, filepath.Join(mods, m)+" (Debian package rsyslog-relp, unpacked by .ci/rsyslog.sh)")
+		}
+	}
+}
+
 // rsyslogRELPConf is an rsyslog that receives on listen (plain TCP) and
 // forwards every event with omrelp to addr, with a window of relpWindow
 // (extra: more of the action's parameters, TLS among them), retrying for
@@ -230,7 +243,7 @@ const relpWindow = 1024
 // again (at most its window, 1024 here, per session broken), and with the queue what it
 // replays of the delivered (see TestQueueKill9DuringReplay).
 func TestRsyslogRELPKill9(t *testing.T) {
-	rsyslogd(t)
+	rsyslogRELP(t)
 	for _, mode := range []struct{ name, queue string }{
 		{"queue", "queue: {type: disk, path: %q, max_bytes: 1GiB, sync: 1000}\n"},
 		{"no queue", ""},
@@ -351,7 +364,7 @@ shutdown_timeout: 5s
 // another CA is refused (counted by reason, and logged): none of its
 // events arrives.
 func TestRsyslogRELPTLS(t *testing.T) {
-	rsyslogd(t)
+	rsyslogRELP(t)
 	const n = 5000
 	ca := testpki.NewCA(t, "ca")
 	srv := ca.Server(t, "enrichd")

@@ -129,7 +129,7 @@ func relpSend(c net.Conn, evs []input, window int) error {
 			select {
 			case <-credit:
 			case err := <-answers:
-				return fmt.Errorf("the server stopped answering: %v", err)
+				return fmt.Errorf("the server stopped answering: %w", err)
 			case <-time.After(60 * time.Second):
 				return fmt.Errorf("no answer within 60 s")
 			}
