@@ -3,9 +3,11 @@ package enrichd
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"testing"
@@ -271,5 +273,120 @@ pipeline: {workers: 2, batch_size: 4}
 	// An open without the syslog command: refused with 500.
 	if got := session("1 open 15 relp_version=0\n\n"); got != "1 rsp 44 500 required command not supported by client\n0 serverclose 0\n" {
 		t.Fatalf("answer to an open without commands: %q", got)
+	}
+}
+
+// TestRELPLimits: a relp input's limits: block is the tcp input's. Over
+// max_connections a session is refused and counted; a session silent
+// for idle_timeout is closed and counted.
+func TestRELPLimits(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := ParseConfig(filepath.Join(dir, "enrichd.yaml"), fmt.Appendf(nil, `
+inputs:
+  - {name: relp, type: relp, listen: "127.0.0.1:0", limits: {max_connections: 1, idle_timeout: 300ms}}
+outputs: [{type: file, path: %q}]
+`, filepath.Join(dir, "out.json")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startDaemon(t, cfg)
+	addr := r.d.Addr("relp").String()
+	in := r.d.inputs[0].(*relpInput)
+	c1, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	if _, err := io.WriteString(c1, "1 open 30 relp_version=0\ncommands=syslog\n2 syslog 5 hello\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c1)
+	_ = c1.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for _, want := range []string{"1 rsp 66 200 OK\n", "relp_version=0\n", "relp_software=lutkit-enrichd\n", "commands=syslog\n", "2 rsp 6 200 OK\n"} {
+		if l, err := br.ReadString('\n'); l != want {
+			t.Fatalf("read %q (%v), want %q", l, err, want)
+		}
+	}
+	c2, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	_ = c2.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := c2.Read(make([]byte, 1)); n != 0 || err == nil {
+		t.Fatalf("a second session over max_connections: read %d, %v", n, err)
+	}
+	if got := in.ln.Stats().RefusedFor("max_connections"); got != 1 {
+		t.Fatalf("%d refused for max_connections, want 1", got)
+	}
+	// c1 says nothing more: closed after idle_timeout (its only command
+	// is answered, so it waits for nothing).
+	start := time.Now()
+	if n, err := br.Read(make([]byte, 1)); n != 0 || err == nil {
+		t.Fatalf("an idle session: read %d, %v", n, err)
+	}
+	if d := time.Since(start); d < 200*time.Millisecond {
+		t.Fatalf("the idle session was closed after %s, before idle_timeout", d)
+	}
+	if got := in.connsIdle.Load(); got != 1 {
+		t.Fatalf("%d sessions closed as idle, want 1", got)
+	}
+}
+
+// TestRELPWaitingIsNotIdle: a session whose commands wait for their
+// answers is not closed by idle_timeout; a command whose event the output
+// cannot write (/dev/full) is not answered.
+func TestRELPWaitingIsNotIdle(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := ParseConfig(filepath.Join(dir, "enrichd.yaml"), []byte(`
+inputs:
+  - {name: relp, type: relp, listen: "127.0.0.1:0", limits: {idle_timeout: 200ms}}
+outputs: [{type: file, path: /dev/full}]
+shutdown_timeout: 1s
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- d.Run(ctx) }()
+	defer func() {
+		// The output never wrote: the daemon gives up at shutdown_timeout.
+		cancel()
+		if err := <-ran; err == nil {
+			t.Error("Run returned nil, although the file output never wrote")
+		}
+	}()
+	in := d.inputs[0].(*relpInput)
+	c, err := net.Dial("tcp", d.Addr("relp").String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "1 open 30 relp_version=0\ncommands=syslog\n2 syslog 5 hello\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(1500 * time.Millisecond))
+	var got []byte
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			if !isTimeout(err) {
+				t.Fatalf("the waiting session ended: %v after %q", err, got)
+			}
+			break
+		}
+		got = append(got, b)
+	}
+	if string(got) != "1 rsp 66 200 OK\nrelp_version=0\nrelp_software=lutkit-enrichd\ncommands=syslog\n" {
+		t.Fatalf("answers %q: the syslog command is answered though not written", got)
+	}
+	if n := in.connsIdle.Load(); n != 0 {
+		t.Fatalf("%d sessions closed as idle", n)
 	}
 }
