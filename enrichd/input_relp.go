@@ -64,6 +64,14 @@ type relpInput struct {
 	opened    atomic.Uint64 // sessions opened (open answered 200)
 	acked     atomic.Uint64 // syslog commands answered 200 (written to the socket)
 	refusedOp atomic.Uint64 // sessions ended for a protocol error
+	lastWarn  atomic.Int64  // when a protocol error was last logged (UnixNano)
+}
+
+// warnAllowed bounds the log of protocol errors to one a second (they
+// are all counted).
+func (r *relpInput) warnAllowed() bool {
+	now, last := time.Now().UnixNano(), r.lastWarn.Load()
+	return now-last >= int64(time.Second) && r.lastWarn.CompareAndSwap(last, now)
 }
 
 var (

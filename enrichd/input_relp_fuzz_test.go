@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -207,7 +208,7 @@ pipeline: {workers: 2, batch_size: 4}
 // and batches of 4: a session's answers come in transaction order, all
 // of them before the close's answer and the serverclose hint; a
 // transaction number out of order ends the session; a refused open is
-// answered 500.
+// answered 500; protocol errors are all counted, logged one a second.
 func TestRELPSession(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.json")
@@ -220,7 +221,7 @@ pipeline: {workers: 2, batch_size: 4}
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := startDaemon(t, cfg)
+	r, logs := startDaemonLogged(t, cfg)
 	addr := r.d.Addr("relp").String()
 	session := func(frames string) string {
 		c, err := net.Dial("tcp", addr)
@@ -273,6 +274,10 @@ pipeline: {workers: 2, batch_size: 4}
 	// An open without the syslog command: refused with 500.
 	if got := session("1 open 15 relp_version=0\n\n"); got != "1 rsp 44 500 required command not supported by client\n0 serverclose 0\n" {
 		t.Fatalf("answer to an open without commands: %q", got)
+	}
+	// Two protocol errors within a second: both counted, one logged.
+	if n, logged := in.refusedOp.Load(), strings.Count(logs.String(), "relp: protocol error"); n != 2 || logged != 1 {
+		t.Fatalf("%d protocol errors counted, %d logged; want 2 and 1", n, logged)
 	}
 }
 

@@ -238,7 +238,9 @@ func (s *relpSession) readLoop() {
 	case errors.As(err, &fe), errors.Is(err, errRELPProtocol), errors.Is(err, errRELPRefused):
 		in.refusedOp.Add(1)
 		in.stats.FrameErrors.Add(1)
-		in.env.Log.Warn("relp: protocol error; the session is closed", "remote", s.c.RemoteAddr().String(), "err", err)
+		if in.warnAllowed() {
+			in.env.Log.Warn("relp: protocol error; the session is closed", "remote", s.c.RemoteAddr().String(), "err", err)
+		}
 		// The writer sends the answers ready (a refusal among them)
 		// and the hint, then closes.
 		s.finishAfterWrite()
