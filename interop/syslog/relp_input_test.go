@@ -376,7 +376,8 @@ shutdown_timeout: 5s
 }
 
 // TestRsyslogRELPTLS: rsyslog's omrelp forwards over TLS (tls="on", its
-// client certificate, checking enrichd's certificate name) to a relp
+// client certificate, checking enrichd's certificate by name in one
+// rsyslog, tls.authMode="name", and by its CA in another, "certvalid") to a relp
 // input that requires client certificates of its CA and allows the
 // sender's name: every event arrives once, carrying the sender's
 // identity, and each is acknowledged. An omrelp whose certificate is of
@@ -400,15 +401,18 @@ outputs:
   - {name: peer, type: tcp, address: %q}
 pipeline: {tls_client: true}
 `, relpAddr, srv.CertFile, srv.KeyFile, ca.CertFile, rcv.addr()))
-	tlsConf := func(p *testpki.Pair) string {
-		return fmt.Sprintf(`tls="on" tls.caCert=%q tls.myCert=%q tls.myPrivKey=%q tls.authMode="name" tls.permittedPeer=["localhost"]`,
-			ca.CertFile, p.CertFile, p.KeyFile)
+	tlsConf := func(p *testpki.Pair, authMode string) string {
+		conf := fmt.Sprintf(`tls="on" tls.caCert=%q tls.myCert=%q tls.myPrivKey=%q tls.authMode=%q`, ca.CertFile, p.CertFile, p.KeyFile, authMode)
+		if authMode == "name" {
+			conf += ` tls.permittedPeer=["localhost"]`
+		}
+		return conf
 	}
 
 	// The stranger first: its events are numbered from n on.
 	badDir := t.TempDir()
 	badListen := "127.0.0.1:" + freePort(t)
-	bad := startRsyslog(t, badDir, rsyslogRELPConf(badDir, badListen, relpAddr, tlsConf(stranger)), badListen)
+	bad := startRsyslog(t, badDir, rsyslogRELPConf(badDir, badListen, relpAddr, tlsConf(stranger, "name")), badListen)
 	strangers := relpEvents(n + 10)[n:]
 	sendOctetCounted(t, badListen, strangers)
 	// librelp's TLS (GnuTLS) does not send a certificate that the CAs
@@ -424,17 +428,24 @@ pipeline: {tls_client: true}
 		}
 	}
 
-	dir := t.TempDir()
-	listen := "127.0.0.1:" + freePort(t)
-	rs := startRsyslog(t, dir, rsyslogRELPConf(dir, listen, relpAddr, tlsConf(client)), listen)
-	sendOctetCounted(t, listen, relpEvents(n))
+	// Two senders, checking enrichd's certificate by name and by its
+	// CA alone: each sends half of the events.
+	var senders []*proc
+	for i, mode := range []string{"name", "certvalid"} {
+		dir := t.TempDir()
+		listen := "127.0.0.1:" + freePort(t)
+		senders = append(senders, startRsyslog(t, dir, rsyslogRELPConf(dir, listen, relpAddr, tlsConf(client, mode)), listen))
+		sendOctetCounted(t, listen, relpEvents(n)[i*n/2:(i+1)*n/2])
+	}
 	got := rcv.waitReceived(n, 60*time.Second)
 	acked := d.metric(t, `enrichd_relp_input_acked_total{input="relp"}`)
 	for deadline := time.Now().Add(10 * time.Second); acked < n && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		acked = d.metric(t, `enrichd_relp_input_acked_total{input="relp"}`)
 	}
 	time.Sleep(500 * time.Millisecond) // a stranger's event, were one let in, would arrive
-	rs.stop(t)
+	for _, rs := range senders {
+		rs.stop(t)
+	}
 	bad.stop(t)
 	d.stop(t)
 
