@@ -449,11 +449,11 @@ pipeline: {tls_client: true}
 	bad.stop(t)
 	d.stop(t)
 
-	rcv.mu.Lock()
-	defer rcv.mu.Unlock()
 	if got < n {
 		t.Fatalf("%d of %d events received; missing %v", got, n, rcv.missing(n))
 	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
 	for seq, c := range rcv.seen {
 		switch {
 		case seq >= n:
