@@ -173,7 +173,8 @@ type compiler struct {
 	entries []entry          // the entries of a table of up to spillRows rows
 	spill   *spiller         // the entries of a larger one
 	stats   Stats
-	match   matcher // range and time-bounded tables
+	match   matcher      // range and time-bounded tables
+	lits    *literalKeys // wildcard and pattern tables: the keys written
 }
 
 func newCompiler(src source.Reader, opts Options) (*compiler, error) {
@@ -194,6 +195,9 @@ func newCompiler(src source.Reader, opts Options) (*compiler, error) {
 	}
 	c := &compiler{src: src, opts: opts, nsrc: len(srcCols)}
 	c.kind, _ = format.ParseMatchKind(opts.Match) // checked by Validate
+	if c.kind == format.MatchWildcard || c.kind == format.MatchPattern {
+		c.lits = &literalKeys{}
+	}
 	for _, k := range opts.Key {
 		i, err := find(k, "key column %q")
 		if err != nil {
@@ -273,6 +277,9 @@ func truncate(v []byte) []byte {
 func (c *compiler) key(dst []byte, fields [][]byte) ([]byte, error) {
 	if c.kind == format.MatchSuffix {
 		return c.suffixKey(dst, fields)
+	}
+	if c.lits != nil {
+		return c.literalKey(dst, fields)
 	}
 	for i, k := range c.keyIdx {
 		v := fields[k]
@@ -432,12 +439,14 @@ func (c *compiler) finish(f *os.File, w *countingWriter, bw *bufio.Writer, secti
 		return nil, err
 	}
 	if c.match.on() {
-		kind, body, err := c.match.section(c, mphf)
+		secs, err := c.match.sections(c, mphf)
 		if err != nil {
 			return nil, err
 		}
-		if err := section(kind, func() error { _, err := w.Write(body); return err }); err != nil {
-			return nil, err
+		for _, sec := range secs {
+			if err := section(sec.kind, func() error { _, err := w.Write(sec.body); return err }); err != nil {
+				return nil, err
+			}
 		}
 		c.stats.Rows = int64(len(c.match.rows))
 	}
@@ -446,6 +455,9 @@ func (c *compiler) finish(f *os.File, w *countingWriter, bw *bufio.Writer, secti
 		SourceRows: c.stats.SourceRows, SkippedRows: c.stats.SkippedRows, Duplicates: c.stats.Duplicates,
 	}
 	c.match.meta(&c.opts, &meta)
+	if c.lits != nil {
+		meta.Match = c.kind.String()
+	}
 	if err := section(format.SectionMeta, func() error {
 		b, err := json.Marshal(meta)
 		if err != nil {
@@ -489,7 +501,7 @@ func (c *compiler) finish(f *os.File, w *countingWriter, bw *bufio.Writer, secti
 		h.Minor = format.MinorTypes
 	}
 	h.Incompat |= c.match.features() | c.matchFeature()
-	if h.Incompat&(format.FeatureRange|format.FeatureTimeBound|format.FeatureSuffix|format.FeaturePartitionedMPHF) != 0 {
+	if h.Incompat&(format.FeatureRange|format.FeatureTimeBound|format.FeatureSuffix|format.FeaturePartitionedMPHF|format.FeatureWildcard|format.FeaturePattern) != 0 {
 		h.Minor = format.MinorMatch // = MinorPartitioned: 1.2
 	}
 	if !c.opts.BuildTime.IsZero() {
@@ -575,6 +587,9 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 			if c.kind == format.MatchSuffix {
 				c.labels |= format.LabelBit(format.Labels(keyBuf))
 			}
+			if c.lits != nil {
+				c.lits.add(off, keyBuf)
+			}
 		}
 		rows.free <- b
 	}
@@ -588,9 +603,9 @@ func (c *compiler) addEntry(f *os.File, e entry) error {
 		return c.spill.add(e)
 	}
 	c.entries = append(c.entries, e)
-	if len(c.entries) < spillRows || c.match.on() {
+	if len(c.entries) < spillRows || c.match.on() || c.lits != nil {
 		// Range and time-bounded tables keep their entries (and bounds)
-		// in memory.
+		// in memory, wildcard and pattern tables their keys.
 		return nil
 	}
 	s, err := newSpiller(spillDir(f))

@@ -8,6 +8,10 @@ func (c *compiler) matchFeature() uint32 {
 	switch c.kind {
 	case format.MatchSuffix:
 		return format.FeatureSuffix
+	case format.MatchWildcard:
+		return format.FeatureWildcard
+	case format.MatchPattern:
+		return format.FeaturePattern
 	}
 	return 0
 }
@@ -18,6 +22,8 @@ func (c *compiler) matchSections(section func(kind uint32, body func() error) er
 	switch c.kind {
 	case format.MatchSuffix:
 		return c.suffixSection(section, w)
+	case format.MatchWildcard, format.MatchPattern:
+		return c.literalSection(section, w)
 	}
 	return nil
 }

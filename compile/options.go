@@ -48,8 +48,9 @@ type Options struct {
 	SourceTypes bool `json:"source_types,omitempty"`
 	// Match is how lookups match rows: "exact" (the default when empty),
 	// "suffix" (domain names, see format.MatchSuffix; one key column,
-	// always case-folded) or "range" (MatchRange: an integer within
-	// RangeColumns).
+	// always case-folded), "range" (MatchRange: an integer within
+	// RangeColumns), "wildcard" (globs, format.MatchWildcard) or
+	// "pattern" (regular expressions, format.MatchPattern).
 	Match string `json:"match,omitempty"`
 	// RangeColumns names the inclusive integer bounds from,to of a range
 	// table's rows; they are its key columns.

@@ -18,6 +18,12 @@ const (
 	MatchExact  = "exact"  // a row per key (the default)
 	MatchSuffix = "suffix" // domain names: a key and every name below it
 	MatchRange  = "range"  // an integer within the rows' inclusive from,to
+	// MatchWildcard: globs, '*' any run of bytes; the most literal
+	// characters win.
+	MatchWildcard = "wildcard"
+	// MatchPattern: regular expressions (RE2 syntax), matched anywhere
+	// unless anchored; the first in source order wins.
+	MatchPattern = "pattern"
 )
 
 // checkMatch checks the options of suffix, range and time-bounded tables.
@@ -34,9 +40,6 @@ func (o *Options) checkMatch(s config.Scope) {
 		if len(o.Key) > 0 && !slices.Equal(o.Key, o.RangeColumns) {
 			s.Errorf("key", "a range table is keyed by its range columns: give no key, or the range columns")
 		}
-		if o.ValidFrom != "" || o.ValidTo != "" {
-			s.Errorf("valid_from", "a range table cannot be time-bounded yet: key the rows and bound them in time, or use ranges")
-		}
 		if o.FoldCase {
 			s.Errorf("fold_case", "a range table has integer keys: nothing to fold")
 		}
@@ -50,8 +53,10 @@ func (o *Options) checkMatch(s config.Scope) {
 		if o.ValidFrom != "" || o.ValidTo != "" {
 			s.Errorf("valid_from", "a suffix table cannot be time-bounded yet")
 		}
+	case MatchWildcard, MatchPattern:
+		o.checkLiteralMatch(s)
 	default:
-		s.Errorf("match", "unknown match kind %q (want exact, suffix or range)", o.Match)
+		s.Errorf("match", "unknown match kind %q (want exact, suffix, range, wildcard or pattern)", o.Match)
 	}
 	if o.ValidFrom != "" && o.ValidFrom == o.ValidTo {
 		s.Errorf("valid_to", "valid_from and valid_to are the same column %q", o.ValidFrom)
@@ -76,12 +81,18 @@ func (o *Options) keyColumns() []string {
 	return o.Key
 }
 
-// matcher builds the RANGE or TIMEBOUND section of a table.
+// matcher builds the RANGE or TIMEBOUND section of a table, or both for
+// a range table bounded in time (range_time.go).
 type matcher struct {
 	kind   uint32 // 0 for an exact table
 	policy uint32
 	lo, hi int // source index of the bound columns; -1 for an absent one
 	rows   []entry
+	// A range table bounded in time: the source index of its validity
+	// columns (-1 for an absent one), and each row's validity by line.
+	timed    bool
+	vlo, vhi int
+	valid    map[int64][2]int64
 }
 
 func (m *matcher) on() bool { return m.kind != 0 }
@@ -108,7 +119,16 @@ func (m *matcher) init(c *compiler, index map[string]int, find func(name, what s
 		if m.lo, err = col(o.RangeColumns[0], "range column"); err != nil {
 			return err
 		}
-		m.hi, err = col(o.RangeColumns[1], "range column")
+		if m.hi, err = col(o.RangeColumns[1], "range column"); err != nil {
+			return err
+		}
+		if o.ValidFrom != "" || o.ValidTo != "" {
+			m.timed, m.valid = true, map[int64][2]int64{}
+			if m.vlo, err = col(o.ValidFrom, "valid_from column"); err != nil {
+				return err
+			}
+			m.vhi, err = col(o.ValidTo, "valid_to column")
+		}
 	case o.ValidFrom != "" || o.ValidTo != "":
 		m.kind = format.SectionTimeBound
 		if m.lo, err = col(o.ValidFrom, "valid_from column"); err != nil {
@@ -134,23 +154,36 @@ func (m *matcher) bounds(c *compiler, fields [][]byte, line int64) (lo, hi int64
 		if lo > hi {
 			return 0, 0, rowErr(m.lo, fmt.Errorf("range %d-%d is empty: from is above to (both are inclusive)", lo, hi))
 		}
+		if m.timed {
+			vlo, vhi, err := validity(fields, m.vlo, m.vhi, rowErr)
+			if err != nil {
+				return 0, 0, err
+			}
+			m.valid[line] = [2]int64{vlo, vhi}
+		}
 		return lo, hi, nil
 	}
+	return validity(fields, m.lo, m.hi, rowErr)
+}
+
+// validity returns the inclusive bounds of the validity in the columns
+// from and to of a row (-1: absent, an open end).
+func validity(fields [][]byte, fromCol, toCol int, rowErr func(col int, err error) error) (lo, hi int64, err error) {
 	var from, to []byte
-	if m.lo >= 0 {
-		from = fields[m.lo]
+	if fromCol >= 0 {
+		from = fields[fromCol]
 	}
-	if m.hi >= 0 {
-		to = fields[m.hi]
+	if toCol >= 0 {
+		to = fields[toCol]
 	}
 	lo, hi, err = format.Validity(from, to)
 	if err != nil {
-		col := m.lo
-		if _, _, ferr := format.ParseTime(from); ferr == nil && m.hi >= 0 {
-			col = m.hi
+		col := fromCol
+		if _, _, ferr := format.ParseTime(from); ferr == nil && toCol >= 0 {
+			col = toCol
 		}
 		if col < 0 {
-			col = m.hi
+			col = toCol
 		}
 		return 0, 0, rowErr(col, err)
 	}
@@ -205,6 +238,25 @@ func (c *compiler) groupKeys(f *os.File, dataStart, dataLen uint64) error {
 	return nil
 }
 
+// matchSection is a section the matcher writes: its kind and bytes.
+type matchSection struct {
+	kind uint32
+	body []byte
+}
+
+// sections returns the table's RANGE or TIMEBOUND section, or both for a
+// range table bounded in time, once the perfect hash is built.
+func (m *matcher) sections(c *compiler, mphf *format.MPHF) ([]matchSection, error) {
+	if m.timed {
+		return m.rangeTimeSections(c)
+	}
+	kind, body, err := m.section(c, mphf)
+	if err != nil {
+		return nil, err
+	}
+	return []matchSection{{kind, body}}, nil
+}
+
 // section returns the kind and bytes of the table's RANGE or TIMEBOUND
 // section, once the perfect hash is built.
 func (m *matcher) section(c *compiler, mphf *format.MPHF) (uint32, []byte, error) {
@@ -212,7 +264,7 @@ func (m *matcher) section(c *compiler, mphf *format.MPHF) (uint32, []byte, error
 	groups := uint64(1)
 	var pos map[uint64]uint64
 	if m.kind == format.SectionTimeBound {
-		groups = uint64(len(c.entries))
+		groups = max(uint64(len(c.entries)), 1) // a table of no rows has one empty group
 		pos = make(map[uint64]uint64, len(c.entries))
 		for _, e := range c.entries {
 			pos[e.off] = mphf.Index(e.hash)
@@ -268,6 +320,9 @@ const (
 func (m *matcher) features() uint32 {
 	switch m.kind {
 	case format.SectionRange:
+		if m.timed {
+			return format.FeatureRange | format.FeatureTimeBound
+		}
 		return format.FeatureRange
 	case format.SectionTimeBound:
 		return format.FeatureTimeBound

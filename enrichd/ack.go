@@ -50,16 +50,18 @@ type tracker struct {
 	pending atomic.Int32 // outputs that have not delivered the buffer yet
 	events  uint64
 	ack     *Ack
+	in      *InputStats    // the input the events came from, or nil
 	out     *atomic.Uint64 // the daemon's events_out
 }
 
 var trackers = sync.Pool{New: func() any { return new(tracker) }}
 
-// track returns the tracker of a buffer of events, with ack, that outputs
-// outputs will deliver, counted in out once they all have.
-func track(outputs int, events int, ack *Ack, out *atomic.Uint64) *tracker {
+// track returns the tracker of a buffer of events, with ack, read by
+// input in (or nil), that outputs outputs will deliver, counted in out
+// once they all have.
+func track(outputs int, events int, ack *Ack, in *InputStats, out *atomic.Uint64) *tracker {
 	t := trackers.Get().(*tracker)
-	t.events, t.ack, t.out = uint64(events), ack, out
+	t.events, t.ack, t.in, t.out = uint64(events), ack, in, out
 	if ack != nil {
 		ack.pending.Store(1)
 	}
@@ -76,7 +78,8 @@ func (t *tracker) delivered() {
 	if t.ack != nil {
 		t.ack.release()
 	}
-	t.ack, t.out = nil, nil
+	t.in.delivered()
+	t.ack, t.in, t.out = nil, nil, nil
 	trackers.Put(t)
 }
 

@@ -55,7 +55,8 @@ type Buffer struct {
 	engine.Lines
 	Events int // the number of lines
 	ack    *Ack
-	t      *tracker // set by the output loop
+	in     *InputStats // the input of the batch, or nil (the queue's records)
+	t      *tracker    // set by the output loop
 	// received is when the first event of its input batch was received.
 	received time.Time
 	// refs counts the holders of the buffer: the output loop while it
@@ -83,7 +84,7 @@ func (b *Buffer) Release() {
 	}
 	b.Reset() // engine.Lines.Reset
 	b.Events = 0
-	b.ack, b.t = nil, nil
+	b.ack, b.t, b.in = nil, nil, nil
 	b.pool <- b
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lutkit/lutkit/enrichd/engine"
 	"github.com/lutkit/lutkit/enrichd/internal/listen"
+	"github.com/lutkit/lutkit/enrichd/serve"
 	"github.com/lutkit/lutkit/internal/config"
 	"github.com/lutkit/lutkit/tables"
 )
@@ -190,6 +191,7 @@ type MemcachedConfig struct {
 	Listen       string
 	DefaultTable string // table of keys given without "table:"
 	ValueColumn  string // answer this column's value instead of the row as JSON
+	MaxMatches   int    // above 1: a value is an array of up to this many matching rows
 	// Conn are the tls: and limits: blocks of the listener (limits'
 	// max_connections and idle_timeout are also taken beside them, as
 	// they were written before).
@@ -520,6 +522,7 @@ func (m *MemcachedConfig) decode(d *config.Decoder, n *yaml.Node) {
 		"listen":        func(v *yaml.Node) { m.Listen, _ = d.String(v, "memcached.listen") },
 		"default_table": func(v *yaml.Node) { m.DefaultTable, _ = d.String(v, "memcached.default_table") },
 		"value_column":  func(v *yaml.Node) { m.ValueColumn, _ = d.String(v, "memcached.value_column") },
+		"max_matches":   func(v *yaml.Node) { m.MaxMatches, _ = d.Int(v, "memcached.max_matches") },
 	}
 	for k, f := range m.Conn.Keys(d, "memcached", true) {
 		keys[k] = f
@@ -534,6 +537,9 @@ func (m *MemcachedConfig) Validate(s config.Scope, given bool) {
 		s.Require("listen", m.Listen != "", "HOST:PORT")
 	}
 	s.Check("listen", config.CheckAddr(m.Listen))
+	if s.Given("max_matches") && (m.MaxMatches < 1 || m.MaxMatches > serve.MaxMatchesLimit) {
+		s.Errorf("max_matches", "must be from 1 to %d, not %d", serve.MaxMatchesLimit, m.MaxMatches)
+	}
 	m.Conn.Validate(s)
 }
 

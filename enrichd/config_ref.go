@@ -19,6 +19,7 @@ rules:
   - {on_miss: {}, when: {}}
 outputs:
   - {type: kafka, kafka: {tls: {}, sasl: {}, create_topic: {}}}
+  - {type: relp, tls: {}}
 pipeline: {}
 http: {tls: {}, limits: {}}
 memcached: {tls: {}, limits: {}}

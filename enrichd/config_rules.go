@@ -49,6 +49,11 @@ func decodeRule(d *config.Decoder, n *yaml.Node, field string) RuleConfig {
 		"when": func(v *yaml.Node) { r.When = decodeCond(d, v, f("when")) },
 		"each": func(v *yaml.Node) { r.Each, _ = d.Bool(v, f("each")) },
 		"at":   func(v *yaml.Node) { r.Rule.At, _ = d.String(v, f("at")) },
+		"max_matches": func(v *yaml.Node) {
+			if r.MaxMatches, _ = d.Int(v, f("max_matches")); r.MaxMatches == 0 {
+				r.MaxMatches = -1 // 0 is "not given"; CheckMaxMatches refuses it
+			}
+		},
 		"on_miss": func(v *yaml.Node) {
 			d.Mapping(v, f("on_miss"), nil, config.Keys{
 				"tag":      func(v *yaml.Node) { r.MissTag, _ = d.String(v, f("on_miss.tag")) },
@@ -115,6 +120,7 @@ func (r *RuleConfig) Validate(s config.Scope) {
 		s.Check("target", engine.CheckOutputName(r.Target))
 	}
 	s.Check("at", engine.CheckEventTime(r.Rule.At))
+	s.Check("max_matches", engine.CheckMaxMatches(&r.Rule))
 	for _, m := range r.MMDBFields {
 		if err := engine.CheckOutputName(m.To); err != nil {
 			s.Errorf("mmdb_fields", "%q: %v", m.To, err)

@@ -21,7 +21,7 @@ func TestConfigOneErrorEach(t *testing.T) {
 	in := "inputs: [{type: file, path: x}]\n"
 	out := "outputs: [{type: stdout}]\n"
 	for _, tc := range []struct{ yml, want string }{
-		{in + "outputs:\n  - {type: fiel, path: x}\n", `e.yaml:3:12: outputs[0].type: must be one of file, stdout, tcp, not "fiel"`},
+		{in + "outputs:\n  - {type: fiel, path: x}\n", `e.yaml:3:12: outputs[0].type: must be one of file, relp, stdout, tcp, not "fiel"`},
 		{"inputs:\n  - {type: tpc, listen: \"x:1\"}\n" + out, `e.yaml:2:12: inputs[0].type: must be one of file, relp, tcp, udp, not "tpc"`},
 		{"inputs:\n  - {type: tcp, listen: [x]}\n" + out, `e.yaml:2:25: inputs[0].listen: must be a string`},
 		{"inputs:\n  - {type: tcp, listen: nohost}\n" + out, `e.yaml:2:25: inputs[0].listen: must be HOST:PORT: address nohost: missing port in address`},
@@ -40,6 +40,10 @@ func TestConfigOneErrorEach(t *testing.T) {
 		{in + out + "tables: {path: d}\nrules:\n  - {table: t, fields: []}\n", `e.yaml:5:24: rules[0].fields: the list is empty`},
 		{in + out + "tables: {path: d}\nrules:\n  - {table: t, field: a, columns: {a: ''}}\n", `e.yaml:5:39: rules[0].columns.a: must not be empty`},
 		{in + out + "tables: {path: d}\nrules:\n  - {table: t, field: a, on_miss: [x]}\n", `e.yaml:5:35: rules[0].on_miss: must be a mapping`},
+		{in + out + "tables: {path: d}\nrules:\n  - {table: t, field: a, each: true, max_matches: 3}\n", `e.yaml:5:51: rules[0].max_matches: an each rule writes one result per element; it cannot have several matches`},
+		{in + out + "tables: {path: d}\nrules:\n  - {table: t, field: a, target: x, max_matches: 0}\n", `e.yaml:5:50: rules[0].max_matches: must be an integer from 1 to 1000`},
+		{in + out + "tables: {path: d}\nrules:\n  - {table: t, field: a, target: x, max_matches: 2, mmdb_fields: [city]}\n", `e.yaml:5:50: rules[0].max_matches: an .mmdb table answers one network (the longest prefix); several matches need a .lut table`},
+		{in + out + "tables: {path: d}\nmemcached: {listen: \"127.0.0.1:1\", max_matches: 0}\n", `e.yaml:4:49: memcached.max_matches: must be from 1 to 1000, not 0`},
 		{in + out + "tables: {path: d}\nrules:\n  - {table: t, field: a, mmdb_fields: {a: b}}\n  - {table: t, field: b, name: t}\n", `e.yaml:6:32: rules[1].name: rule name "t" is used twice`},
 		{in + out + "http: {listen: \"127.0.0.1:1\", token: a, token_file: /dev/null}\n", `e.yaml:3:7: http: give token or token_file, not both`},
 		{"inputs: {type: tcp}\n" + out, `e.yaml:1:9: inputs: must be a list`},

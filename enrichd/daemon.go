@@ -24,13 +24,26 @@ import (
 type Daemon struct {
 	cfg *Config
 	log *slog.Logger
-	set *tables.Set
+	// set is the live table set, which a reload may switch to another
+	// (reload_tables.go); tablesCfg is its configuration.
+	set       atomic.Pointer[tables.Set]
+	tablesCfg TablesConfig
+	setCarry  setCarry
 	// engines is the live engine (the compiled rules), which a reload
-	// replaces between batches (reload.go).
+	// replaces between batches (reload.go). A worker holds batchMu for
+	// reading while it processes a batch: a reload that switches the
+	// table set takes it to swap the engine and the set between batches.
 	engines  engines
+	batchMu  sync.RWMutex
 	reloadMu sync.Mutex
-	reloads  [len(reloadResults)]atomic.Uint64
-	ops      *opsMetrics
+	// closing is set once the shutdown has begun (under reloadMu): a
+	// reload is refused from then on.
+	closing bool
+	reloads [len(reloadResults)]atomic.Uint64
+	// inputsStarted, inputsStopped and tableSwitches count what the
+	// reloads changed.
+	inputsStarted, inputsStopped, tableSwitches atomic.Uint64
+	ops                                         *opsMetrics
 	// netCounts are the networks of the .mmdb tables (metrics_tables.go).
 	netCounts networkCounts
 
@@ -43,8 +56,12 @@ type Daemon struct {
 	queue    *diskQueue
 	reopen   chan struct{}
 
+	// inputs, the kind and the configuration of each, are the live
+	// inputs, which a reload changes under inMu (reload_inputs.go).
+	inMu       sync.RWMutex
 	inputs     []Input
 	inputKinds []*InputKind
+	inCfgs     []InputConfig
 	shared     shared // Env.Shared
 	// outputs and outCfgs (the configuration of each) are the live
 	// outputs. The output loop owns them: it reads them without outMu and
@@ -59,6 +76,7 @@ type Daemon struct {
 
 	httpLn  *listen.Listener
 	httpSrv *http.Server
+	api     *serve.API // the table lookup API, with tables and http.listen
 	mcLn    *listen.Listener
 	mc      *serve.Memcached
 
@@ -87,13 +105,14 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 			partial.closeAll()
 		}
 	}()
+	d.tablesCfg = cfg.Tables
 	if cfg.Tables.Path != "" {
-		opts := tables.Options{PollInterval: cfg.Tables.PollInterval, NoNotify: cfg.Tables.NoNotify, Logger: logger, DataVerify: dataVerify(cfg.Tables.Verify),
-			Remote: cfg.Tables.RemoteOptions()}
-		if d.set, err = tables.Open(cfg.Tables.Path, opts); err != nil {
-			return nil, fmt.Errorf("tables: %w", err)
+		set, err := openTables(&cfg.Tables, logger)
+		if err != nil {
+			return nil, err
 		}
-		if err := checkRuleTables(d.set, cfg.Rules, logger); err != nil {
+		d.set.Store(set)
+		if err := checkRuleTables(set, cfg.Rules, logger); err != nil {
 			return nil, err
 		}
 	}
@@ -101,7 +120,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		logger.Warn("no rules: events are written as they were received, enriched from no table (rules come from the configuration file, --config)")
 	}
 	rules, opts := cfg.engineRules()
-	eng, err := engine.New(rules, opts, d.set)
+	eng, err := engine.New(rules, opts, d.set.Load())
 	if err != nil {
 		return nil, err
 	}
@@ -154,10 +173,15 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		}
 		d.inputs = append(d.inputs, in)
 		d.inputKinds = append(d.inputKinds, kind)
+		d.inCfgs = append(d.inCfgs, *ic)
 	}
 	if cfg.HTTP.Listen != "" {
 		if d.httpLn, err = listen.Listen(cfg.HTTP.Listen, cfg.HTTP.Conn.Options("http", d.log)); err != nil {
 			return nil, fmt.Errorf("http: %w", err)
+		}
+		if set := d.set.Load(); set != nil {
+			hc := cfg.HTTP
+			d.api = serve.NewAPI(set, serve.HTTPOptions{Token: hc.Token, Clients: hc.APIClients, Listen: hc.Listen, MaxBatchBytes: hc.MaxBodyBytes})
 		}
 	}
 	if cfg.Memcached.Listen != "" {
@@ -174,7 +198,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		if d.mcLn, err = listen.Listen(cfg.Memcached.Listen, o); err != nil {
 			return nil, fmt.Errorf("memcached: %w", err)
 		}
-		d.mc = serve.NewMemcached(d.set, serve.MemcachedOptions{DefaultTable: mc.DefaultTable, ValueColumn: mc.ValueColumn,
+		d.mc = serve.NewMemcached(d.set.Load(), serve.MemcachedOptions{DefaultTable: mc.DefaultTable, ValueColumn: mc.ValueColumn, MaxMatches: mc.MaxMatches,
 			MaxConnections: mc.Conn.Limits.MaxConnections, IdleTimeout: mc.Conn.Limits.IdleTimeout, Logger: d.log})
 	}
 	return d, nil
@@ -225,8 +249,10 @@ func maxMsgSize(cfg *Config) int {
 // Addr returns the bound address of the named input (or, with "", of the
 // first input that listens), for listeners on port 0.
 func (d *Daemon) Addr(input string) net.Addr {
+	d.inMu.RLock()
+	defer d.inMu.RUnlock()
 	for i, in := range d.inputs {
-		if a := in.Addr(); a != nil && (input == "" || d.cfg.Inputs[i].Name == input) {
+		if a := in.Addr(); a != nil && (input == "" || d.inCfgs[i].Name == input) {
 			return a
 		}
 	}
@@ -251,7 +277,7 @@ func (d *Daemon) MemcachedAddr() net.Addr {
 }
 
 // Set returns the live table set (nil without tables).
-func (d *Daemon) Set() *tables.Set { return d.set }
+func (d *Daemon) Set() *tables.Set { return d.set.Load() }
 
 // newHTTPServer is the HTTP server of h, with the configuration's bounds.
 func (d *Daemon) newHTTPServer(h http.Handler) *http.Server {
@@ -276,11 +302,13 @@ func (d *Daemon) Reopen() {
 			ln.Reload()
 		}
 	}
+	d.inMu.RLock()
 	for _, in := range d.inputs {
 		if r, ok := in.(interface{ Reload() }); ok {
 			r.Reload()
 		}
 	}
+	d.inMu.RUnlock()
 	select {
 	case d.reopen <- struct{}{}:
 	default:
@@ -296,6 +324,8 @@ func (d *Daemon) queueFull() bool { return d.queue != nil && d.queue.full.Load()
 
 // finite reports whether every input ends by itself (and there is one).
 func (d *Daemon) finite() bool {
+	d.inMu.RLock()
+	defer d.inMu.RUnlock()
 	for _, k := range d.inputKinds {
 		if !k.Finite {
 			return false
@@ -325,13 +355,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if d.httpLn != nil {
 		h := d.httpHandler()
-		if d.set != nil {
-			hc := d.cfg.HTTP
-			api := serve.NewAPI(d.set, serve.HTTPOptions{Token: hc.Token, Clients: hc.APIClients, Listen: hc.Listen, MaxBatchBytes: hc.MaxBodyBytes})
-			if api.Disabled() {
+		if d.api != nil {
+			if d.api.Disabled() {
 				d.log.Warn("the table lookup API (/v1/) is refused: http.listen is not a loopback address and neither http.token nor http.api_clients is set")
 			}
-			h = api.Handler(h)
+			h = d.api.Handler(h)
 		}
 		d.httpSrv = d.newHTTPServer(d.ops.instrument(h))
 		go func() {
@@ -347,16 +375,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	d.inMu.RLock()
 	for _, in := range d.inputs {
 		in.Start()
 	}
-	inputsDone := make(chan struct{})
-	go func() {
-		for _, in := range d.inputs {
-			<-in.Done()
-		}
-		close(inputsDone)
-	}()
+	// Only a finite daemon waits for this: its inputs cannot change at a
+	// reload.
+	inputsDone := allDone(d.inputs)
+	d.inMu.RUnlock()
 	d.ready.Store(true)
 	d.readyAt.Store(time.Now().UnixNano())
 	d.log.Info("enrichd ready", "startup_seconds", seconds(time.Since(d.startedAt)), "workers", d.cfg.Pipeline.Workers,
@@ -383,10 +409,17 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.log.Info("shutting down: draining inputs")
 	timeout := time.NewTimer(d.cfg.ShutdownTimeout)
 	defer timeout.Stop()
+	// A reload under way ends first; none starts after.
+	d.reloadMu.Lock()
+	d.closing = true
+	d.reloadMu.Unlock()
 	deadline := time.Now().Add(d.cfg.DrainReadGrace)
+	d.inMu.RLock()
 	for _, in := range d.inputs {
 		in.Stop(deadline)
 	}
+	inputsDone = allDone(d.inputs)
+	d.inMu.RUnlock()
 	wait := func(done <-chan struct{}) bool {
 		select {
 		case <-done:
@@ -428,6 +461,19 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return nil
 }
 
+// allDone returns a channel closed once every input of ins is Done.
+func allDone(ins []Input) <-chan struct{} {
+	ins = append([]Input(nil), ins...)
+	ch := make(chan struct{})
+	go func() {
+		for _, in := range ins {
+			<-in.Done()
+		}
+		close(ch)
+	}()
+	return ch
+}
+
 // waitGroup waits for wg with wait (which gives up at the shutdown
 // timeout).
 func waitGroup(wg *sync.WaitGroup, wait func(<-chan struct{}) bool) bool {
@@ -451,17 +497,19 @@ func (d *Daemon) closeAll() {
 		if d.queue != nil {
 			d.queue.close()
 		}
+		d.inMu.RLock()
 		for _, in := range d.inputs {
 			in.Close()
 		}
+		d.inMu.RUnlock()
 		if d.httpLn != nil {
 			d.httpLn.Close()
 		}
 		if d.mcLn != nil {
 			d.mcLn.Close()
 		}
-		if d.set != nil {
-			d.set.Close()
+		if set := d.set.Load(); set != nil {
+			set.Close()
 		}
 	})
 }
@@ -484,17 +532,19 @@ func (d *Daemon) workerLoop(wg *sync.WaitGroup, workDone <-chan struct{}) {
 			}
 		}
 		ob := <-d.freeOut
+		d.batchMu.RLock()
 		if e := d.engines.current(); e != eng {
 			// The rules were reloaded: from this batch on, the new ones.
 			eng, w = e, e.NewWorker(d.cfg.Pipeline.BatchSize)
 		}
 		n := len(b.Msgs)
 		w.Process(&b.Batch, &ob.Lines, time.Now())
+		d.batchMu.RUnlock()
 		if b.in != nil && b.Malformed|b.Truncated != 0 {
 			b.in.Malformed.Add(b.Malformed)
 			b.in.Truncated.Add(b.Truncated)
 		}
-		ob.Events, ob.ack, ob.received = n, b.ack, b.start
+		ob.Events, ob.ack, ob.received, ob.in = n, b.ack, b.start, b.in
 		d.q.recycle(b)
 		d.enriched <- ob
 	}
@@ -522,7 +572,7 @@ func (d *Daemon) outputLoop(wg *sync.WaitGroup) {
 				flush()
 				return
 			}
-			ob.t = track(len(d.outputs), ob.Events, ob.ack, &d.eventsOut)
+			ob.t = track(len(d.outputs), ob.Events, ob.ack, ob.in, &d.eventsOut)
 			ob.refs.Store(1)
 			for i, o := range d.outputs {
 				if err := o.Write(ob); err != nil && !d.retryOutput(i, err) {

@@ -13,9 +13,12 @@ import (
 
 // Input is a source of events: one type of input is one file that
 // implements it and registers itself (RegisterInput). The daemon makes
-// each input (InputKind.New) before it runs, starts it once, stops it once
-// on shutdown, then closes it after the outputs have delivered what it
-// read; it reads its address and counters at any time.
+// each input (InputKind.New) before it runs, or at a configuration reload
+// that adds or changes it, starts it once, stops it once on shutdown or at
+// the reload that removes or replaces it, then closes it after the outputs
+// have delivered what it read; it reads its address and counters at any
+// time. Several inputs of one type may run at once: a reload makes the new
+// input before it stops the old, when their addresses differ.
 //
 // An input frames messages and adds them to batches with a Batcher (from
 // Env.Batcher), one per goroutine that reads; the batcher sends each batch
@@ -53,6 +56,20 @@ type InputStats struct {
 	Truncated   atomic.Uint64 // oversize messages, truncated and tagged
 	Dropped     atomic.Uint64 // dropped because the queue was full (UDP)
 	FrameErrors atomic.Uint64 // connections ended inside a frame, bad octet counts, read errors
+
+	// inflight is the input's batches sent to the workers and not yet
+	// delivered by every output (or appended to the persistent queue):
+	// what a reload that removes the input waits for before it closes
+	// it (reload_inputs.go).
+	inflight atomic.Int64
+}
+
+// delivered records the delivery of one of the input's batches; st may be
+// nil.
+func (st *InputStats) delivered() {
+	if st != nil {
+		st.inflight.Add(-1)
+	}
 }
 
 // messageSource yields framed messages (parse.Framer or lineSource).
@@ -203,10 +220,12 @@ func (bt *Batcher) Flush() {
 	}
 	bt.cur = nil
 	n, size := uint64(len(b.Msgs)), uint64(len(b.Buf))
+	bt.in.inflight.Add(1)
 	if bt.drop {
 		select {
 		case bt.q.work <- b:
 		default:
+			bt.in.inflight.Add(-1)
 			bt.in.Dropped.Add(n)
 			bt.q.recycle(b)
 			return

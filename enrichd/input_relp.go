@@ -40,11 +40,11 @@ const relpMinFrame = 128 << 10
 
 // relpWriteTimeout bounds one write of answers to a client that does not
 // read them; the session is closed then.
-const relpWriteTimeout = 30 * time.Second
+const relpInWriteTimeout = 30 * time.Second
 
 // relpInput accepts RELP sessions (rsyslog's omrelp, librelp 1.x) and
 // answers each syslog command once its event is safe: delivered by every
-// output, or in the persistent queue (see relpSession).
+// output, or in the persistent queue (see relpInSession).
 type relpInput struct {
 	cfg   *InputConfig
 	set   *RELPInputConfig
@@ -58,7 +58,7 @@ type relpInput struct {
 	done    chan struct{}
 
 	mu       sync.Mutex
-	sessions map[*relpSession]struct{}
+	sessions map[*relpInSession]struct{}
 
 	connsIdle atomic.Uint64 // closed by idle_timeout
 	opened    atomic.Uint64 // sessions opened (open answered 200)
@@ -75,9 +75,9 @@ func (r *relpInput) warnAllowed() bool {
 }
 
 var (
-	mRELPSessions = MetricDesc("relp_input_sessions_total", "RELP sessions opened on a relp input (open answered).", "input")
-	mRELPAcked    = MetricDesc("relp_input_acked_total", "Syslog commands a relp input acknowledged (rsp 200 written), each once its event was delivered by every output or stored in the queue.", "input")
-	mRELPErrors   = MetricDesc("relp_input_protocol_errors_total", "RELP sessions a relp input closed for a protocol error (a bad frame, a transaction number out of order, a command out of place).", "input")
+	mRELPInSessions = MetricDesc("relp_input_sessions_total", "RELP sessions opened on a relp input (open answered).", "input")
+	mRELPInAcked    = MetricDesc("relp_input_acked_total", "Syslog commands a relp input acknowledged (rsp 200 written), each once its event was delivered by every output or stored in the queue.", "input")
+	mRELPInErrors   = MetricDesc("relp_input_protocol_errors_total", "RELP sessions a relp input closed for a protocol error (a bad frame, a transaction number out of order, a command out of place).", "input")
 )
 
 func newRELPInput(ic *InputConfig, env *Env) (Input, error) {
@@ -87,7 +87,7 @@ func newRELPInput(ic *InputConfig, env *Env) (Input, error) {
 		return nil, err
 	}
 	return &relpInput{cfg: ic, set: set, env: env, ln: ln, stats: env.InputStats(),
-		done: make(chan struct{}), sessions: map[*relpSession]struct{}{}}, nil
+		done: make(chan struct{}), sessions: map[*relpInSession]struct{}{}}, nil
 }
 
 func (r *relpInput) Start() {
@@ -107,9 +107,9 @@ func (r *relpInput) Collect(m MetricSink) {
 	n := "input:" + r.stats.Name
 	m.Listener(n, r.ln)
 	m.ListenerIdleClosed(n, r.connsIdle.Load())
-	m.Counter(mRELPSessions, r.opened.Load(), r.stats.Name)
-	m.Counter(mRELPAcked, r.acked.Load(), r.stats.Name)
-	m.Counter(mRELPErrors, r.refusedOp.Load(), r.stats.Name)
+	m.Counter(mRELPInSessions, r.opened.Load(), r.stats.Name)
+	m.Counter(mRELPInAcked, r.acked.Load(), r.stats.Name)
+	m.Counter(mRELPInErrors, r.refusedOp.Load(), r.stats.Name)
 }
 
 func (r *relpInput) serve() {
@@ -130,7 +130,7 @@ func (r *relpInput) serve() {
 			c.Close()
 			continue
 		}
-		s := newRELPSession(r, c)
+		s := newRELPInSession(r, c)
 		r.sessions[s] = struct{}{}
 		r.readers.Add(1)
 		r.writers.Add(1)
@@ -182,7 +182,7 @@ func (r *relpInput) Close() error {
 	return err
 }
 
-func (r *relpInput) forget(s *relpSession) {
+func (r *relpInput) forget(s *relpInSession) {
 	r.mu.Lock()
 	delete(r.sessions, s)
 	r.mu.Unlock()

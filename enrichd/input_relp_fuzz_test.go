@@ -75,7 +75,7 @@ func modelRELP(data []byte, limit int) relpModel {
 func relpFuzzSession(t *testing.T, in *relpInput, data []byte, endsItself bool) []byte {
 	cli, srv := net.Pipe()
 	in.mu.Lock()
-	s := newRELPSession(in, srv)
+	s := newRELPInSession(in, srv)
 	in.sessions[s] = struct{}{}
 	in.readers.Add(1)
 	in.writers.Add(1)
@@ -148,6 +148,12 @@ pipeline: {workers: 2, batch_size: 4}
 	r := startDaemon(f, cfg)
 	in := r.d.inputs[0].(*relpInput)
 	limit := in.relpFrameLimit()
+	// The sessions below join the input's own: wait until it runs.
+	for end := time.Now().Add(30 * time.Second); !r.d.Ready(); time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			f.Fatal("the daemon is not ready after 30 s")
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := modelRELP(data, limit)
 		n0, e0 := in.stats.Events.Load(), in.refusedOp.Load()

@@ -13,10 +13,10 @@ import (
 	"github.com/lutkit/lutkit/enrichd/internal/relp"
 )
 
-// relpSession is one RELP connection. Its reader takes the client's
+// relpInSession is one RELP connection. Its reader takes the client's
 // frames in order (each transaction number the one after the last, from
 // 1), adds the syslog commands' messages to batches, and attaches to each
-// batch an acknowledgement (relpBatch) that covers the run of transaction
+// batch an acknowledgement (relpInBatch) that covers the run of transaction
 // numbers in it. Batches are delivered in any order (several workers); the
 // session answers them in transaction order: once the oldest batches are
 // delivered, the "rsp 200 OK" of each of their commands is appended to
@@ -28,14 +28,14 @@ import (
 // broken connection, enrichd stopped or killed) sends the unanswered ones
 // again on its next session (omrelp's window, 128 by default): they may
 // arrive twice, never not at all.
-type relpSession struct {
+type relpInSession struct {
 	in *relpInput
 	c  net.Conn
 	bt *Batcher
 
 	mu      sync.Mutex
-	q       []*relpBatch // batches and the close, oldest first, not answered yet
-	free    []*relpBatch
+	q       []*relpInBatch // batches and the close, oldest first, not answered yet
+	free    []*relpInBatch
 	out     []byte // answers to write
 	spare   []byte
 	acked   uint64 // syslog answers in out
@@ -46,31 +46,31 @@ type relpSession struct {
 	stopMu  sync.Once
 }
 
-// relpBatch is the acknowledgement of one batch of a session's syslog
+// relpInBatch is the acknowledgement of one batch of a session's syslog
 // commands, transaction numbers first to first+n-1 (or, with close set,
 // the session's close command, first its number).
-type relpBatch struct {
+type relpInBatch struct {
 	Ack
-	s     *relpSession
+	s     *relpInSession
 	first uint32
 	n     int
 	close bool
 	done  bool // under s.mu
 }
 
-func newRELPSession(in *relpInput, c net.Conn) *relpSession {
-	s := &relpSession{in: in, c: c, kick: make(chan struct{}, 1), stopped: make(chan struct{})}
+func newRELPInSession(in *relpInput, c net.Conn) *relpInSession {
+	s := &relpInSession{in: in, c: c, kick: make(chan struct{}, 1), stopped: make(chan struct{})}
 	s.bt = in.env.Batcher(in.stats, in.cfg.Format, false)
 	return s
 }
 
 // Delivered is called once every output has delivered the batch (or the
 // queue holds it).
-func (b *relpBatch) Delivered() { b.s.complete(b) }
+func (b *relpInBatch) Delivered() { b.s.complete(b) }
 
 // Failed is called when an output gave up on the batch: the session ends
 // without answering it, and the client sends it again.
-func (b *relpBatch) Failed(err error) {
+func (b *relpInBatch) Failed(err error) {
 	b.s.in.env.Log.Warn("relp: an output gave up on a batch; the session is closed so that the client sends it again",
 		"remote", b.s.c.RemoteAddr().String(), "err", err)
 	b.s.kill()
@@ -78,14 +78,14 @@ func (b *relpBatch) Failed(err error) {
 
 // open starts the acknowledgement of a new batch whose first command is
 // txnr.
-func (s *relpSession) open(txnr uint32) *relpBatch {
+func (s *relpInSession) open(txnr uint32) *relpInBatch {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var b *relpBatch
+	var b *relpInBatch
 	if n := len(s.free); n > 0 {
 		b, s.free = s.free[n-1], s.free[:n-1]
 	} else {
-		b = &relpBatch{s: s}
+		b = &relpInBatch{s: s}
 	}
 	b.first, b.n, b.close, b.done = txnr, 0, false, false
 	b.Init(b)
@@ -95,7 +95,7 @@ func (s *relpSession) open(txnr uint32) *relpBatch {
 
 // complete marks b delivered and appends the answers of the delivered
 // batches at the head of the queue.
-func (s *relpSession) complete(b *relpBatch) {
+func (s *relpInSession) complete(b *relpInBatch) {
 	s.mu.Lock()
 	b.done = true
 	if s.dead {
@@ -137,13 +137,13 @@ func appendOK(dst []byte, txnr uint32) []byte {
 }
 
 // waiting reports whether commands read wait for their answers.
-func (s *relpSession) waiting() bool {
+func (s *relpInSession) waiting() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.q) > 0 || len(s.out) > 0
 }
 
-func (s *relpSession) wake() {
+func (s *relpInSession) wake() {
 	select {
 	case s.kick <- struct{}{}:
 	default:
@@ -151,7 +151,7 @@ func (s *relpSession) wake() {
 }
 
 // answer appends an answer that needs no delivery (the open).
-func (s *relpSession) answer(txnr uint32, data []byte) {
+func (s *relpInSession) answer(txnr uint32, data []byte) {
 	s.mu.Lock()
 	s.out = relp.AppendFrame(s.out, txnr, relp.CmdRsp, data)
 	s.mu.Unlock()
@@ -160,12 +160,12 @@ func (s *relpSession) answer(txnr uint32, data []byte) {
 
 // finish makes the writer write what is pending and the serverclose
 // hint, then close the connection (the input's Close).
-func (s *relpSession) finish() {
+func (s *relpInSession) finish() {
 	s.stopMu.Do(func() { close(s.stopped) })
 }
 
 // kill closes the connection at once: nothing pending is answered.
-func (s *relpSession) kill() {
+func (s *relpInSession) kill() {
 	s.mu.Lock()
 	s.dead = true
 	s.mu.Unlock()
@@ -175,7 +175,7 @@ func (s *relpSession) kill() {
 
 // writeLoop writes the pending answers, all that are pending in one
 // write, until the session closes.
-func (s *relpSession) writeLoop() {
+func (s *relpInSession) writeLoop() {
 	defer s.in.writers.Done()
 	defer s.in.forget(s)
 	for {
@@ -197,7 +197,7 @@ func (s *relpSession) writeLoop() {
 			buf = relp.AppendFrame(buf, 0, relp.CmdServerClose, nil)
 		}
 		if len(buf) > 0 {
-			_ = s.c.SetWriteDeadline(time.Now().Add(relpWriteTimeout))
+			_ = s.c.SetWriteDeadline(time.Now().Add(relpInWriteTimeout))
 			if _, err := s.c.Write(buf); err != nil {
 				s.in.env.Log.Debug("relp: writing answers failed; the session is closed", "remote", s.c.RemoteAddr().String(), "err", err)
 				s.kill()
@@ -223,13 +223,13 @@ var (
 )
 
 // readLoop reads the client's frames until the session ends.
-func (s *relpSession) readLoop() {
+func (s *relpInSession) readLoop() {
 	in := s.in
 	defer in.readers.Done()
 	if id, _ := listen.Identity(s.c); id != "" {
 		s.bt.SetClient([]byte(id))
 	}
-	err := s.read(relp.NewReader(&relpConnReader{s: s}, in.relpFrameLimit()))
+	err := s.read(relp.NewReader(&relpInConnReader{s: s}, in.relpFrameLimit()))
 	s.bt.Flush()
 	var fe *relp.FrameError
 	switch {
@@ -261,11 +261,11 @@ func (s *relpSession) readLoop() {
 }
 
 // read runs the session's protocol: nil after a close command.
-func (s *relpSession) read(r *relp.Reader) error {
+func (s *relpInSession) read(r *relp.Reader) error {
 	in := s.in
 	want := uint32(1)
 	opened := false
-	var cur *relpBatch
+	var cur *relpInBatch
 	for {
 		if r.Buffered() == 0 {
 			// Nothing more to take without waiting: the batch goes to
@@ -324,7 +324,7 @@ func (s *relpSession) read(r *relp.Reader) error {
 
 // finishAfterWrite makes the writer send the answers ready, and the
 // serverclose hint, then close the session.
-func (s *relpSession) finishAfterWrite() {
+func (s *relpInSession) finishAfterWrite() {
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
@@ -369,14 +369,14 @@ func trimRecordLine(msg []byte, maxSize int) (_ []byte, trunc bool) {
 	return msg, false
 }
 
-// relpConnReader reads a session's connection: it flushes the pending
+// relpInConnReader reads a session's connection: it flushes the pending
 // batch when the client goes quiet for the flush interval, closes idle
 // sessions (limits.idle_timeout), and ends once the input stops.
-type relpConnReader struct {
-	s *relpSession
+type relpInConnReader struct {
+	s *relpInSession
 }
 
-func (r *relpConnReader) Read(p []byte) (int, error) {
+func (r *relpInConnReader) Read(p []byte) (int, error) {
 	s, in := r.s, r.s.in
 	for {
 		var deadline time.Time // none: wait for the next bytes

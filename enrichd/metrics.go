@@ -141,6 +141,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	d := c.d
 	m := MetricSink{ch}
 	collectBuildInfo(m)
+	d.inMu.RLock()
+	defer d.inMu.RUnlock()
 	for _, in := range d.inputs {
 		s := in.Stats()
 		m.Counter(mEventsIn, s.Events.Load(), s.Name, s.Type)
@@ -168,14 +170,14 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			m.Counter(mLookupBadKey, r.BadKey, r.Name, r.Table)
 		}
 	}
-	if d.set != nil {
-		st := d.set.Stats()
+	if set := d.set.Load(); set != nil {
+		st := set.Stats()
 		m.Gauge(mGen, float64(st.Generation))
-		m.Counter(mSwaps, st.Swaps)
-		m.Counter(mRejections, st.Rejections)
+		m.Counter(mSwaps, st.Swaps+d.setCarry.swaps.Load())
+		m.Counter(mRejections, st.Rejections+d.setCarry.rejections.Load())
 		for _, t := range st.Tables {
 			m.Gauge(mTblGen, float64(t.Generation), t.Name, string(t.Kind))
-			d.collectTableRows(m, t)
+			d.collectTableRows(m, set, t)
 			m.Gauge(mTblLoaded, float64(t.LoadedAt.UnixNano())/1e9, t.Name, string(t.Kind))
 			m.Gauge(mTblDamaged, b2f(t.Damaged), t.Name, string(t.Kind))
 			m.Gauge(mTblMissing, b2f(t.Missing), t.Name, string(t.Kind))
@@ -230,6 +232,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for i, name := range reloadResults {
 		m.Counter(mReloads, d.reloads[i].Load(), name)
 	}
+	m.Counter(mReloadInputs, d.inputsStarted.Load(), "started")
+	m.Counter(mReloadInputs, d.inputsStopped.Load(), "stopped")
+	m.Counter(mReloadTables, d.tableSwitches.Load())
 	if d.queue != nil {
 		d.queue.Collect(m)
 	}
@@ -291,8 +296,8 @@ func (d *Daemon) httpHandler() http.Handler {
 			return
 		}
 		fmt.Fprintln(w, "ready")
-		if d.set != nil {
-			st := d.set.Stats()
+		if set := d.set.Load(); set != nil {
+			st := set.Stats()
 			for _, t := range st.Tables {
 				// Serving, without this table's lookups or its file.
 				switch {

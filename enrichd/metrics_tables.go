@@ -19,6 +19,7 @@ type networkCounts struct {
 }
 
 type tableVersion struct {
+	set  *tables.Set // generations count per set: a reload may switch it
 	name string
 	gen  uint64
 }
@@ -27,7 +28,7 @@ type tableVersion struct {
 // generation gen, or false while it is being counted (counting starts at
 // the first call).
 func (c *networkCounts) get(set *tables.Set, name string, gen uint64) (int64, bool) {
-	k := tableVersion{name, gen}
+	k := tableVersion{set, name, gen}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if n, ok := c.n[k]; ok {
@@ -93,13 +94,13 @@ func walkNetworks(set *tables.Set, k tableVersion) (n int64) {
 
 // collectTableRows writes enrichd_table_rows of t: the rows of a .lut
 // table, the networks of an .mmdb table (once counted) and its nodes.
-func (d *Daemon) collectTableRows(m MetricSink, t tables.TableStats) {
+func (d *Daemon) collectTableRows(m MetricSink, set *tables.Set, t tables.TableStats) {
 	if t.Kind != tables.KindMMDB {
 		m.Gauge(mTblRows, float64(t.Rows), t.Name, string(t.Kind))
 		return
 	}
 	m.Gauge(mTblNodes, float64(t.Rows), t.Name)
-	if n, ok := d.netCounts.get(d.set, t.Name, t.Generation); ok {
+	if n, ok := d.netCounts.get(set, t.Name, t.Generation); ok {
 		m.Gauge(mTblRows, float64(n), t.Name, string(t.Kind))
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lutkit/lutkit/internal/seqtally"
+
 	"github.com/lutkit/lutkit/internal/testfiles"
 )
 
@@ -223,8 +225,8 @@ func TestFileOutputDiskFull(t *testing.T) {
 type lineReceiver struct {
 	t    *testing.T
 	addr string
+	seen seqtally.Tally
 	mu   sync.Mutex
-	seen map[int]int
 	ln   net.Listener
 	conn net.Conn
 	// lines counts the whole lines read on the current connection.
@@ -233,7 +235,7 @@ type lineReceiver struct {
 }
 
 func newLineReceiver(t *testing.T) *lineReceiver {
-	r := &lineReceiver{t: t, addr: "127.0.0.1:0", seen: map[int]int{}}
+	r := &lineReceiver{t: t, addr: "127.0.0.1:0"}
 	r.listen()
 	return r
 }
@@ -278,8 +280,8 @@ func (r *lineReceiver) read(c net.Conn) {
 			continue
 		}
 		seq, _ := strconv.Atoi(string(m[1]))
+		r.seen.Add(seq)
 		r.mu.Lock()
-		r.seen[seq]++
 		if r.conn == c {
 			r.lines++
 		}
@@ -311,15 +313,7 @@ func (r *lineReceiver) kill() {
 	}
 }
 
-func (r *lineReceiver) counts() (distinct, dups int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, n := range r.seen {
-		distinct++
-		dups += n - 1
-	}
-	return distinct, dups
-}
+func (r *lineReceiver) counts() (distinct, dups int) { return r.seen.Counts() }
 
 // TestTCPOutputPeerRestarts: the tcp output's receiver, a real TCP peer
 // that counts the lines it reads, is killed (listener and connection
@@ -400,12 +394,10 @@ func TestTCPOutputPeerRestarts(t *testing.T) {
 		t.Errorf("%d events received twice", dups)
 	}
 	// After the last restart nothing is lost: the last events all arrive.
-	rcv.mu.Lock()
 	for i := n - 1000; i < n; i++ {
-		if rcv.seen[i] != 1 {
-			t.Errorf("seq %d received %d times after the last restart", i, rcv.seen[i])
+		if got := rcv.seen.Seen(i); got != 1 {
+			t.Errorf("seq %d received %d times after the last restart", i, got)
 			break
 		}
 	}
-	rcv.mu.Unlock()
 }

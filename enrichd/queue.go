@@ -91,6 +91,19 @@ const (
 func (q *diskQueue) writeLoop() {
 	defer close(q.written)
 	var acks []*Ack
+	var ins []*InputStats // the inputs of the buffers appended, told with acks
+	tell := func() {
+		for _, a := range acks {
+			a.to.Delivered()
+		}
+		for _, in := range ins {
+			in.delivered()
+		}
+		clear(acks)
+		acks = acks[:0]
+		clear(ins)
+		ins = ins[:0]
+	}
 	unsynced := 0
 	var tick <-chan time.Time
 	if iv := q.cfg.Sync.Interval; iv > 0 {
@@ -99,18 +112,14 @@ func (q *diskQueue) writeLoop() {
 		tick = t.C
 	}
 	sync := func() bool {
-		if unsynced == 0 && len(acks) == 0 {
+		if unsynced == 0 && len(acks) == 0 && len(ins) == 0 {
 			return true
 		}
 		if err := q.st.Sync(); err != nil && !q.retry("sync", err, q.st.Sync) {
 			return false
 		}
 		unsynced = 0
-		for _, a := range acks {
-			a.to.Delivered()
-		}
-		clear(acks)
-		acks = acks[:0]
+		tell()
 		return true
 	}
 	for {
@@ -126,6 +135,9 @@ func (q *diskQueue) writeLoop() {
 			if ok && b.ack != nil {
 				acks = append(acks, b.ack)
 			}
+			if ok && b.in != nil {
+				ins = append(ins, b.in)
+			}
 			unsynced += b.Events
 			b.refs.Store(1)
 			b.Release()
@@ -135,11 +147,7 @@ func (q *diskQueue) writeLoop() {
 			switch s := q.cfg.Sync; {
 			case s.None:
 				q.st.NoSync()
-				for _, a := range acks {
-					a.to.Delivered()
-				}
-				clear(acks)
-				acks = acks[:0]
+				tell()
 			case s.Events > 0 && (unsynced >= s.Events || len(q.in) == 0):
 				if !sync() {
 					return

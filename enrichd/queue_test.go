@@ -143,7 +143,7 @@ func TestQueueOutputOutage(t *testing.T) {
 		time.Sleep(rest) // the outage lasts its full length
 	}
 
-	rcv := &lineReceiver{t: t, addr: addr, seen: map[int]int{}}
+	rcv := &lineReceiver{t: t, addr: addr}
 	rcv.listen()
 	waitFor(t, 10*time.Minute, func() bool { d, _ := rcv.counts(); return d >= n }, func() string {
 		d, _ := rcv.counts()
@@ -288,7 +288,7 @@ func TestQueueDiskFull(t *testing.T) {
 	}
 	t.Logf("disk full after %v events", written)
 
-	rcv := &lineReceiver{t: t, addr: addr, seen: map[int]int{}}
+	rcv := &lineReceiver{t: t, addr: addr}
 	rcv.listen()
 	res := <-sent
 	if res.err != nil {
@@ -334,7 +334,7 @@ func TestQueueFull(t *testing.T) {
 	if !strings.Contains(logs.String(), "queue: full") {
 		t.Errorf("the full queue is not logged")
 	}
-	rcv := &lineReceiver{t: t, addr: addr, seen: map[int]int{}}
+	rcv := &lineReceiver{t: t, addr: addr}
 	rcv.listen()
 	if res := <-sent; res.err != nil {
 		t.Fatal(res.err)
@@ -358,8 +358,8 @@ func stopAndCount(t *testing.T, r *running, rcv *lineReceiver, n int) {
 		t.Errorf("the receiver holds %d distinct events (%d twice), want %d once each", d, dups, n)
 	}
 	for i := range n {
-		if rcv.seen[i] != 1 {
-			t.Fatalf("seq %d received %d times", i, rcv.seen[i])
+		if got := rcv.seen.Seen(i); got != 1 {
+			t.Fatalf("seq %d received %d times", i, got)
 		}
 	}
 }

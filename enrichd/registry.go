@@ -187,8 +187,10 @@ func outputEndpoints() map[Endpoint][]string {
 
 // Input returns the input named name, or nil.
 func (d *Daemon) Input(name string) Input {
+	d.inMu.RLock()
+	defer d.inMu.RUnlock()
 	for i, in := range d.inputs {
-		if d.cfg.Inputs[i].Name == name {
+		if d.inCfgs[i].Name == name {
 			return in
 		}
 	}

@@ -76,7 +76,11 @@ const (
 
 var reloadResults = [...]string{reloadOK: "success", reloadRefused: "failure"}
 
-var mReloads = MetricDesc("config_reloads_total", "Configuration reloads (SIGHUP), by result: success, or failure (the configuration was refused and the running one kept).", "result")
+var (
+	mReloads      = MetricDesc("config_reloads_total", "Configuration reloads (SIGHUP), by result: success, or failure (the configuration was refused and the running one kept).", "result")
+	mReloadInputs = MetricDesc("config_reload_inputs_total", "Inputs configuration reloads started (added or changed) and stopped (removed or changed), by action: started, stopped.", "action")
+	mReloadTables = MetricDesc("config_reload_table_switches_total", "Configuration reloads that switched the table set (a changed tables section).")
+)
 
 // ReloadError is a reload that was refused: the configuration running
 // before goes on.
@@ -87,23 +91,41 @@ func (e *ReloadError) Unwrap() error { return e.Err }
 
 // Reload reads the configuration again with load (the file and the flags,
 // as at start), checks it as --check-config does (the rules against the
-// tables present too), and switches the daemon to its rules between two
-// batches: every batch is enriched by the rules before or by the rules
-// after, never a mix, and no event is lost. Outputs that changed are
-// switched between two buffers (reloadOutputs); those that did not stay
-// open. Inputs, tables, the pipeline, the persistent queue, the HTTP and
-// memcached listeners, logging and the shutdown settings keep running as
-// they are: a reload that changes any of them is refused (they need a
-// restart), as is one that does not load or check. A refused reload leaves the running configuration in
-// place. Every reload also reopens the file outputs and the listeners'
-// TLS files (see Reopen), is logged with its outcome and counted in
+// tables present too), and applies what changed; a reload that does not
+// load or check, or that one of these steps refuses, leaves the running
+// configuration in place:
+//
+//   - tables: a changed tables section opens the new set first (one that
+//     does not open refuses the reload), checks the rules against it,
+//     then switches the set and the engine together between two batches
+//     (reload_tables.go); the lookup API and memcached answer from the new
+//     set, and the old one is closed once no batch uses it;
+//   - inputs: inputs whose configuration did not change keep running, with
+//     their listeners and connections; new and changed ones are made
+//     (their listeners bound: a failure refuses the reload) before the
+//     old ones are drained and closed (reload_inputs.go);
+//   - outputs: those that changed are switched between two buffers
+//     (reloadOutputs); those that did not stay open;
+//   - rules: switched between two batches: every batch is enriched by the
+//     rules before or by the rules after, never a mix, and no event is
+//     lost.
+//
+// The pipeline, the persistent queue, the HTTP and memcached listeners,
+// logging and the shutdown settings keep running as they are: a reload
+// that changes any of them is refused (they need a restart). Every reload
+// also reopens the file outputs and the listeners' TLS files (see
+// Reopen), is logged with its outcome and what it changed, and counted in
 // enrichd_config_reloads_total{result}.
 func (d *Daemon) Reload(load func() (*Config, error)) error {
 	start := time.Now()
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
+	if d.closing {
+		d.reloads[reloadRefused].Add(1)
+		return &ReloadError{Err: errors.New("the daemon is shutting down")}
+	}
 	d.Reopen()
-	n, opened, closed, err := d.reload(load)
+	res, err := d.reload(load)
 	took := time.Since(start).Seconds()
 	if err != nil {
 		d.reloads[reloadRefused].Add(1)
@@ -111,42 +133,83 @@ func (d *Daemon) Reload(load func() (*Config, error)) error {
 		return &ReloadError{Err: err}
 	}
 	d.reloads[reloadOK].Add(1)
-	d.log.Info("configuration reloaded", "rules", n, "outputs_opened", opened, "outputs_closed", closed, "took_seconds", took)
+	d.inputsStarted.Add(uint64(res.inputsStarted))
+	d.inputsStopped.Add(uint64(res.inputsStopped))
+	if res.tables {
+		d.tableSwitches.Add(1)
+	}
+	d.log.Info("configuration reloaded", "rules", res.rules, "outputs_opened", res.opened, "outputs_closed", res.closed,
+		"inputs_started", res.inputsStarted, "inputs_stopped", res.inputsStopped, "tables_switched", res.tables, "took_seconds", took)
 	return nil
 }
 
-// reload applies what load returns; it returns the number of rules and
-// of the outputs opened and closed.
-func (d *Daemon) reload(load func() (*Config, error)) (rules, opened, closed int, err error) {
+// reloadResult is what a reload changed.
+type reloadResult struct {
+	rules                        int
+	opened, closed               int // outputs
+	inputsStarted, inputsStopped int
+	tables                       bool // the table set was switched
+}
+
+// reload applies what load returns (see Reload).
+func (d *Daemon) reload(load func() (*Config, error)) (res reloadResult, err error) {
 	cfg, err := load()
 	if err != nil {
-		return 0, 0, 0, err
+		return res, err
 	}
 	if _, err := CheckTables(cfg); err != nil {
-		return 0, 0, 0, err
+		return res, err
 	}
 	if changed := restartSections(d.cfg, cfg); len(changed) > 0 {
-		return 0, 0, 0, fmt.Errorf("%s changed: a reload applies the rules and the outputs only, and these need a restart", strings.Join(changed, ", "))
+		return res, fmt.Errorf("%s changed: a reload applies the rules, the tables, the inputs and the outputs only, and these need a restart", strings.Join(changed, ", "))
 	}
-	if d.set != nil {
-		if err := checkRuleTables(d.set, cfg.Rules, d.log); err != nil {
-			return 0, 0, 0, err
+	newSet, err := d.reloadTables(&cfg.Tables)
+	if err != nil {
+		return res, err
+	}
+	set := d.set.Load()
+	if newSet != nil {
+		set = newSet
+		defer func() {
+			if err != nil {
+				newSet.Close()
+			}
+		}()
+	}
+	if set != nil {
+		if err := checkRuleTables(set, cfg.Rules, d.log); err != nil {
+			return res, err
 		}
 	}
 	rs, opts := cfg.engineRules()
-	eng, err := engine.New(rs, opts, d.set)
+	eng, err := engine.New(rs, opts, set)
 	if err != nil {
-		return 0, 0, 0, err
+		return res, err
 	}
 	if err := d.checkOutputChange(cfg, opts); err != nil {
-		return 0, 0, 0, err
+		return res, err
 	}
-	// The outputs first: a reload they refuse leaves the rules as well.
-	if opened, closed, err = d.reloadOutputs(cfg.Outputs); err != nil {
-		return 0, 0, 0, err
+	// The inputs, then the outputs: a reload either refuses leaves
+	// everything else as it runs.
+	plan, err := d.prepareInputs(cfg.Inputs)
+	if err != nil {
+		return res, err
 	}
-	d.engines.swap(eng)
-	return len(rs), opened, closed, nil
+	if res.opened, res.closed, err = d.reloadOutputs(cfg.Outputs); err != nil {
+		if plan != nil {
+			plan.undo(d)
+		}
+		return res, err
+	}
+	if newSet != nil {
+		d.switchTables(eng, newSet, cfg.Tables)
+		res.tables = true
+	} else {
+		d.engines.swap(eng)
+	}
+	res.inputsStarted, res.inputsStopped = d.commitInputs(plan)
+	res.rules = len(rs)
+	return res, nil
 }
 
 // checkOutputChange refuses outputs of cfg that differ from the live ones
@@ -173,16 +236,14 @@ func (d *Daemon) checkOutputChange(cfg *Config, opts engine.Options) error {
 }
 
 // restartSections returns the sections (and keys) that differ between a
-// and b other than the rules and the outputs: what a reload cannot
-// apply.
+// and b other than the rules, the tables, the inputs and the outputs:
+// what a reload cannot apply.
 func restartSections(a, b *Config) []string {
 	var changed []string
 	for _, s := range []struct {
 		name string
 		a, b any
 	}{
-		{"inputs", a.Inputs, b.Inputs},
-		{"tables", a.Tables, b.Tables},
 		{"pipeline", a.Pipeline, b.Pipeline},
 		{"queue", a.Queue, b.Queue},
 		{"http", a.HTTP, b.HTTP},

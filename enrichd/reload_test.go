@@ -157,7 +157,7 @@ func TestReloadRefused(t *testing.T) {
 	for i, tc := range []struct{ name, yml, want string }{
 		{"syntax", "inputs:\n  - type: tcp\n    listen: 127.0.0.1:0\n   format: json\n", path + ":4: not valid YAML"},
 		{"column", strings.Replace(good, "[Email]", "[Emial]", 1), `rules[1].columns[0]: table "customers" has no column "Emial"`},
-		{"input", strings.Replace(good, `listen: "127.0.0.1:0"`, `listen: "127.0.0.1:0", format: raw`, 1), "inputs changed: a reload applies the rules and the outputs only"},
+		{"restart", strings.Replace(good, "drain_read_grace: 300ms", "drain_read_grace: 400ms", 1), "drain_read_grace changed: a reload applies the rules, the tables, the inputs and the outputs only"},
 		{"output", strings.Replace(good, "out.json", "missing/other.json", 1), "no such file or directory"},
 	} {
 		must(t, os.WriteFile(path, []byte(tc.yml), 0o644))
@@ -198,7 +198,7 @@ func TestReloadRefused(t *testing.T) {
 
 // TestReloadSameSections: the examples, read twice, have no section a
 // reload would refuse (every section compares by value), and a changed
-// listen address is one (a changed output is not).
+// pipeline is one (a changed input, table set or output is not).
 func TestReloadSameSections(t *testing.T) {
 	// The Kafka example is checked in package enrichd/kafka, which
 	// registers its types (TestKafkaExampleSameOnReload).
@@ -211,9 +211,11 @@ func TestReloadSameSections(t *testing.T) {
 			t.Errorf("%s read twice: %v differ", f, changed)
 		}
 		b.Inputs[0].Listen = "127.0.0.1:1"
+		b.Tables.Path = "elsewhere"
 		b.Outputs[0].Name = "other"
-		if changed := restartSections(a, b); strings.Join(changed, ",") != "inputs" {
-			t.Errorf("%s: changed %v, want inputs", f, changed)
+		b.Pipeline.Workers++
+		if changed := restartSections(a, b); strings.Join(changed, ",") != "pipeline" {
+			t.Errorf("%s: changed %v, want pipeline", f, changed)
 		}
 	}
 }

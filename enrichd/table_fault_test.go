@@ -369,7 +369,7 @@ func TestNetworkCountFault(t *testing.T) {
 		t.Fatalf("geo not loaded: %+v", set.Stats())
 	}
 	must(t, os.Truncate(path, 4096))
-	if n := walkNetworks(set, tableVersion{"geo", ts.Generation}); n != -1 {
+	if n := walkNetworks(set, tableVersion{set, "geo", ts.Generation}); n != -1 {
 		t.Fatalf("counted %d networks in a file truncated to 4 KiB", n)
 	}
 	if st := set.Stats(); !damaged(st, "geo") {

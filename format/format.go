@@ -88,7 +88,8 @@ const (
 	// reader cannot evaluate.
 	FeaturePartitionedMPHF uint32 = 1 << 8
 
-	knownIncompat = FeatureFoldCase | FeatureColumnTypes | FeatureSuffix | FeatureRange | FeatureTimeBound | FeaturePartitionedMPHF
+	knownIncompat = FeatureFoldCase | FeatureColumnTypes | FeatureSuffix | FeatureRange | FeatureTimeBound | FeaturePartitionedMPHF |
+		FeatureWildcard | FeaturePattern
 )
 
 // HashXXH3 is the only key hash algorithm of version 1.
@@ -121,6 +122,10 @@ func SectionName(kind uint32) string {
 		return "META"
 	case SectionSuffix:
 		return "SUFFIX"
+	case SectionWildcard:
+		return "WILDCARD"
+	case SectionPattern:
+		return "PATTERN"
 	case SectionRange:
 		return "RANGE"
 	case SectionTimeBound:

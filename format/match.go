@@ -18,9 +18,15 @@ const (
 	// MatchRange: a table of inclusive integer ranges (FeatureRange, a
 	// RANGE section); a lookup takes an integer.
 	MatchRange MatchKind = 2
+	// MatchWildcard: keys are globs ('*' any run of bytes); the most
+	// literal characters win (FeatureWildcard, a WILDCARD section).
+	MatchWildcard MatchKind = 3
+	// MatchPattern: keys are regular expressions; the first in source
+	// order wins (FeaturePattern, a PATTERN section).
+	MatchPattern MatchKind = 4
 )
 
-var matchNames = [...]string{"exact", "suffix", "range"}
+var matchNames = [...]string{"exact", "suffix", "range", "wildcard", "pattern"}
 
 // String returns the kind's name, as --match takes it.
 func (k MatchKind) String() string {
@@ -40,7 +46,7 @@ func ParseMatchKind(name string) (MatchKind, error) {
 			return MatchKind(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown match kind %q (want exact, suffix or range)", name)
+	return 0, fmt.Errorf("unknown match kind %q (want exact, suffix, range, wildcard or pattern)", name)
 }
 
 // MatchOf returns the match kind of a file's incompatible feature bits.
@@ -50,6 +56,12 @@ func MatchOf(incompat uint32) MatchKind {
 	}
 	if incompat&FeatureRange != 0 {
 		return MatchRange
+	}
+	if incompat&FeatureWildcard != 0 {
+		return MatchWildcard
+	}
+	if incompat&FeaturePattern != 0 {
+		return MatchPattern
 	}
 	return MatchExact
 }

@@ -53,6 +53,13 @@ const (
 	FeatureTimeBound uint32 = 1 << 6
 )
 
+// A table with both bits is a range table whose rows are bounded in time
+// (an IP-and-time lease table): its RANGE section lists every row covering
+// each segment of integers whatever its validity, and its TIMEBOUND
+// section has one group per RANGE segment, over the validities of the
+// rows that segment lists. A lookup of x at t finds x's segment i in
+// RANGE, then t in group i of TIMEBOUND.
+
 // Overlap policies: what the compiler does with rows whose ranges (or,
 // for one key, validity) overlap.
 const (
@@ -276,6 +283,9 @@ type Interval struct {
 	Lo, Hi int64
 	Off    uint64 // record offset within DATA
 	Line   int64
+	// Rank orders the rows that cover a segment in AppendRankedIntervals
+	// (lower first, then Line); AppendIntervals ignores it.
+	Rank uint64
 }
 
 // OverlapErr describes two rows whose intervals overlap under
@@ -292,6 +302,28 @@ func (e *OverlapErr) Error() string {
 // splits overlapping rows into disjoint segments that list every row
 // covering them, in the policy's order.
 func AppendIntervals(dst []byte, rows []Interval, groups, records uint64, policy uint32) ([]byte, error) {
+	less := func(a, b Interval) int {
+		if policy == OverlapNarrowest {
+			if c := cmp.Compare(uint64(a.Hi-a.Lo), uint64(b.Hi-b.Lo)); c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(a.Line, b.Line)
+	}
+	return appendIntervals(dst, rows, groups, records, policy, policy == OverlapError, less)
+}
+
+// AppendRankedIntervals is AppendIntervals that lists the rows covering a
+// segment by their Rank (then Line) whatever the policy, which it only
+// records, and refuses overlaps only when refuse is set: the sections of
+// a range table bounded in time, whose rows may overlap in one dimension
+// and not in both, and are ranked by their ranges in both.
+func AppendRankedIntervals(dst []byte, rows []Interval, groups, records uint64, policy uint32, refuse bool) ([]byte, error) {
+	less := func(a, b Interval) int { return cmp.Or(cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Line, b.Line)) }
+	return appendIntervals(dst, rows, groups, records, policy, refuse, less)
+}
+
+func appendIntervals(dst []byte, rows []Interval, groups, records uint64, policy uint32, refuse bool, less func(a, b Interval) int) ([]byte, error) {
 	slices.SortFunc(rows, func(a, b Interval) int {
 		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Lo, b.Lo), cmp.Compare(a.Line, b.Line))
 	})
@@ -310,7 +342,7 @@ func AppendIntervals(dst []byte, rows []Interval, groups, records uint64, policy
 		}
 		grp := rows[r:end]
 		r = end
-		if policy == OverlapError {
+		if refuse {
 			for i, row := range grp {
 				if i > 0 && grp[i-1].Hi >= row.Lo {
 					a, b := grp[i-1], row
@@ -325,7 +357,7 @@ func AppendIntervals(dst []byte, rows []Interval, groups, records uint64, policy
 			}
 			continue
 		}
-		los, his, listStart, list = sweep(grp, policy, los, his, listStart, list)
+		los, his, listStart, list = sweep(grp, less, los, his, listStart, list)
 	}
 	if r != len(rows) {
 		return nil, fmt.Errorf("internal error: an interval of group %d beyond the %d groups", rows[r].Group, groups)
@@ -365,8 +397,8 @@ func AppendIntervals(dst []byte, rows []Interval, groups, records uint64, policy
 
 // sweep splits the overlapping rows of one group (sorted by low bound)
 // into disjoint segments, each listing the rows that cover it in the
-// policy's order; neighbouring segments with the same list are merged.
-func sweep(grp []Interval, policy uint32, los, his []int64, listStart, list []uint32) ([]int64, []int64, []uint32, []uint32) {
+// order of less; neighbouring segments with the same list are merged.
+func sweep(grp []Interval, less func(a, b Interval) int, los, his []int64, listStart, list []uint32) ([]int64, []int64, []uint32, []uint32) {
 	// The segment boundaries: every low bound, and every high bound + 1.
 	var bounds []int64
 	for _, row := range grp {
@@ -377,14 +409,6 @@ func sweep(grp []Interval, policy uint32, los, his []int64, listStart, list []ui
 	}
 	slices.Sort(bounds)
 	bounds = slices.Compact(bounds)
-	less := func(a, b Interval) int {
-		if policy == OverlapNarrowest {
-			if c := cmp.Compare(uint64(a.Hi-a.Lo), uint64(b.Hi-b.Lo)); c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(a.Line, b.Line)
-	}
 	var active, sorted []Interval
 	next := 0
 	first := len(los) // the group's first segment, never merged across

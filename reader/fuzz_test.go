@@ -49,10 +49,10 @@ func FuzzOpenBytes(f *testing.F) {
 	})
 }
 
-// FuzzRangeTable opens damaged range and time-bounded tables: lookups,
-// Records and Verify must not panic.
+// FuzzRangeTable opens damaged range and time-bounded tables, and range
+// tables bounded in time: lookups, Records and Verify must not panic.
 func FuzzRangeTable(f *testing.F) {
-	for _, p := range []string{"testdata/range.lut", "testdata/lease.lut"} {
+	for _, p := range []string{"testdata/range.lut", "testdata/lease.lut", "testdata/rangetime.lut"} {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
@@ -71,6 +71,8 @@ func FuzzRangeTable(f *testing.F) {
 			tbl.GetRange(x, &row)
 			tbl.MatchAt([]byte("1"), x, out)
 			tbl.GetAt([]byte("2"), x, &row)
+			tbl.MatchRangeAt(x, 7, out)
+			tbl.LookupRangeAt(5, x)
 		}
 		tbl.Get([]byte("7"), &row)
 		_ = tbl.Records(func(v reader.View) bool { v.Col(0); return true })

@@ -1,6 +1,8 @@
 package reader
 
 import (
+	"time"
+
 	"github.com/lutkit/lutkit/format"
 )
 
@@ -28,7 +30,7 @@ func (t *Table) openMatch() error {
 			return err
 		}
 	}
-	return nil
+	return t.openLiteral()
 }
 
 // MatchKind returns how the table's keys match a lookup key.
@@ -40,21 +42,29 @@ func (t *Table) findMatch(key []byte) (format.Record, bool) {
 	switch t.match {
 	case format.MatchSuffix:
 		return t.findSuffix(key)
+	case format.MatchWildcard, format.MatchPattern:
+		return t.findLiteral(key)
 	}
 	return format.Record{}, false
 }
 
 // Match sets out to the rows that match key, the most specific first,
 // up to len(out), and returns how many it set. In an exact table that is
-// the row of key, if there is one. The Views alias the mapping (see
+// the row of key, if there is one; a range or time-bounded table answers
+// as MatchAt at the current time. The Views alias the mapping (see
 // Lookup). With a reused out it does not allocate.
 func (t *Table) Match(key []byte, out []View) int {
 	if len(out) == 0 {
 		return 0
 	}
+	if t.iv != nil {
+		return t.MatchAt(key, time.Now().Unix(), out)
+	}
 	switch t.match {
 	case format.MatchSuffix:
 		return t.matchSuffix(key, out)
+	case format.MatchWildcard, format.MatchPattern:
+		return t.matchLiteral(key, out)
 	}
 	v, ok := t.Lookup(key)
 	if !ok {
@@ -95,6 +105,8 @@ func (c *matchCheck) done() error {
 	switch c.t.match {
 	case format.MatchSuffix:
 		return c.suffixDone()
+	case format.MatchWildcard, format.MatchPattern:
+		return c.t.verifyLiteral()
 	}
 	return nil
 }

@@ -67,6 +67,11 @@ func TestSuffixSemantics(t *testing.T) {
 	if n != 2 || string(out[0].Col(1)) != "bad" || string(out[1].Col(1)) != "evil" {
 		t.Fatalf("Match gave %d rows: %q, %q", n, out[0].Col(1), out[1].Col(1))
 	}
+	// MatchAt ignores the time of a table that is not time-bounded, and
+	// answers every match as Match does.
+	if n := tbl.MatchAt([]byte("x.bad.EVIL.com"), 0, out); n != 2 || string(out[0].Col(1)) != "bad" || string(out[1].Col(1)) != "evil" {
+		t.Fatalf("MatchAt gave %d rows: %q, %q", n, out[0].Col(1), out[1].Col(1))
+	}
 	if n := tbl.Match([]byte("x.bad.evil.com"), out[:1]); n != 1 || string(out[0].Col(1)) != "bad" {
 		t.Fatalf("Match with room for one gave %d rows, %q", n, out[0].Col(1))
 	}

@@ -37,12 +37,18 @@ func (t *Table) openIntervals() error {
 		if !ok {
 			continue
 		}
-		if t.iv != nil {
-			return format.Corruptf(int64(s.Off), "a table is a range or a time-bounded table, not both")
-		}
 		iv, err := format.DecodeIntervals(t.file[s.Off:s.Off+s.Len], int64(s.Off))
 		if err != nil {
 			return err
+		}
+		if t.iv != nil {
+			// Both: a range table bounded in time (range_time.go).
+			if iv.G != max(t.iv.S, 1) || iv.R != t.iv.R || iv.Policy != t.iv.Policy {
+				return format.Corruptf(int64(s.Off), "TIMEBOUND section of %d groups, %d rows, policy %d in a range table of %d segments, %d rows, policy %d",
+					iv.G, iv.R, iv.Policy, t.iv.S, t.iv.R, t.iv.Policy)
+			}
+			t.tiv, t.extra = iv, append(t.extra, s)
+			continue
 		}
 		if k.kind == format.SectionRange && iv.G != 1 || k.kind == format.SectionTimeBound && iv.G != max(h.Rows, 1) {
 			return format.Corruptf(int64(s.Off), "%s section of %d groups in a table of %d keys", format.SectionName(k.kind), iv.G, h.Rows)
@@ -54,8 +60,9 @@ func (t *Table) openIntervals() error {
 }
 
 // TimeBounded reports whether the table's rows are bounded in time (a
-// TIMEBOUND section): a lookup takes a key and a time (GetAt).
-func (t *Table) TimeBounded() bool { return t.ivKind == format.SectionTimeBound }
+// TIMEBOUND section, of a keyed or a range table): a lookup takes a key
+// and a time (GetAt).
+func (t *Table) TimeBounded() bool { return t.ivKind == format.SectionTimeBound || t.tiv != nil }
 
 // Overlap returns a range or time-bounded table's overlap policy:
 // "error" (no two rows overlap, at most one matches), "narrowest" or
@@ -67,26 +74,26 @@ func (t *Table) Overlap() string {
 	return format.OverlapNames[t.iv.Policy]
 }
 
-// record returns the row of list entry j.
-func (t *Table) record(j uint64) (format.Record, bool) {
-	r, ok := format.ParseRecord(t.data, t.iv.Record(j), t.ncols)
+// record returns the row of list entry j of iv.
+func (t *Table) record(iv *format.Intervals, j uint64) (format.Record, bool) {
+	r, ok := format.ParseRecord(t.data, iv.Record(j), t.ncols)
 	return r, ok
 }
 
-// matchGroup writes the rows of group g that hold x to out, and returns
-// how many it wrote.
-func (t *Table) matchGroup(g uint64, x int64, out []View) int {
-	i, ok := t.iv.Find(g, x)
+// matchGroup writes the rows of group g of iv that hold x to out, and
+// returns how many it wrote.
+func (t *Table) matchGroup(iv *format.Intervals, g uint64, x int64, out []View) int {
+	i, ok := iv.Find(g, x)
 	if !ok {
 		return 0
 	}
-	first, end, ok := t.iv.List(i)
+	first, end, ok := iv.List(i)
 	if !ok {
 		return 0
 	}
 	n := 0
 	for j := first; j < end && n < len(out); j++ {
-		if r, ok := t.record(j); ok {
+		if r, ok := t.record(iv, j); ok {
 			out[n] = View{r}
 			n++
 		}
@@ -94,28 +101,69 @@ func (t *Table) matchGroup(g uint64, x int64, out []View) int {
 	return n
 }
 
-// lookupGroup returns the first row of group g that holds x.
-func (t *Table) lookupGroup(g uint64, x int64) (format.Record, bool) {
-	i, ok := t.iv.Find(g, x)
+// lookupGroup returns the first row of group g of iv that holds x.
+func (t *Table) lookupGroup(iv *format.Intervals, g uint64, x int64) (format.Record, bool) {
+	i, ok := iv.Find(g, x)
 	if !ok {
 		return format.Record{}, false
 	}
-	first, end, ok := t.iv.List(i)
+	first, end, ok := iv.List(i)
 	if !ok || first == end {
 		return format.Record{}, false
 	}
-	return t.record(first)
+	return t.record(iv, first)
 }
 
 // LookupRange returns the row of a range table whose range holds x (the
-// first of them when overlaps are allowed), aliasing the mapping. In any
+// first of them when overlaps are allowed), aliasing the mapping; in a
+// range table bounded in time, the row valid at the current time. In any
 // other table it finds nothing.
 func (t *Table) LookupRange(x int64) (View, bool) {
 	if t.ivKind != format.SectionRange {
 		return View{}, false
 	}
-	r, ok := t.lookupGroup(0, x)
+	if t.tiv != nil {
+		return t.LookupRangeAt(x, time.Now().Unix())
+	}
+	r, ok := t.lookupGroup(t.iv, 0, x)
 	return View{r}, ok
+}
+
+// LookupRangeAt returns the row of a range table whose range holds x and,
+// in a range table bounded in time, whose validity holds the time at
+// (Unix seconds; other range tables ignore it), the first of them when
+// overlaps are allowed. The View aliases the mapping.
+func (t *Table) LookupRangeAt(x, at int64) (View, bool) {
+	if t.ivKind != format.SectionRange {
+		return View{}, false
+	}
+	if t.tiv == nil {
+		r, ok := t.lookupGroup(t.iv, 0, x)
+		return View{r}, ok
+	}
+	i, ok := t.iv.Find(0, x)
+	if !ok {
+		return View{}, false
+	}
+	r, ok := t.lookupGroup(t.tiv, i, at)
+	return View{r}, ok
+}
+
+// MatchRangeAt is MatchRange at the time at: in a range table bounded in
+// time, the rows whose range holds x and whose validity holds at, in the
+// table's order (see Overlap).
+func (t *Table) MatchRangeAt(x, at int64, out []View) int {
+	if t.ivKind != format.SectionRange || len(out) == 0 {
+		return 0
+	}
+	if t.tiv == nil {
+		return t.matchGroup(t.iv, 0, x, out)
+	}
+	i, ok := t.iv.Find(0, x)
+	if !ok {
+		return 0
+	}
+	return t.matchGroup(t.tiv, i, at, out)
 }
 
 // GetRange is LookupRange that copies the row into row.
@@ -129,12 +177,16 @@ func (t *Table) GetRange(x int64, row *Row) bool {
 
 // MatchRange writes up to len(out) rows of a range table whose ranges
 // hold x to out, in the table's order (see Overlap), and returns how many
-// it wrote. The Views alias the mapping.
+// it wrote; in a range table bounded in time, those valid at the current
+// time. The Views alias the mapping.
 func (t *Table) MatchRange(x int64, out []View) int {
 	if t.ivKind != format.SectionRange {
 		return 0
 	}
-	return t.matchGroup(0, x, out)
+	if t.tiv != nil {
+		return t.MatchRangeAt(x, time.Now().Unix(), out)
+	}
+	return t.matchGroup(t.iv, 0, x, out)
 }
 
 // group returns the group of a time-bounded table's key.
@@ -159,14 +211,14 @@ func (t *Table) LookupAt(key []byte, at int64) (View, bool) {
 		if !ok {
 			return View{}, false
 		}
-		r, ok := t.lookupGroup(g, at)
+		r, ok := t.lookupGroup(t.iv, g, at)
 		return View{r}, ok
 	case format.SectionRange:
 		x, ok := parseInt(key)
 		if !ok {
 			return View{}, false
 		}
-		return t.LookupRange(x)
+		return t.LookupRangeAt(x, at)
 	}
 	return t.Lookup(key)
 }
@@ -183,7 +235,8 @@ func (t *Table) GetAt(key []byte, at int64, row *Row) bool {
 
 // MatchAt writes up to len(out) rows for key valid at the time at to out,
 // in the table's order (see Overlap), and returns how many it wrote: the
-// several-match form of LookupAt. The Views alias the mapping.
+// several-match form of LookupAt (in a table that is neither, Match).
+// The Views alias the mapping.
 func (t *Table) MatchAt(key []byte, at int64, out []View) int {
 	if len(out) == 0 {
 		return 0
@@ -194,20 +247,15 @@ func (t *Table) MatchAt(key []byte, at int64, out []View) int {
 		if !ok {
 			return 0
 		}
-		return t.matchGroup(g, at, out)
+		return t.matchGroup(t.iv, g, at, out)
 	case format.SectionRange:
 		x, ok := parseInt(key)
 		if !ok {
 			return 0
 		}
-		return t.MatchRange(x, out)
+		return t.MatchRangeAt(x, at, out)
 	}
-	v, ok := t.Lookup(key)
-	if !ok {
-		return 0
-	}
-	out[0] = v
-	return 1
+	return t.Match(key, out)
 }
 
 // lookupMatch is Lookup in a range or time-bounded table.
@@ -270,7 +318,30 @@ func (t *Table) verifyMatch() error {
 	if err == nil && t.iv.R != uint64(t.countRecords()) {
 		return format.Corruptf(off, "%s section counts %d rows, DATA holds %d", format.SectionName(t.ivKind), t.iv.R, t.countRecords())
 	}
+	if err == nil && t.tiv != nil {
+		err = t.verifyRangeTime()
+	}
 	return err
+}
+
+// verifyRangeTime checks the TIMEBOUND section of a range table bounded
+// in time: every entry, and every row of group g among those RANGE
+// segment g lists.
+func (t *Table) verifyRangeTime() error {
+	off := int64(t.extra[1].Off)
+	return t.tiv.Check(off, func(g, rec uint64) bool {
+		r, ok := format.ParseRecord(t.data, rec, t.ncols)
+		if !ok || !r.Valid() || g >= t.iv.S {
+			return false
+		}
+		first, end, ok := t.iv.List(g)
+		for j := first; ok && j < end; j++ {
+			if t.iv.Record(j) == rec {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // countRecords returns the number of well-formed records in DATA.

@@ -253,7 +253,8 @@ func TestRangeAndTimeDoNotAllocate(t *testing.T) {
 	out := make([]reader.View, 4)
 	key := []byte("10.1.2.3")
 	n := testing.AllocsPerRun(1000, func() {
-		if !rt.GetRange(443, &row) || !lt.GetAt(key, 150, &row) || lt.MatchAt(key, 150, out) != 1 || rt.MatchRange(2000, out) != 1 {
+		if !rt.GetRange(443, &row) || !lt.GetAt(key, 150, &row) || lt.MatchAt(key, 150, out) != 1 || rt.MatchRange(2000, out) != 1 ||
+			rt.Match([]byte("443"), out) != 1 || string(out[0].Col(2)) != "system" {
 			t.Fatal("a lookup failed")
 		}
 	})

@@ -95,7 +95,9 @@ type Table struct {
 	slow   bool
 	iv     *format.Intervals // RANGE or TIMEBOUND section, or nil
 	ivKind uint32            // its kind, or 0
+	tiv    *format.Intervals // a range table bounded in time: its TIMEBOUND section
 	extra  []format.Section  // the sections above HighestSection it uses
+	lit    *literalTable     // wildcard and pattern tables, or nil
 	path   string
 
 	// refs counts the owner's reference (dropped by Close) and every

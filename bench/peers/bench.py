@@ -329,6 +329,45 @@ def check_geo(lines):
             "ok": hit_bad == 0 and miss_bad == 0 and hit_ok > 0, "bad_sample": bad[:3]}
 
 
+_ioc = None
+RE_DOM = re.compile(r'dom=([^\s"]+)|"dom"\s*:\s*"([^"]*)"')
+RE_THREAT = re.compile(r'"threat"\s*:\s*\{[^}]*"threat"\s*:\s*"([^"]*)"')
+
+
+def check_ioc(lines):
+    """The threat of the most specific listed domain that dom is at or
+    under (ioc.csv) must be in the line; a dom under no listed domain must
+    give no threat."""
+    global _ioc
+    if _ioc is None:
+        with open(os.path.join(DATA, "ioc.csv"), newline="") as f:
+            rd = csv.reader(f)
+            next(rd)
+            _ioc = {rec[0]: rec[1] for rec in rd}
+    hit_ok = hit_bad = miss_ok = miss_bad = 0
+    bad = []
+    for l in lines:
+        dom = grp(RE_DOM.search(l))
+        want = None
+        labels = (dom or "").split(".")
+        for i in range(len(labels)):
+            s = ".".join(labels[i:])
+            if s in _ioc:
+                want = _ioc[s]
+                break
+        m = RE_THREAT.search(l)
+        got = m.group(1) if m else None
+        ok = dom is not None and got == want
+        if want:
+            hit_ok, hit_bad = hit_ok + ok, hit_bad + (not ok)
+        else:
+            miss_ok, miss_bad = miss_ok + ok, miss_bad + (not ok)
+        if not ok:
+            bad.append(l)
+    return {"hit_ok": hit_ok, "hit_bad": hit_bad, "miss_ok": miss_ok, "miss_bad": miss_bad,
+            "ok": hit_bad == 0 and miss_bad == 0 and hit_ok > 0, "bad_sample": bad[:3]}
+
+
 def sample_lines(path, every, limit=None, skip=0):
     out = []
     with open(path, errors="replace") as f:
@@ -404,10 +443,21 @@ class Peer:
                    "-M", RSYSLOG + "/lib/x86_64-linux-gnu/rsyslog"]
             ready = None
         else:  # generic tcp peer
-            cmd = [subst(x, port, out) for x in shlex.split(self.kw["cmd"])]
+            conf = ""
+            if "yaml" in self.kw:
+                # enrichd's configuration with a section added, written
+                # fresh into the run's work directory (a queue there
+                # starts empty every run).
+                conf = os.path.join(wd, "enrichd.yaml")
+                with open(os.path.join(DATA, "enrichd.yaml")) as f:
+                    base = f.read()
+                with open(conf, "w") as f:
+                    f.write(base + self.kw["yaml"].replace("{work}", wd))
+            cmd = [subst(x, port, out).replace("{conf}", conf) for x in shlex.split(self.kw["cmd"])]
             ready = None
         chk = CHECK if (do_check and self.check.startswith("cust")) else None
-        r = run_daemon(cmd, port, out, ready, os.path.join(wd, "peer.log"), EVENTS, n_events,
+        events = os.path.join(DATA, self.kw["events"]) if "events" in self.kw else EVENTS
+        r = run_daemon(cmd, port, out, ready, os.path.join(wd, "peer.log"), events, n_events,
                        chk, n_check)
         if do_check:
             r["check_main"] = self.verify(out, 0, limit=n_events)
@@ -457,10 +507,16 @@ class Peer:
         if limit:
             lines = lines[:limit]
         r = check_cust(lines) if cust else check_geo(lines)
-        if self.check == "cust+geo" and not all_lines:
+        if self.check.startswith("cust+geo") and not all_lines:
             g = check_geo(lines[::5])
             r["geo"] = {k: v for k, v in g.items() if k != "bad_sample"}
             r["ok"] = r["ok"] and g["ok"]
+        if self.check.endswith("+ioc") and not all_lines:
+            c = check_ioc(sample_lines(path, 1, limit=20000, skip=skip))
+            r["ioc"] = {k: v for k, v in c.items() if k != "bad_sample"}
+            r["ok"] = r["ok"] and c["ok"]
+            if not c["ok"]:
+                r["bad_sample"] = r.get("bad_sample", []) + c["bad_sample"]
         return r
 
 
@@ -471,6 +527,18 @@ def builtin_peers():
              cmd=b("nullrelay") + " --listen 127.0.0.1:{port} --out {out}"),
         Peer("enrichd", "enrichd, both lookups (.lut customers + city .mmdb)", "tcp", "cust+geo",
              cmd=b("enrichd") + " --config {data}/enrichd.yaml --tcp 127.0.0.1:{port} --out {out}"),
+        Peer("enrichdq", "enrichd, both lookups, with the persistent disk queue (sync: 500ms)", "tcp",
+             "cust+geo", yaml="queue: {type: disk, path: {work}/queue, max_bytes: 4GiB, sync: 500ms}\n",
+             cmd=b("enrichd") + " --config {conf} --tcp 127.0.0.1:{port} --out {out}"),
+        Peer("enrichdqn", "enrichd, both lookups, with the persistent disk queue (sync: none)", "tcp",
+             "cust+geo", yaml="queue: {type: disk, path: {work}/queue, max_bytes: 4GiB, sync: none}\n",
+             cmd=b("enrichd") + " --config {conf} --tcp 127.0.0.1:{port} --out {out}"),
+        Peer("enrichd-dom", "enrichd, both lookups, on the events with a dom field", "tcp", "cust+geo",
+             events="events-1m-dom.rfc5424",
+             cmd=b("enrichd") + " --config {data}/enrichd.yaml --tcp 127.0.0.1:{port} --out {out}"),
+        Peer("enrichd-ioc", "enrichd, three lookups: both, and dom in a 100k-domain IoC suffix table", "tcp",
+             "cust+geo+ioc", events="events-1m-dom.rfc5424",
+             cmd=b("enrichd") + " --config {data}/enrichd-ioc.yaml --tcp 127.0.0.1:{port} --out {out}"),
         Peer("gomap", "Go map[string][]string (naive, in-process)", "stdin", "cust",
              cmd=[b("mapenrich"), "-csv", "{csv}"]),
         Peer("sngctx", "syslog-ng add-contextual-data (CSV)", "syslog-ng", "cust",
@@ -566,8 +634,12 @@ def fmt(v, d=1):
 def chk(c):
     if not c:
         return "-"
-    return ("ok" if c["ok"] else "FAIL") + f" {c['hit_ok']}h/{c['miss_ok']}m" + \
+    s = ("ok" if c["ok"] else "FAIL") + f" {c['hit_ok']}h/{c['miss_ok']}m" + \
         (f" bad={c['hit_bad'] + c['miss_bad']}" if not c["ok"] else "")
+    if "ioc" in c:
+        i = c["ioc"]
+        s += f"; ioc {i['hit_ok']}h/{i['miss_ok']}m" + (f" bad={i['hit_bad'] + i['miss_bad']}" if not i["ok"] else "")
+    return s
 
 
 def relay_multiple(s, summ):

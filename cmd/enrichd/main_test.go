@@ -81,7 +81,7 @@ func TestFlagValues(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run([]string{"--config", bad, "--tcp", "127.0.0.1:0", "--format", "sylog", "--check-config"}, &out, &errb)
 	if code != 2 || errb.String() != "--format: must be one of syslog, json, raw, not \"sylog\"\n"+
-		bad+":2:12: outputs[0].type: must be one of file, kafka, stdout, tcp, not \"fiel\"\n" {
+		bad+":2:12: outputs[0].type: must be one of file, kafka, relp, stdout, tcp, not \"fiel\"\n" {
 		t.Errorf("exit %d, %q", code, errb.String())
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lutkit/lutkit/internal/seqtally"
 )
 
 // seqReceiver is a TCP peer that counts the whole lines it reads by
@@ -18,8 +20,7 @@ import (
 type seqReceiver struct {
 	t    *testing.T
 	ln   net.Listener
-	mu   sync.Mutex
-	seen map[int]int
+	seen seqtally.Tally
 	wg   sync.WaitGroup
 }
 
@@ -30,7 +31,7 @@ func newSeqReceiver(t *testing.T, addr string) *seqReceiver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &seqReceiver{t: t, ln: ln, seen: map[int]int{}}
+	r := &seqReceiver{t: t, ln: ln}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -55,25 +56,13 @@ func newSeqReceiver(t *testing.T, addr string) *seqReceiver {
 						continue
 					}
 					seq, _ := strconv.Atoi(string(m[1]))
-					r.mu.Lock()
-					r.seen[seq]++
-					r.mu.Unlock()
+					r.seen.Add(seq)
 				}
 			}()
 		}
 	}()
 	t.Cleanup(func() { ln.Close() })
 	return r
-}
-
-func (r *seqReceiver) counts() (distinct, dups int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, n := range r.seen {
-		distinct++
-		dups += n - 1
-	}
-	return distinct, dups
 }
 
 // metricValue reads one sample of the process's /metrics.
@@ -156,17 +145,17 @@ shutdown_timeout: 5s
 	rcv := newSeqReceiver(t, out)
 	p = startProcess(t, httpAddr, "--config", cfgPath)
 	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(time.Millisecond) {
-		if d, _ := rcv.counts(); d >= n/5 {
+		if d, _ := rcv.seen.Counts(); d >= n/5 {
 			break
 		}
 		if time.Now().After(deadline) {
-			d, _ := rcv.counts()
+			d, _ := rcv.seen.Counts()
 			t.Fatalf("the replay delivered %d of %d; stderr:\n%s", d, n, p.stderr.String())
 		}
 	}
 	p.kill9(t)
 	time.Sleep(200 * time.Millisecond) // what was in flight on the connection is read
-	atKill, _ := rcv.counts()
+	atKill, _ := rcv.seen.Counts()
 	if atKill >= n {
 		t.Fatalf("the replay was done (%d events received) before the kill", atKill)
 	}
@@ -176,27 +165,22 @@ shutdown_timeout: 5s
 
 	p = startProcess(t, httpAddr, "--config", cfgPath)
 	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if d, _ := rcv.counts(); d >= n {
+		if d, _ := rcv.seen.Counts(); d >= n {
 			break
 		}
 		if time.Now().After(deadline) {
-			d, _ := rcv.counts()
+			d, _ := rcv.seen.Counts()
 			t.Fatalf("after the second restart the receiver holds %d of %d; stderr:\n%s", d, n, p.stderr.String())
 		}
 	}
 	waitMetric(p, "enrichd_events_out_total", p.metricValue(t, `enrichd_queue_events_total{stage="read"}`))
 	p.stop(t)
-	distinct, dups := rcv.counts()
+	distinct, dups := rcv.seen.Counts()
 	t.Logf("%d events, %d received before the second kill; at the end %d distinct, %d duplicates (%.2f%%)",
 		n, atKill, distinct, dups, 100*float64(dups)/float64(n))
-	rcv.mu.Lock()
-	for i := range n {
-		if rcv.seen[i] == 0 {
-			t.Errorf("seq %d lost", i)
-			break
-		}
+	if miss := rcv.seen.Missing(n); len(miss) > 0 {
+		t.Errorf("%d events lost, the first seq %d", len(miss), miss[0])
 	}
-	rcv.mu.Unlock()
 	if distinct != n {
 		t.Errorf("received %d distinct events, want %d", distinct, n)
 	}

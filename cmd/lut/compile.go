@@ -69,6 +69,14 @@ names (a leading "*." or "." is accepted, case does not matter), and a
 lookup of a.b.evil.com finds the row of a.b.evil.com, else b.evil.com,
 else evil.com, else com: the most specific suffix in the table.
 
+--match wildcard makes a table of globs ("web-*", "*.corp.example.com",
+"*-db-*": '*' is any run of characters): a lookup finds the matching glob
+with the most literal characters, then the first in the source.
+--match pattern makes a table of regular expressions (RE2 syntax), matched
+anywhere in the key unless anchored: a lookup finds the first matching
+pattern in the source. A pattern that does not compile fails with its
+file:line:column.
+
 The output is written atomically (a temporary file in the same directory,
 then a rename) and is byte-for-byte reproducible: the build time is only
 recorded when SOURCE_DATE_EPOCH is set.
@@ -80,10 +88,13 @@ below and "lut compile --help" in docs/mmdb.md.`,
   lut compile --key host,port --out services.lut services.tsv
   lut compile --match range --range-columns from,to --out ports.lut ports.csv
   lut compile --key ip --valid-from start --valid-to end --out leases.lut leases.csv
+  lut compile --match range --range-columns from,to --valid-from start --valid-to end --overlap narrowest --out cgnat.lut cgnat.csv
   lut compile --key id --sqlite-table assets --out assets.lut inventory.db
   lut compile --key key --out translate.lut dictionary.json
   lut compile --key id --nested json --out assets.lut assets.ndjson
   lut compile --key domain --match suffix --out ioc.lut ioc-domains.csv
+  lut compile --key host --match wildcard --out hostgroups.lut hostgroups.csv
+  lut compile --key pattern --match pattern --out agents.lut user-agents.csv
   PGPASSWORD=... lut compile --key id --postgres postgres://lut@db/cmdb --query 'SELECT * FROM assets' --out assets.lut
   lut compile --key id --mysql 'lut@tcp(db:3306)/crm' --password-file pw --query 'SELECT id, name FROM customers' --out customers.lut
   zcat big.csv.gz | lut compile --key id --out big.lut -`,
@@ -129,7 +140,7 @@ below and "lut compile --help" in docs/mmdb.md.`,
 	f.StringVar(&fl.spec.OnDuplicate, "on-duplicate", compile.DuplicateError, "what a repeated key does: error, first (first row wins) or last")
 	f.StringToStringVar(&fl.spec.ColumnTypes, "column-type", nil, "column types: price=number,active=bool,tags=json (default text); written unquoted in JSON")
 	f.BoolVar(&fl.spec.SourceTypes, "source-types", false, "type columns as the source declares them (PostgreSQL, MySQL, Parquet, Arrow, the values of JSON/NDJSON): numbers, booleans and JSON written unquoted; --column-type overrides")
-	f.StringVar(&fl.spec.Match, "match", "", "how lookups match rows: exact (the default), suffix (domain names: evil.com matches a.b.evil.com, the longest wins) or range (an integer within --range-columns)")
+	f.StringVar(&fl.spec.Match, "match", "", "how lookups match rows: exact (the default), suffix (domain names: evil.com matches a.b.evil.com, the longest wins), range (an integer within --range-columns), wildcard (globs: web-*, the most literal characters win) or pattern (regular expressions, the first in the source wins)")
 	f.StringSliceVar(&fl.spec.RangeColumns, "range-columns", nil, "a range table's inclusive integer bounds: from,to (they are its key)")
 	f.StringVar(&fl.spec.ValidFrom, "valid-from", "", "column of the time each row becomes valid (RFC 3339 or epoch seconds; empty: always was)")
 	f.StringVar(&fl.spec.ValidTo, "valid-to", "", "column of the time each row stops being valid, exclusive (empty: still is)")

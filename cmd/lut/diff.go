@@ -25,7 +25,14 @@ to N keys of each kind, and for changed keys the columns that differ.
 Columns present in only one table are reported once. The exit status is 0
 whether or not the tables differ; with --exit-code (as git diff) it is 1
 when they differ (a key added, removed or changed, a column added or
-removed, the key or the match kind changed) and 0 when they do not.`,
+removed, the key or the match kind changed) and 0 when they do not.
+
+Rows of range and time-bounded tables, whose keys repeat, are named by
+their identity instead of their key: [from, to] for a range table, the
+key and its validity [valid_from, valid_to) for a time-bounded one, both
+for a range table bounded in time (bounds compared as numbers and times,
+whatever their spelling). Rows that share an identity are paired in
+source order.`,
 		Example: `  lut diff customers-old.lut customers.lut
   lut diff --limit 20 customers-old.lut customers.lut
   lut diff --exit-code customers-old.lut customers.lut >/dev/null || echo changed`,
@@ -80,57 +87,80 @@ func runDiff(cmd *cobra.Command, oldPath, newPath string, limit int) (differ boo
 		fmt.Fprintf(out, "key changed: %q (fold case %v) -> %q (fold case %v)\n", keyNames(a), a.FoldCase(), keyNames(b), b.FoldCase())
 		differ = true
 	}
-	var added, removed, changed int
-	var addedKeys, removedKeys, changedLines []string
-	err = a.Records(func(v reader.View) bool {
+	var d diffResult
+	if identityOf(a) != nil || identityOf(b) != nil {
+		d, err = diffIdentities(a, b, common, limit)
+	} else {
+		d, err = diffKeys(a, b, common, limit)
+	}
+	if err != nil {
+		return differ, err
+	}
+	fmt.Fprintf(out, "%d added, %d removed, %d changed (%d rows -> %d rows)\n", d.added, d.removed, d.changed, a.Rows(), b.Rows())
+	for _, k := range d.addedKeys {
+		fmt.Fprintf(out, "+ %s\n", k)
+	}
+	for _, k := range d.removedKeys {
+		fmt.Fprintf(out, "- %s\n", k)
+	}
+	for _, l := range d.changedLines {
+		fmt.Fprintf(out, "~ %s\n", l)
+	}
+	return differ || d.added+d.removed+d.changed > 0, nil
+}
+
+// diffResult counts the rows added, removed and changed, and lists up to
+// the limit of each, as printed (a key quoted, or a row's identity).
+type diffResult struct {
+	added, removed, changed              int
+	addedKeys, removedKeys, changedLines []string
+}
+
+// diffKeys compares tables whose rows have one key each: by key.
+func diffKeys(a, b *reader.Table, common [][2]int, limit int) (diffResult, error) {
+	var d diffResult
+	err := a.Records(func(v reader.View) bool {
 		w, ok := rowOf(b, v.Key())
 		if !ok {
-			removed++
-			if len(removedKeys) < limit {
-				removedKeys = append(removedKeys, string(v.Key()))
+			d.removed++
+			if len(d.removedKeys) < limit {
+				d.removedKeys = append(d.removedKeys, fmt.Sprintf("%q", v.Key()))
 			}
 			return true
 		}
-		var cols []string
-		for _, c := range common {
-			if !bytes.Equal(v.Col(c[0]), w.Col(c[1])) {
-				cols = append(cols, fmt.Sprintf("%s: %q -> %q", a.Columns()[c[0]], v.Col(c[0]), w.Col(c[1])))
-			}
-		}
-		if len(cols) > 0 {
-			changed++
-			if len(changedLines) < limit {
-				changedLines = append(changedLines, fmt.Sprintf("%q: %s", v.Key(), joinComma(cols)))
+		if cols := changedColumns(a, common, v, w); len(cols) > 0 {
+			d.changed++
+			if len(d.changedLines) < limit {
+				d.changedLines = append(d.changedLines, fmt.Sprintf("%q: %s", v.Key(), joinComma(cols)))
 			}
 		}
 		return true
 	})
 	if err != nil {
-		return differ, err
+		return d, err
 	}
 	err = b.Records(func(v reader.View) bool {
 		if _, ok := rowOf(a, v.Key()); !ok {
-			added++
-			if len(addedKeys) < limit {
-				addedKeys = append(addedKeys, string(v.Key()))
+			d.added++
+			if len(d.addedKeys) < limit {
+				d.addedKeys = append(d.addedKeys, fmt.Sprintf("%q", v.Key()))
 			}
 		}
 		return true
 	})
-	if err != nil {
-		return differ, err
+	return d, err
+}
+
+// changedColumns returns "column: old -> new" for each common column
+// whose value differs between row v of a and row w of the other table.
+func changedColumns(a *reader.Table, common [][2]int, v, w reader.View) []string {
+	var cols []string
+	for _, c := range common {
+		if !bytes.Equal(v.Col(c[0]), w.Col(c[1])) {
+			cols = append(cols, fmt.Sprintf("%s: %q -> %q", a.Columns()[c[0]], v.Col(c[0]), w.Col(c[1])))
+		}
 	}
-	fmt.Fprintf(out, "%d added, %d removed, %d changed (%d rows -> %d rows)\n", added, removed, changed, a.Rows(), b.Rows())
-	for _, k := range addedKeys {
-		fmt.Fprintf(out, "+ %q\n", k)
-	}
-	for _, k := range removedKeys {
-		fmt.Fprintf(out, "- %q\n", k)
-	}
-	for _, l := range changedLines {
-		fmt.Fprintf(out, "~ %s\n", l)
-	}
-	return differ || added+removed+changed > 0, nil
+	return cols
 }
 
 // rowOf returns t's row of a stored key of the other table: in an exact

@@ -36,9 +36,11 @@ whose inclusive from,to holds each is printed. For a time-bounded table
 (compiled with --valid-from/--valid-to), the row valid at --at (RFC 3339
 or epoch seconds; default: now) is printed; valid_to is exclusive, so a
 lease ending at 12:00 and the next starting at 12:00 give the new one at
-12:00. With --max-matches N above 1, each key prints one JSON array of up
-to N rows that match (for tables compiled with --overlap: narrowest
-first, or in source order), [] for none.
+12:00. A range table compiled with --valid-from/--valid-to too takes
+integers and --at. With --max-matches N above 1, each key prints one
+JSON array of up to N rows that match (the longest suffix first; for
+tables compiled with --overlap: narrowest first, or in source order), []
+for none.
 
 For an .mmdb file, give IP addresses; each answer carries the matched
 network and the record.`,

@@ -7,25 +7,28 @@ import (
 	"github.com/lutkit/lutkit/reader"
 )
 
-// matchFlags returns the lut compile flags that rebuild a suffix, range
-// or time-bounded table's matching, or "" for an exact table.
+// matchFlags returns the lut compile flags that rebuild a suffix,
+// wildcard, pattern, range or time-bounded table's matching, or "" for an exact table.
 func matchFlags(t *reader.Table) string {
 	m := t.Meta()
 	var f []string
 	switch {
 	case t.MatchKind() == format.MatchSuffix:
 		return "--match suffix"
+	case t.MatchKind() == format.MatchWildcard, t.MatchKind() == format.MatchPattern:
+		return "--match " + t.MatchKind().String()
 	case t.MatchKind() == format.MatchRange:
 		f = append(f, "--match range --range-columns "+strings.Join(m.RangeColumns, ","))
-	case t.TimeBounded():
+	case !t.TimeBounded():
+		return ""
+	}
+	if t.TimeBounded() { // a keyed table, or a range table, bounded in time
 		if m.ValidFrom != "" {
 			f = append(f, "--valid-from "+m.ValidFrom)
 		}
 		if m.ValidTo != "" {
 			f = append(f, "--valid-to "+m.ValidTo)
 		}
-	default:
-		return ""
 	}
 	if o := t.Overlap(); o != "error" {
 		f = append(f, "--overlap "+o)

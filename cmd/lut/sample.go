@@ -21,8 +21,8 @@ func init() {
 
 func newSampleCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "sample customers|sites|events N",
-		Short: "Generate sample data: customers, internal sites, syslog events",
+		Use:   "sample customers|sites|domains|events N",
+		Short: "Generate sample data: customers, internal sites, IoC domains, syslog events",
 		Long: `Sample writes deterministic sample data for trying lutkit out, for tests
 and for benchmarks: the same arguments and seed always give the same bytes.
 
@@ -32,15 +32,21 @@ and for benchmarks: the same arguments and seed always give the same bytes.
   sites N       internal sites for an IP table: a CSV of networks (an IPv4
                 network in 10.0.0.0/8 and an IPv6 /48 in fd6c:7574::/32 per
                 site) with site, city, country, zone, lat and lon
+  domains N     an indicator-of-compromise list of N domains (domain,
+                threat, source) for a suffix table (--match suffix)
   events N      syslog events (RFC 5424, RFC 3164 or JSON lines) that carry
                 cust=<Index> and src=<address>, the address in a site's
-                network (--internal percent of them) or public`,
+                network (--internal percent of them) or public; with
+                --domains also dom=<name>, --ioc percent of them at or
+                under a listed domain`,
 		Example: `  lut sample customers 100000 --out customers.csv
   lut sample sites 64 --out sites.csv
+  lut sample domains 100000 --out ioc.csv
   lut sample events 5 --customers 100000 --sites 64
+  lut sample events 5 --domains 100000 --ioc 5
   lut sample events 100000 --format rfc3164 --send tcp://127.0.0.1:5514 --rate 20000`,
 	}
-	cmd.AddCommand(newSampleCustomersCommand(), newSampleSitesCommand(), newSampleEventsCommand())
+	cmd.AddCommand(newSampleCustomersCommand(), newSampleSitesCommand(), newSampleDomainsCommand(), newSampleEventsCommand())
 	return cmd
 }
 
@@ -143,6 +149,41 @@ internal addresses from the same networks.`, sample.MaxSites),
 	return cmd
 }
 
+func newSampleDomainsCommand() *cobra.Command {
+	var (
+		seed uint64
+		out  string
+	)
+	cmd := &cobra.Command{
+		Use:   "domains N",
+		Short: "Write an IoC list of N domains, for a suffix table",
+		Long: `Domains writes a CSV with the columns domain, threat and source: N
+distinct domains (under .top, .xyz, .click, .zip, .info and .biz) as an
+indicator-of-compromise feed lists them. Compiled with --match suffix, a
+domain matches itself and every name under it. "lut sample events
+--domains N --ioc P" gives events a dom field, P percent of them at or
+under one of these domains and the others under .com or .org names that no
+listed domain matches.`,
+		Example: `  lut sample domains 100000 --out ioc.csv
+  lut compile --key domain --match suffix --out ioc.lut ioc.csv
+  lut sample events 3 --domains 100000 --ioc 50`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := countArg(args[0])
+			if err != nil {
+				return err
+			}
+			if n < 1 {
+				return &exitError{code: 2, msg: "domains: N must be at least 1"}
+			}
+			return writeOutput(cmd, out, func(w io.Writer) error { return sample.WriteDomains(w, n, seed) })
+		},
+	}
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the table")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output file (default stdout)")
+	return cmd
+}
+
 func newSampleEventsCommand() *cobra.Command {
 	var (
 		o     sample.EventOptions
@@ -199,6 +240,9 @@ events per second; the count sent is printed on stderr.`,
 	f.Float64Var(&o.Internal, "internal", 25, "percent of src addresses inside a site's network")
 	f.Float64Var(&o.IPv6, "ipv6", 20, "percent of the internal addresses that are IPv6")
 	f.Float64Var(&o.Miss, "miss", 0, "percent of events whose cust is in no table")
+	f.IntVar(&o.Domains, "domains", 0, "give events dom=<name>, drawn from the list of \"lut sample domains D\" (0: no dom)")
+	f.Float64Var(&o.IoC, "ioc", 0, "with --domains: percent of events whose dom is at or under a listed domain")
+	f.Uint64Var(&o.DomainSeed, "domain-seed", 1, "with --domains: the --seed of that list")
 	f.IntVar(&first, "first", 0, "number of the first event (event i is the same in every run)")
 	f.StringVarP(&out, "out", "o", "", "output file (default stdout)")
 	f.StringVar(&send, "send", "", "send to tcp://HOST:PORT or udp://HOST:PORT instead of writing")

@@ -34,8 +34,12 @@ func handleSignals() {
 				continue
 			}
 			n := fsutil.RemoveTemps()
+			files := "files"
+			if n == 1 {
+				files = "file"
+			}
 			// A progress line may be drawn: end it first.
-			fmt.Fprintf(os.Stderr, "\r\033[Klut: %v: stopped, %d temporary files removed\n", sig, n)
+			fmt.Fprintf(os.Stderr, "\r\033[Klut: %v: stopped, %d temporary %s removed\n", sig, n, files)
 			code := 128 + int(syscall.SIGINT)
 			if sig == syscall.SIGTERM {
 				code = 128 + int(syscall.SIGTERM)

@@ -411,7 +411,7 @@ func (w *Worker) writeKV(buf []byte, i int, e *evState, comma bool) ([]byte, boo
 		return buf, comma
 	}
 	parse.EachKV(e.body, func(k, v []byte) bool {
-		if len(k) == 0 || p.topNames[string(k)] {
+		if len(k) == 0 || (p.topMask&topBit(k) != 0 && p.topNames[string(k)]) {
 			return true
 		}
 		if comma {

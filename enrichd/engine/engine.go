@@ -60,6 +60,9 @@ type Rule struct {
 	// At is the event time the rule's lookups are made at (EventTime
 	// syntax); "" takes Options.EventTime.
 	At string
+	// MaxMatches, above 1, writes Target as an array of up to that many
+	// matching rows, the most specific first (multi_lookup.go).
+	MaxMatches int
 }
 
 // Rename maps a source name (column or record path) to an output name.
@@ -153,7 +156,8 @@ type Engine struct {
 	kvSkip    []bool      // the key is a top-level output name: not written
 	extractor *parse.Extractor
 	topNames  map[string]bool
-	kvMode    uint8 // 0 none, 1 used, 2 all
+	topMask   uint64 // topBit of every name in topNames: most keys miss it
+	kvMode    uint8  // 0 none, 1 used, 2 all
 	tagJSON   [][]byte
 	// perEvent is set by Options.Split: workers then record where each
 	// line ends and the values of outFields (Options.EventFields, named
@@ -191,6 +195,9 @@ func Check(rules []Rule, opts Options) error {
 		}
 		if err := checkEach(&r); err != nil {
 			return fmt.Errorf("rule %q: %w", r.Name, err)
+		}
+		if err := CheckMaxMatches(&r); err != nil {
+			return fmt.Errorf("rule %q: max_matches: %w", r.Name, err)
 		}
 		if _, err := parseTimeSource(r.At); err != nil {
 			return fmt.Errorf("rule %q: at: %w", r.Name, err)
@@ -243,6 +250,9 @@ func New(rules []Rule, opts Options, set *tables.Set) (*Engine, error) {
 		}
 	}
 	p.topNames["tags"] = true
+	for name := range p.topNames {
+		p.topMask |= topBit(name)
+	}
 	switch opts.KV {
 	case KVAll:
 		p.kvMode = 2
@@ -298,6 +308,10 @@ func New(rules []Rule, opts Options, set *tables.Set) (*Engine, error) {
 			r.each = newEachPlan(&rc)
 			p.eachRules = append(p.eachRules, ri)
 		}
+		if rc.MaxMatches > 1 {
+			r.each = newMultiPlan(&rc)
+			p.eachRules = append(p.eachRules, ri)
+		}
 		p.rules = append(p.rules, r)
 	}
 	p.perEvent = opts.Split || len(opts.EventFields) > 0
@@ -331,4 +345,13 @@ func (p *Engine) Stats() []RuleStats {
 		}
 	}
 	return out
+}
+
+// topBit is a name's bit in Engine.topMask: a key whose bit is clear is
+// no top-level output name, without a map lookup.
+func topBit[T string | []byte](name T) uint64 {
+	if len(name) == 0 {
+		return 0
+	}
+	return 1 << ((uint(len(name))<<2 ^ uint(name[0]) ^ uint(name[len(name)-1])<<1) & 63)
 }

@@ -48,6 +48,9 @@ func checkRuleField(rules []Rule, i int, f string) (fieldRef, error) {
 	if src.Each {
 		return fieldRef{}, fmt.Errorf("%q is under the target of rule %q, which writes an array (each): it is not a key", f, src.Name)
 	}
+	if src.MaxMatches > 1 {
+		return fieldRef{}, fmt.Errorf("%q is under the target of rule %q, which writes an array (max_matches): it is not a key", f, src.Name)
+	}
 	name := f[len(src.Target)+1:]
 	fr = fieldRef{kind: fkRule, rule: best, name: []byte(name), col: -1}
 	switch {

@@ -38,8 +38,11 @@ type ruleWork struct {
 	// chainCols, resolved with colIdx.
 	chainIdx []int
 	// Each rules: the arrays written, and each event's span of eachBuf.
+	// Several-match rules (multi_lookup.go) write theirs there too, and
+	// look up into multi.
 	eachBuf  []byte
 	eachSpan [][2]int32
+	multi    []reader.View
 	// the chunk's counts, added to the rule's statistics once the chunk
 	// is encoded (a chunk that faults is counted once, when done again)
 	nHits, nMisses, nNoTable, nBadKey uint64
@@ -93,7 +96,7 @@ func (w *Worker) useTable(r *rule, rw *ruleWork, snap *tables.Snapshot) {
 }
 
 func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) {
-	if r.each != nil {
+	if r.each != nil && r.cfg.MaxMatches <= 1 {
 		w.runEach(ri, r, snap, evs)
 		return
 	}
@@ -142,7 +145,17 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 	if r.timeSrc >= 0 {
 		w.countTimes(r, rw, n)
 	}
+	if rw.multi != nil {
+		rw.eachBuf = rw.eachBuf[:0]
+		clear(rw.eachSpan[:n])
+	}
 	switch {
+	case rw.lut != nil && rw.multi != nil:
+		var times []int64
+		if r.timeSrc >= 0 && rw.lut.TimeBounded() {
+			times = w.times[r.timeSrc*len(w.evs):]
+		}
+		hits = w.matchRows(r, rw, rw.lut, keys, times, hit)
 	case rw.lut != nil:
 		t := rw.lut
 		views := rw.views[:n]
@@ -237,6 +250,9 @@ func (w *Worker) runRule(ri int, r *rule, snap *tables.Snapshot, evs []evState) 
 		if !hit[i] {
 			evs[i].misses |= bit
 		}
+	}
+	if rw.multi != nil {
+		rw.multiMisses(r, evs, hit, bit)
 	}
 	rw.nHits += hits
 	rw.nMisses += uint64(n) - hits - skipped

@@ -120,7 +120,7 @@ func buildTree(rules []Rule, opts Options) (*node, error) {
 		}
 		used := map[string]bool{}
 		switch {
-		case r.Each:
+		case r.Each || r.MaxMatches > 1:
 			if err := add(r.Target, &node{kind: lfEach, rule: ri}, what); err != nil {
 				return nil, err
 			}

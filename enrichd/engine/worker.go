@@ -73,6 +73,9 @@ func (p *Engine) NewWorker(batchSize int) *Worker {
 		}
 		rw.colIdx = make([]int, len(r.cfg.Columns))
 		rw.chainIdx = make([]int, len(r.chainCols))
+		if r.cfg.MaxMatches > 1 {
+			rw.multi = make([]reader.View, r.cfg.MaxMatches)
+		}
 		if r.each != nil {
 			rw.eachSpan = make([][2]int32, batchSize)
 			if rw.nf == 0 && r.mmFields != nil {

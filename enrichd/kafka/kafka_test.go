@@ -499,6 +499,11 @@ func TestKafkaEagerAssignor(t *testing.T) {
 	c.Produce(t, "in", 0, n/2, func(i int) []byte { return kafkatest.Event(i, rows) })
 	waitMetric(t, r1.d, `enrichd_kafka_produced_total{output="kafka"}`, n/4)
 	r2 := startDaemon(t, kafkaConfig(t, t.TempDir(), c, rows, in, ""))
+	// The second half once the group has rebalanced: the first member
+	// reassigned (its second assignment) and the second given its share.
+	// Sent before, it can all be read by the first member alone.
+	waitMetric(t, r2.d, `enrichd_kafka_rebalances_total{input="kafka"}`, 1)
+	waitMetric(t, r1.d, `enrichd_kafka_rebalances_total{input="kafka"}`, 2)
 	c.Produce(t, "in", n/2, n, func(i int) []byte { return kafkatest.Event(i, rows) })
 	deadline := time.Now().Add(60 * time.Second)
 	for c.Lag(t, "enrichd", "in") != 0 && time.Now().Before(deadline) {

@@ -208,9 +208,12 @@ func (o *output) Write(ob *enrichd.Buffer) error {
 		return nil
 	}
 	j.left.Store(int32(n))
+	// One timestamp for the buffer: the producer would read the clock
+	// for every record without one.
+	now := time.Now()
 	for i := range n {
 		r := &j.recs[i]
-		*r = kgo.Record{Value: ob.Line(i)}
+		*r = kgo.Record{Value: ob.Line(i), Timestamp: now}
 		if o.keyF >= 0 {
 			if k := ob.Field(i, o.keyF); len(k) > 0 {
 				r.Key = k

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/lutkit/lutkit/internal/jsonstr"
+	"github.com/lutkit/lutkit/reader"
 	"github.com/lutkit/lutkit/tables"
 )
 
@@ -44,10 +45,14 @@ const DefaultMaxBatchBytes = 16 << 20
 //	                                answers a JSON array with the row (or null) per key,
 //	                                written as the keys are looked up.
 //
+// Both lookups take ?max_matches=N: up to N rows per key, as a JSON
+// array, the most specific first; and ?at=TIME, the time at which
+// time-bounded tables are looked up (http_matches.go).
+//
 // Composite keys are given with their parts joined by "," (or by the
 // "sep" query parameter).
 type API struct {
-	set      *tables.Set
+	set      *liveSet
 	auth     Auth
 	disabled bool
 	maxBatch int
@@ -60,6 +65,8 @@ type httpBuf struct {
 	body []byte
 	// esc holds a _batch key whose JSON escapes are decoded.
 	esc []byte
+	// views holds the rows of a max_matches lookup (http_matches.go).
+	views []reader.View
 }
 
 var (
@@ -69,7 +76,7 @@ var (
 
 // NewAPI returns the API over set.
 func NewAPI(set *tables.Set, opts HTTPOptions) *API {
-	a := &API{set: set, auth: Auth{Token: opts.Token, Clients: opts.Clients}, maxBatch: opts.MaxBatchBytes}
+	a := &API{set: newLiveSet(set), auth: Auth{Token: opts.Token, Clients: opts.Clients}, maxBatch: opts.MaxBatchBytes}
 	if a.maxBatch <= 0 {
 		a.maxBatch = DefaultMaxBatchBytes
 	}
@@ -158,19 +165,29 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sep := querySep(r.URL.RawQuery)
+	var lq lookupQuery
+	var msg string
+	lq.max, msg = queryMaxMatches(r.URL.RawQuery)
+	if msg == "" {
+		lq.at, lq.timed, msg = queryAt(r.URL.RawQuery)
+	}
+	if msg != "" {
+		httpError(w, http.StatusBadRequest, msg)
+		return
+	}
 	if key == "_batch" {
 		if r.Method != http.MethodPost {
 			httpError(w, http.StatusMethodNotAllowed, "use POST")
 			return
 		}
-		a.batch(w, r, name, sep)
+		a.batch(w, r, name, sep, lq)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		httpError(w, http.StatusMethodNotAllowed, "use GET")
 		return
 	}
-	a.get(w, name, key, sep)
+	a.get(w, name, key, sep, lq)
 }
 
 // querySep returns the "sep" query parameter (default ","), unescaped.
@@ -192,7 +209,7 @@ func querySep(q string) string {
 	return ","
 }
 
-func (a *API) get(w http.ResponseWriter, name, key, sep string) {
+func (a *API) get(w http.ResponseWriter, name, key, sep string, lq lookupQuery) {
 	snap := a.set.Acquire()
 	defer snap.Release()
 	hb := a.pool.Get().(*httpBuf)
@@ -200,18 +217,32 @@ func (a *API) get(w http.ResponseWriter, name, key, sep string) {
 	if t := snap.LUT(name); t != nil {
 		var k []byte
 		k, hb.key = tableKey(t, sbytes(key), sbytes(sep), hb.key)
-		v, ok := t.Lookup(k)
-		if !ok {
-			httpError(w, http.StatusNotFound, "not found")
-			return
+		if lq.max > 1 {
+			var ok bool
+			hb.out, ok = appendMatches(hb.out[:0], t, k, hb.matchViews(lq.max), lq)
+			if !ok {
+				httpError(w, http.StatusNotFound, "not found")
+				return
+			}
+		} else {
+			v, ok := lq.lookup(t, k)
+			if !ok {
+				httpError(w, http.StatusNotFound, "not found")
+				return
+			}
+			hb.out = appendRow(hb.out[:0], t, v)
 		}
-		hb.out = append(appendRow(hb.out[:0], t, v), '\n')
+		hb.out = append(hb.out, '\n')
 		w.Header()["Content-Type"] = ctJSON
 		answer(w, hb.out)
 		return
 	}
 	if m := snap.MMDB(name); m != nil {
-		out, ok, err := appendRecord(hb.out[:0], m, sbytes(key))
+		out := hb.out[:0]
+		if lq.max > 1 {
+			out = append(out, '[')
+		}
+		out, ok, err := appendRecord(out, m, sbytes(key))
 		hb.out = out
 		if err != nil {
 			httpError(w, http.StatusBadRequest, err.Error())
@@ -220,6 +251,9 @@ func (a *API) get(w http.ResponseWriter, name, key, sep string) {
 		if !ok {
 			httpError(w, http.StatusNotFound, "not found")
 			return
+		}
+		if lq.max > 1 {
+			hb.out = append(hb.out, ']')
 		}
 		hb.out = append(hb.out, '\n')
 		w.Header()["Content-Type"] = ctJSON
@@ -230,9 +264,9 @@ func (a *API) get(w http.ResponseWriter, name, key, sep string) {
 }
 
 func (a *API) list(w http.ResponseWriter) {
-	snap := a.set.Acquire()
+	set, snap := a.set.acquire()
 	defer snap.Release()
-	version, source := a.set.Version(snap)
+	version, source := set.Version(snap)
 	b := make([]byte, 0, 1024)
 	b = append(b, '[')
 	for i, n := range snap.Names() {

@@ -20,7 +20,7 @@ const maxPooledBody = 1 << 20
 
 var errTooLarge = errors.New("request body too large")
 
-func (a *API) batch(w http.ResponseWriter, r *http.Request, name, sep string) {
+func (a *API) batch(w http.ResponseWriter, r *http.Request, name, sep string, lq lookupQuery) {
 	hb := a.pool.Get().(*httpBuf)
 	defer a.putBuf(hb)
 	dst := hb.body[:0]
@@ -79,16 +79,28 @@ func (a *API) batch(w http.ResponseWriter, r *http.Request, name, sep string) {
 		case t != nil:
 			var tk []byte
 			tk, hb.key = tableKey(t, k, sbytes(sep), hb.key)
-			if v, found := t.Lookup(tk); found {
+			if lq.max > 1 {
+				var found bool
+				if out, found = appendMatches(out, t, tk, hb.matchViews(lq.max), lq); !found {
+					out = append(out, "null"...)
+				}
+			} else if v, found := lq.lookup(t, tk); found {
 				out = appendRow(out, t, v)
 			} else {
 				out = append(out, "null"...)
 			}
 		default:
 			var found bool
+			mark := len(out)
+			if lq.max > 1 {
+				out = append(out, '[')
+			}
 			out, found, _ = appendRecord(out, m, k)
-			if !found {
-				out = append(out, "null"...)
+			switch {
+			case !found:
+				out = append(out[:mark], "null"...)
+			case lq.max > 1:
+				out = append(out, ']')
 			}
 		}
 		if len(out) >= batchChunk {

@@ -12,6 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lutkit/lutkit/format"
+	"github.com/lutkit/lutkit/internal/rowjson"
+	"github.com/lutkit/lutkit/reader"
 	"github.com/lutkit/lutkit/tables"
 )
 
@@ -23,6 +26,11 @@ type MemcachedOptions struct {
 	// ValueColumn, when set, makes the value that column's bytes instead
 	// of the row as a JSON object.
 	ValueColumn string
+	// MaxMatches, above 1, makes the value of a .lut key a JSON array of
+	// up to that many rows that match it, the most specific first (see
+	// http_matches.go); with ValueColumn, an array of that column's
+	// values, as JSON. A key that matches nothing misses, as with one.
+	MaxMatches int
 	// Version is what "version" (and the binary VERSION) answers, default
 	// MemcachedVersion. Clients parse it as memcached's: libmemcached
 	// reads a major.minor.micro number first and refuses anything else.
@@ -77,7 +85,7 @@ var ProtocolNames = [numProtos]string{"text", "meta", "binary"}
 // stays in step (see memcached_text.go, memcached_meta.go and
 // memcached_binary.go).
 type Memcached struct {
-	set  *tables.Set
+	set  *liveSet
 	opts MemcachedOptions
 	log  *slog.Logger
 
@@ -109,7 +117,7 @@ func NewMemcached(set *tables.Set, opts MemcachedOptions) *Memcached {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Memcached{set: set, opts: opts, log: opts.Logger, conns: map[net.Conn]struct{}{}, started: time.Now()}
+	return &Memcached{set: newLiveSet(set), opts: opts, log: opts.Logger, conns: map[net.Conn]struct{}{}, started: time.Now()}
 }
 
 // Serve accepts connections on ln until Close.
@@ -270,6 +278,8 @@ type mcConn struct {
 	val []byte
 	key []byte
 	num [24]byte
+	// views holds the rows of a MaxMatches lookup.
+	views []reader.View
 	// binary protocol: the request being answered and its key.
 	req  binHeader
 	bkey []byte
@@ -362,6 +372,9 @@ func (c *mcConn) find(snap *tables.Snapshot, k []byte) bool {
 	if t := snap.LUT(name); t != nil {
 		var tk []byte
 		tk, c.key = tableKey(t, key, comma, c.key)
+		if n := c.s.opts.MaxMatches; n > 1 {
+			return c.findMatches(t, tk, n)
+		}
 		v, ok := t.Lookup(tk)
 		if !ok {
 			return false
@@ -379,10 +392,51 @@ func (c *mcConn) find(snap *tables.Snapshot, k []byte) bool {
 	}
 	if m := snap.MMDB(name); m != nil {
 		var ok bool
-		c.val, ok, _ = appendRecord(c.val[:0], m, key)
+		several := c.s.opts.MaxMatches > 1
+		if several {
+			c.val = append(c.val[:0], '[')
+		}
+		c.val, ok, _ = appendRecord(c.val[:len(c.val)], m, key)
+		if ok && several {
+			c.val = append(c.val, ']')
+		}
 		return ok
 	}
 	return false
+}
+
+// findMatches is find of up to n rows matching key in t.
+func (c *mcConn) findMatches(t *reader.Table, key []byte, n int) bool {
+	if cap(c.views) < n {
+		c.views = make([]reader.View, n)
+	}
+	col := c.s.opts.ValueColumn
+	if col == "" {
+		var ok bool
+		c.val, ok = appendMatches(c.val[:0], t, key, c.views[:n], lookupQuery{})
+		return ok
+	}
+	ci := t.ColumnIndex(col)
+	if ci < 0 {
+		return false
+	}
+	m := t.Match(key, c.views[:n])
+	if m == 0 {
+		return false
+	}
+	var typ format.ColumnType
+	if ts := t.ColumnTypes(); ts != nil {
+		typ = ts[ci]
+	}
+	c.val = append(c.val[:0], '[')
+	for i, v := range c.views[:m] {
+		if i > 0 {
+			c.val = append(c.val, ',')
+		}
+		c.val = rowjson.AppendValue(c.val, typ, v.Col(ci))
+	}
+	c.val = append(c.val, ']')
+	return true
 }
 
 var comma = []byte{','}

@@ -32,6 +32,13 @@ type EventOptions struct {
 	Internal  float64   // percent of src addresses inside a site's network; the others are public IPv4
 	IPv6      float64   // percent of those that are IPv6 (the others are IPv4)
 	Start     time.Time // time of event 0 (default DefaultStart)
+	// Domains, when not 0, gives each event a dom=<name>: with
+	// probability IoC percent a name at or under one of the first Domains
+	// rows of the domains table of DomainSeed (NewDomain), else a benign
+	// name that no listed domain is a suffix of.
+	Domains    int
+	IoC        float64
+	DomainSeed uint64
 }
 
 // Event is one drawn event.
@@ -43,7 +50,9 @@ type Event struct {
 	Action string
 	Cust   string
 	Src    netip.Addr
-	Site   int // the site holding Src, or -1
+	Site   int    // the site holding Src, or -1
+	Dom    string // "" unless EventOptions.Domains
+	Listed int    // the domain Dom is at or under, or -1
 }
 
 var (
@@ -77,10 +86,16 @@ func (o *EventOptions) check() error {
 	for _, p := range []struct {
 		name string
 		v    float64
-	}{{"miss", o.Miss}, {"internal", o.Internal}, {"ipv6", o.IPv6}} {
+	}{{"miss", o.Miss}, {"internal", o.Internal}, {"ipv6", o.IPv6}, {"ioc", o.IoC}} {
 		if p.v > 100 {
 			return fmt.Errorf("sample: --%s %g: a percentage is at most 100", p.name, p.v)
 		}
+	}
+	if o.Domains < 0 {
+		return fmt.Errorf("sample: %d domains: want 0 (no dom field) or more", o.Domains)
+	}
+	if o.IoC > 0 && o.Domains == 0 {
+		return fmt.Errorf("sample: --ioc %g needs --domains: the listed domains the events draw from", o.IoC)
 	}
 	if o.Start.IsZero() {
 		o.Start = DefaultStart
@@ -101,6 +116,7 @@ func (o *EventOptions) Event(i int) Event {
 		PID:    100 + r.intn(65000),
 		Action: pick(&r, eventActions),
 		Site:   -1,
+		Listed: -1,
 	}
 	if r.percent(o.Miss) {
 		e.Cust = "x" + strconv.Itoa(r.intn(1_000_000_000))
@@ -112,6 +128,12 @@ func (o *EventOptions) Event(i int) Event {
 		e.Src = siteHost(&r, o.Sites, e.Site, r.percent(o.IPv6))
 	} else {
 		e.Src = publicIPv4(&r)
+	}
+	if o.Domains > 0 {
+		// A stream of its own, so that the events' other fields are
+		// those of the same events without dom.
+		d := newStream(o.Seed, kindDomain+1000, i)
+		e.Dom, e.Listed = eventDomain(&d, o.DomainSeed, o.Domains, o.IoC)
 	}
 	return e
 }
@@ -169,7 +191,11 @@ func (o *EventOptions) AppendEvent(dst []byte, i int) []byte {
 		dst = append(append(append(dst, `","host":"`...), e.Host...), `","app":"`...)
 		dst = append(append(append(dst, e.App...), `","cust":"`...), e.Cust...)
 		dst = e.Src.AppendTo(append(dst, `","src":"`...))
-		dst = append(append(append(dst, `","action":"`...), e.Action...), `"}`...)
+		dst = append(append(append(dst, `","action":"`...), e.Action...), '"')
+		if e.Dom != "" {
+			dst = append(append(append(dst, `,"dom":"`...), e.Dom...), '"')
+		}
+		dst = append(dst, '}')
 	default:
 		dst = append(dst, "<134>1 "...)
 		dst = e.Time.AppendFormat(dst, "2006-01-02T15:04:05.000Z07:00")
@@ -185,7 +211,11 @@ func (o *EventOptions) AppendEvent(dst []byte, i int) []byte {
 func (e *Event) appendMessage(dst []byte) []byte {
 	dst = append(append(dst, "cust="...), e.Cust...)
 	dst = e.Src.AppendTo(append(dst, " src="...))
-	return append(append(dst, " action="...), e.Action...)
+	dst = append(append(dst, " action="...), e.Action...)
+	if e.Dom != "" {
+		dst = append(append(dst, " dom="...), e.Dom...)
+	}
+	return dst
 }
 
 // WriteEvents writes events first..first+n-1 of o, one per line.

@@ -39,4 +39,5 @@ const (
 	kindCustomer = 1 + iota
 	kindSite
 	kindEvent
+	kindDomain
 )

@@ -248,3 +248,75 @@ func BenchmarkEvents(b *testing.B) {
 type countWriter int64
 
 func (w *countWriter) Write(p []byte) (int, error) { *w += countWriter(len(p)); return len(p), nil }
+
+func TestDomains(t *testing.T) {
+	const n = 20000
+	var buf bytes.Buffer
+	if err := WriteDomains(&buf, n, 3); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if lines[0] != "domain,threat,source" || len(lines) != n+1 {
+		t.Fatalf("header %q, %d lines", lines[0], len(lines))
+	}
+	listed := map[string]bool{}
+	for i, l := range lines[1:] {
+		name, _, _ := strings.Cut(l, ",")
+		if listed[name] {
+			t.Fatalf("domain %q twice", name)
+		}
+		listed[name] = true
+		if d := NewDomain(3, i); d.Name != name {
+			t.Fatalf("row %d: %q, NewDomain says %q", i, name, d.Name)
+		}
+	}
+	// listedSuffix returns the listed domain name is at or under, or "".
+	listedSuffix := func(name string) string {
+		for s := name; ; {
+			if listed[s] {
+				return s
+			}
+			_, rest, ok := strings.Cut(s, ".")
+			if !ok {
+				return ""
+			}
+			s = rest
+		}
+	}
+	plain := EventOptions{Seed: 9}
+	with := EventOptions{Seed: 9, Domains: n, IoC: 30, DomainSeed: 3}
+	for _, o := range []*EventOptions{&plain, &with} {
+		if err := o.Check(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hits := 0
+	for i := range 10000 {
+		e, p := with.Event(i), plain.Event(i)
+		if e.Cust != p.Cust || e.Src != p.Src || e.Action != p.Action || p.Dom != "" {
+			t.Fatalf("event %d: --domains changed its other fields: %+v against %+v", i, e, p)
+		}
+		got := listedSuffix(e.Dom)
+		if e.Listed >= 0 {
+			hits++
+			if want := NewDomain(3, e.Listed).Name; got != want {
+				t.Fatalf("event %d: dom %q is listed as under %q, matches %q", i, e.Dom, want, got)
+			}
+		} else if got != "" {
+			t.Fatalf("event %d: benign dom %q is under the listed %q", i, e.Dom, got)
+		}
+		if line := string(with.AppendEvent(nil, i)); !strings.HasSuffix(line, " dom="+e.Dom+"\n") {
+			t.Fatalf("event %d: %q does not end with its dom", i, line)
+		}
+		if line := string(plain.AppendEvent(nil, i)); strings.Contains(line, "dom=") {
+			t.Fatalf("event %d without --domains: %q", i, line)
+		}
+	}
+	if hits < 2700 || hits > 3300 {
+		t.Errorf("%d of 10000 events under a listed domain, want about 30%%", hits)
+	}
+	bad := EventOptions{IoC: 5}
+	if err := bad.Check(); err == nil {
+		t.Error("--ioc without --domains accepted")
+	}
+}

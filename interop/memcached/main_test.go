@@ -133,6 +133,8 @@ func writeCSV(t testing.TB, path string) {
 type enrichdOpts struct {
 	defaultTable string
 	extra        string // more YAML lines for the memcached section ("    key: value")
+	// tables, when set, adds tables to the directory enrichd serves.
+	tables func(dir string)
 }
 
 // startEnrichd compiles the customers table with lut, starts enrichd with
@@ -148,6 +150,9 @@ func startEnrichd(t testing.TB, o enrichdOpts) string {
 	if out, err := exec.Command(filepath.Join(bin, "lut"), "compile", "--key", "cust",
 		"--out", filepath.Join(tables, "customers.lut"), filepath.Join(dir, "customers.csv")).CombinedOutput(); err != nil {
 		t.Fatalf("lut compile: %v\n%s", err, out)
+	}
+	if o.tables != nil {
+		o.tables(tables)
 	}
 	for attempt := 0; ; attempt++ {
 		port := freePort(t)

@@ -20,8 +20,8 @@ import (
 	"github.com/lutkit/lutkit/internal/testpki"
 )
 
-// relpSeqRE finds an event's number in an output line.
-var relpSeqRE = regexp.MustCompile(`seq=(\d+) `)
+// relpInSeqRE finds an event's number in an output line.
+var relpInSeqRE = regexp.MustCompile(`seq=(\d+) `)
 
 // relpReceiver is the TCP peer of enrichd's tcp output: it counts the
 // whole lines it reads by their seq, across connections (a line cut short
@@ -65,7 +65,7 @@ func newRELPReceiver(t *testing.T, need string) *relpReceiver {
 					if err != nil {
 						return
 					}
-					m := relpSeqRE.FindSubmatch(l)
+					m := relpInSeqRE.FindSubmatch(l)
 					r.mu.Lock()
 					if r.need != nil && !bytes.Contains(l, r.need) {
 						r.lacking++

@@ -31,7 +31,7 @@
 //	    sources: [leases.csv]
 //	    key: ip
 //	    valid_from: start        # RFC 3339 or epoch seconds; empty: open
-//	    valid_to: end            # exclusive
+//	    valid_to: end            # exclusive; with match: range too, a range table bounded in time
 //	  - name: assets
 //	    sources:
 //	      - path: inventory.db   # a source may be a mapping with options:

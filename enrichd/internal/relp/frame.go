@@ -94,28 +94,16 @@ func (r *Reader) Next() (Frame, error) {
 		return Frame{}, err
 	}
 	// TXNR
-	digits := 0
-	var txnr uint64
-	for {
-		c, err := r.r.ReadByte()
-		if err != nil {
-			return eof(err)
-		}
-		n++
-		if c >= '0' && c <= '9' {
-			if digits == 9 {
-				return bad("transaction number longer than 9 digits")
-			}
-			digits++
-			txnr = txnr*10 + uint64(c-'0')
-			continue
-		}
-		if c == ' ' && digits > 0 {
-			break
-		}
+	txnr, c, err := r.number(&n)
+	switch {
+	case err != nil:
+		return eof(err)
+	case txnr.digits > 9:
+		return bad("transaction number longer than 9 digits")
+	case c != ' ' || txnr.digits == 0:
 		return bad(fmt.Sprintf("unexpected %q in the transaction number", c))
 	}
-	f.Txnr = uint32(txnr)
+	f.Txnr = uint32(txnr.v)
 	// COMMAND
 	clen := 0
 	for {
@@ -144,29 +132,16 @@ func (r *Reader) Next() (Frame, error) {
 		r.last = f.Cmd
 	}
 	// DATALEN, then SP DATA or the trailer
-	digits = 0
-	var dlen uint64
-	var sep byte
-	for {
-		c, err := r.r.ReadByte()
-		if err != nil {
-			return eof(err)
-		}
-		n++
-		if c >= '0' && c <= '9' {
-			if digits == 9 {
-				return bad("data length longer than 9 digits")
-			}
-			digits++
-			dlen = dlen*10 + uint64(c-'0')
-			continue
-		}
-		if digits == 0 {
-			return bad(fmt.Sprintf("unexpected %q in the data length", c))
-		}
-		sep = c
-		break
+	dl, sep, err := r.number(&n)
+	switch {
+	case err != nil:
+		return eof(err)
+	case dl.digits > 9:
+		return bad("data length longer than 9 digits")
+	case dl.digits == 0:
+		return bad(fmt.Sprintf("unexpected %q in the data length", sep))
 	}
+	dlen := dl.v
 	if dlen == 0 {
 		if sep != '\n' {
 			return bad(fmt.Sprintf("unexpected %q after a data length of 0", sep))
@@ -191,7 +166,7 @@ func (r *Reader) Next() (Frame, error) {
 	if err != nil {
 		return eof(io.ErrUnexpectedEOF)
 	}
-	c, err := r.r.ReadByte()
+	c, err = r.r.ReadByte()
 	if err != nil {
 		return eof(io.ErrUnexpectedEOF)
 	}
@@ -201,6 +176,34 @@ func (r *Reader) Next() (Frame, error) {
 	}
 	r.offset += int64(n)
 	return f, nil
+}
+
+// num is a number read by Reader.number.
+type num struct {
+	v      uint64
+	digits int // more than 9: the number was cut off at its tenth digit
+}
+
+// number reads decimal digits, at most 10 (one more than a field may
+// have, so that the caller can tell it is too long), and returns them
+// and the octet after them; n counts the octets read.
+func (r *Reader) number(n *int) (num, byte, error) {
+	var x num
+	for {
+		c, err := r.r.ReadByte()
+		if err != nil {
+			return x, 0, err
+		}
+		*n++
+		if c < '0' || c > '9' {
+			return x, c, nil
+		}
+		x.digits++
+		if x.digits > 9 {
+			return x, c, nil
+		}
+		x.v = x.v*10 + uint64(c-'0')
+	}
 }
 
 // AppendFrame appends the frame txnr cmd data to dst.

@@ -34,7 +34,7 @@ func TestReadFrames(t *testing.T) {
 			t.Fatalf("got %d %q %q, want %d %q %q", f.Txnr, f.Cmd, f.Data, w.txnr, w.cmd, w.data)
 		}
 	}
-	if _, err := r.Next(); err != io.EOF {
+	if _, err := r.Next(); !errors.Is(err, io.EOF) {
 		t.Fatalf("after the last frame: %v, want io.EOF", err)
 	}
 }

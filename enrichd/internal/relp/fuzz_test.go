@@ -22,10 +22,10 @@ func FuzzReadFrames(f *testing.F) {
 			fr, err := r.Next()
 			if err != nil {
 				var fe *FrameError
-				if err != io.EOF && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.As(err, &fe) {
+				if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.As(err, &fe) {
 					t.Fatalf("unexpected error type %T: %v", err, err)
 				}
-				if err == io.EOF && !bytes.Equal(again, data) {
+				if errors.Is(err, io.EOF) && !bytes.Equal(again, data) {
 					t.Fatalf("frames %q rewrite the stream %q", again, data)
 				}
 				return
