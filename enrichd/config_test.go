@@ -22,11 +22,11 @@ func TestConfigOneErrorEach(t *testing.T) {
 	out := "outputs: [{type: stdout}]\n"
 	for _, tc := range []struct{ yml, want string }{
 		{in + "outputs:\n  - {type: fiel, path: x}\n", `e.yaml:3:12: outputs[0].type: must be one of file, relp, stdout, tcp, not "fiel"`},
-		{"inputs:\n  - {type: tpc, listen: \"x:1\"}\n" + out, `e.yaml:2:12: inputs[0].type: must be one of file, tcp, udp, not "tpc"`},
+		{"inputs:\n  - {type: tpc, listen: \"x:1\"}\n" + out, `e.yaml:2:12: inputs[0].type: must be one of file, relp, tcp, udp, not "tpc"`},
 		{"inputs:\n  - {type: tcp, listen: [x]}\n" + out, `e.yaml:2:25: inputs[0].listen: must be a string`},
 		{"inputs:\n  - {type: tcp, listen: nohost}\n" + out, `e.yaml:2:25: inputs[0].listen: must be HOST:PORT: address nohost: missing port in address`},
 		{"inputs:\n  - {type: tcp, listen: \"x:1\", format: sylog}\n" + out, `e.yaml:2:40: inputs[0].format: must be one of syslog, json, raw, not "sylog"`},
-		{"inputs:\n  - {type: file, listen: \"x:1\", path: y}\n" + out, `e.yaml:2:26: inputs[0].listen: only for tcp and udp inputs`},
+		{"inputs:\n  - {type: file, listen: \"x:1\", path: y}\n" + out, `e.yaml:2:26: inputs[0].listen: only for relp, tcp and udp inputs`},
 		{"inputs:\n  - {type: file, path: y, read_buffer: 1}\n" + out, `e.yaml:2:40: inputs[0].read_buffer: only for a udp input`},
 		{"inputs:\n  - {type: tcp, listen: \"x:1\", max_connections: 0}\n" + out, `e.yaml:2:49: inputs[0].max_connections: must be a positive integer (suffixes KiB, MiB, GiB allowed), not "0"`},
 		{in + "outputs:\n  - {type: tcp}\n", `e.yaml:3:5: outputs[0].address: required for a tcp output (HOST:PORT)`},

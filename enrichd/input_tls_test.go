@@ -173,7 +173,7 @@ outputs: [{type: stdout}]
 		"inputs[3].tls.cert_file:",
 		"inputs[3].limits.handshake: unknown field",
 		"inputs[3].limits.max_connections_per_source: must be",
-		"inputs[4].tls: only for a tcp input",
+		"inputs[4].tls: only for relp and tcp inputs",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in\n%v", want, err)

@@ -142,7 +142,7 @@ func TestNewTypes(t *testing.T) {
 	// Their keys are checked as the built-in ones are.
 	_, err := ParseConfig("e.yaml", []byte("inputs: [{type: test-gen, listen: \"x:1\"}]\noutputs: [{type: test-mem, path: x}]\n"))
 	if err == nil || !strings.Contains(err.Error(), "e.yaml:1:10: inputs[0].count: required: how many events") ||
-		!strings.Contains(err.Error(), "inputs[0].listen: only for tcp and udp inputs") ||
+		!strings.Contains(err.Error(), "inputs[0].listen: only for relp, tcp and udp inputs") ||
 		!strings.Contains(err.Error(), "outputs[0].path: only for a file output") {
 		t.Fatalf("error %v", err)
 	}
