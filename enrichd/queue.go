@@ -325,19 +325,19 @@ func (q *diskQueue) close() {
 }
 
 var (
-	mQBytes      = MetricDesc("queue_bytes", "Bytes of the persistent queue's segment files.")
-	mQMaxBytes   = MetricDesc("queue_max_bytes", "The persistent queue's bound (queue.max_bytes).")
-	mQSegments   = MetricDesc("queue_segments", "Segment files of the persistent queue.")
-	mQFull       = MetricDesc("queue_full", "1 while the persistent queue is full: the inputs wait, /readyz answers 503.")
-	mQFullTotal  = MetricDesc("queue_full_total", "Times the persistent queue became full.")
-	mQEvents     = MetricDesc("queue_events_total", "Events through the persistent queue since the start, by stage: written (appended), read (handed to the outputs, an earlier run's included), delivered (by every output).", "stage")
-	mQSyncs      = MetricDesc("queue_syncs_total", "fsyncs of the persistent queue.")
-	mQWriteErrs  = MetricDesc("queue_write_errors_total", "Failed writes and syncs of the persistent queue, by reason (retried; the inputs wait).", "reason")
-	mQReadErrs   = MetricDesc("queue_read_errors_total", "Failed reads of the persistent queue's files (retried).")
-	mQDamaged    = MetricDesc("queue_damaged_records_total", "Damaged spans of the queue's segments skipped (checksum mismatch), never replayed.")
-	mQDamagedB   = MetricDesc("queue_damaged_bytes_total", "Bytes of the damaged spans skipped.")
-	mQDamagedEv  = MetricDesc("queue_damaged_events_total", "Events the damaged records held, as far as their headers tell (a damaged header does not).")
-	mQTornTotal  = MetricDesc("queue_torn_records_total", "Records found cut short at the end of a segment by a crash (never acknowledged), dropped.")
+	mQBytes      = MetricDesc("disk_queue_bytes", "Bytes of the persistent queue's segment files.")
+	mQMaxBytes   = MetricDesc("disk_queue_max_bytes", "The persistent queue's bound (queue.max_bytes).")
+	mQSegments   = MetricDesc("disk_queue_segments", "Segment files of the persistent queue.")
+	mQFull       = MetricDesc("disk_queue_full", "1 while the persistent queue is full: the inputs wait, /readyz answers 503.")
+	mQFullTotal  = MetricDesc("disk_queue_full_total", "Times the persistent queue became full.")
+	mQEvents     = MetricDesc("disk_queue_events_total", "Events through the persistent queue since the start, by stage: written (appended), read (handed to the outputs, an earlier run's included), delivered (by every output).", "stage")
+	mQSyncs      = MetricDesc("disk_queue_syncs_total", "fsyncs of the persistent queue.")
+	mQWriteErrs  = MetricDesc("disk_queue_write_errors_total", "Failed writes and syncs of the persistent queue, by reason (retried; the inputs wait).", "reason")
+	mQReadErrs   = MetricDesc("disk_queue_read_errors_total", "Failed reads of the persistent queue's files (retried).")
+	mQDamaged    = MetricDesc("disk_queue_damaged_records_total", "Damaged spans of the queue's segments skipped (checksum mismatch), never replayed.")
+	mQDamagedB   = MetricDesc("disk_queue_damaged_bytes_total", "Bytes of the damaged spans skipped.")
+	mQDamagedEv  = MetricDesc("disk_queue_damaged_events_total", "Events the damaged records held, as far as their headers tell (a damaged header does not).")
+	mQTornTotal  = MetricDesc("disk_queue_torn_records_total", "Records found cut short at the end of a segment by a crash (never acknowledged), dropped.")
 	queueMetrics = []string{"written", "read", "delivered"}
 )
 

@@ -126,9 +126,9 @@ func TestQueueOutputOutage(t *testing.T) {
 		t.Fatal(res.err)
 	}
 	waitFor(t, time.Until(began.Add(outage)), func() bool {
-		return metric(t, r.d, `enrichd_queue_events_total{stage="written"}`) == float64(n)
+		return metric(t, r.d, `enrichd_disk_queue_events_total{stage="written"}`) == float64(n)
 	}, func() string {
-		return fmt.Sprintf("the queue holds %v of %d events before the output returns", metric(t, r.d, `enrichd_queue_events_total{stage="written"}`), n)
+		return fmt.Sprintf("the queue holds %v of %d events before the output returns", metric(t, r.d, `enrichd_disk_queue_events_total{stage="written"}`), n)
 	})
 	if eo := metric(t, r.d, "enrichd_events_out_total"); eo != 0 {
 		t.Fatalf("events_out %v while the receiver is absent", eo)
@@ -136,7 +136,7 @@ func TestQueueOutputOutage(t *testing.T) {
 	if metricSum(t, r.d, `enrichd_output_errors_total{output="peer",reason="connect"`) == 0 {
 		t.Fatalf("the output never failed to connect")
 	}
-	qb := metric(t, r.d, "enrichd_queue_bytes")
+	qb := metric(t, r.d, "enrichd_disk_queue_bytes")
 	t.Logf("%d events sent in %v (slowest write %v), %.0f MB in the queue, output down",
 		n, res.took.Round(time.Millisecond), res.slowest.Round(time.Microsecond), qb/1e6)
 	if rest := time.Until(began.Add(outage)); rest > 0 {
@@ -173,8 +173,8 @@ func runUntilQueued(t *testing.T, cfg *Config, n int) {
 	if res := <-timedSend(t, r.d, 0, n); res.err != nil {
 		t.Fatal(res.err)
 	}
-	waitFor(t, 5*time.Minute, func() bool { return metric(t, r.d, `enrichd_queue_events_total{stage="written"}`) == float64(n) }, func() string {
-		return fmt.Sprintf("queue holds %v of %d events", metric(t, r.d, `enrichd_queue_events_total{stage="written"}`), n)
+	waitFor(t, 5*time.Minute, func() bool { return metric(t, r.d, `enrichd_disk_queue_events_total{stage="written"}`) == float64(n) }, func() string {
+		return fmt.Sprintf("queue holds %v of %d events", metric(t, r.d, `enrichd_disk_queue_events_total{stage="written"}`), n)
 	})
 	r.cancel()
 	r.cancel = nil
@@ -217,12 +217,12 @@ func TestQueueFlippedByte(t *testing.T) {
 	r, logs := startDaemonLogged(t, cfg2)
 	var damagedEv float64
 	waitFor(t, 5*time.Minute, func() bool {
-		damagedEv = metric(t, r.d, "enrichd_queue_damaged_events_total")
+		damagedEv = metric(t, r.d, "enrichd_disk_queue_damaged_events_total")
 		return damagedEv > 0 && metric(t, r.d, "enrichd_events_out_total")+damagedEv >= n
 	}, func() string {
 		return fmt.Sprintf("events_out %v, damaged %v, want %d in all", metric(t, r.d, "enrichd_events_out_total"), damagedEv, n)
 	})
-	if d := metric(t, r.d, "enrichd_queue_damaged_records_total"); d != 1 {
+	if d := metric(t, r.d, "enrichd_disk_queue_damaged_records_total"); d != 1 {
 		t.Errorf("damaged records %v, want 1", d)
 	}
 	r.stop(t)
@@ -275,11 +275,11 @@ func TestQueueDiskFull(t *testing.T) {
 	cfg.Queue.Sync = QueueSync{Events: 1000}
 	r, logs := startDaemonLogged(t, cfg)
 	sent := timedSend(t, r.d, 0, n)
-	enospc := func() float64 { return metric(t, r.d, `enrichd_queue_write_errors_total{reason="enospc"}`) }
+	enospc := func() float64 { return metric(t, r.d, `enrichd_disk_queue_write_errors_total{reason="enospc"}`) }
 	waitFor(t, 2*time.Minute, func() bool { return enospc() > 0 }, func() string {
-		return fmt.Sprintf("no enospc counted; %v events written to the queue", metric(t, r.d, `enrichd_queue_events_total{stage="written"}`))
+		return fmt.Sprintf("no enospc counted; %v events written to the queue", metric(t, r.d, `enrichd_disk_queue_events_total{stage="written"}`))
 	})
-	written := metric(t, r.d, `enrichd_queue_events_total{stage="written"}`)
+	written := metric(t, r.d, `enrichd_disk_queue_events_total{stage="written"}`)
 	if written >= n {
 		t.Fatalf("the disk never filled: %v events written", written)
 	}
@@ -296,7 +296,7 @@ func TestQueueDiskFull(t *testing.T) {
 	}
 	waitFor(t, 5*time.Minute, func() bool { d, _ := rcv.counts(); return d >= n }, func() string {
 		d, _ := rcv.counts()
-		return fmt.Sprintf("the receiver holds %d of %d events; queue %v written", d, n, metric(t, r.d, `enrichd_queue_events_total{stage="written"}`))
+		return fmt.Sprintf("the receiver holds %d of %d events; queue %v written", d, n, metric(t, r.d, `enrichd_disk_queue_events_total{stage="written"}`))
 	})
 	if !strings.Contains(logs.String(), "queue: works again") {
 		t.Errorf("the recovery is not logged")
@@ -305,7 +305,7 @@ func TestQueueDiskFull(t *testing.T) {
 }
 
 // TestQueueFull: a queue whose max_bytes is smaller than what arrives
-// while the output is down fills: enrichd_queue_full is 1, the log says
+// while the output is down fills: enrichd_disk_queue_full is 1, the log says
 // so, /readyz answers 503 and the sender waits; once the receiver
 // listens everything arrives, once, and /readyz answers 200 again.
 func TestQueueFull(t *testing.T) {
@@ -316,8 +316,8 @@ func TestQueueFull(t *testing.T) {
 	cfg := queueConfig(t, dir, addr, 24<<20)
 	r, logs := startDaemonLogged(t, cfg)
 	sent := timedSend(t, r.d, 0, n)
-	waitFor(t, 2*time.Minute, func() bool { return metric(t, r.d, "enrichd_queue_full") == 1 }, func() string {
-		return fmt.Sprintf("queue never full: %v bytes", metric(t, r.d, "enrichd_queue_bytes"))
+	waitFor(t, 2*time.Minute, func() bool { return metric(t, r.d, "enrichd_disk_queue_full") == 1 }, func() string {
+		return fmt.Sprintf("queue never full: %v bytes", metric(t, r.d, "enrichd_disk_queue_bytes"))
 	})
 	if r.d.Ready() {
 		t.Errorf("ready while the queue is full")

@@ -139,7 +139,7 @@ shutdown_timeout: 5s
 			}
 		}
 	}
-	waitMetric(p, `enrichd_queue_events_total{stage="written"}`, float64(n))
+	waitMetric(p, `enrichd_disk_queue_events_total{stage="written"}`, float64(n))
 	p.kill9(t)
 
 	rcv := newSeqReceiver(t, out)
@@ -173,7 +173,7 @@ shutdown_timeout: 5s
 			t.Fatalf("after the second restart the receiver holds %d of %d; stderr:\n%s", d, n, p.stderr.String())
 		}
 	}
-	waitMetric(p, "enrichd_events_out_total", p.metricValue(t, `enrichd_queue_events_total{stage="read"}`))
+	waitMetric(p, "enrichd_events_out_total", p.metricValue(t, `enrichd_disk_queue_events_total{stage="read"}`))
 	p.stop(t)
 	distinct, dups := rcv.seen.Counts()
 	t.Logf("%d events, %d received before the second kill; at the end %d distinct, %d duplicates (%.2f%%)",

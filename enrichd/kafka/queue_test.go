@@ -38,14 +38,14 @@ func TestKafkaCommitsWhatTheQueueHolds(t *testing.T) {
 	for c.Lag(t, "enrichd", "in") != 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("group lag %d, queue written %v: the events in the queue are not committed", c.Lag(t, "enrichd", "in"),
-				metric(t, r.d, `enrichd_queue_events_total{stage="written"}`))
+				metric(t, r.d, `enrichd_disk_queue_events_total{stage="written"}`))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if got := metric(t, r.d, `enrichd_queue_events_total{stage="written"}`); got != n {
+	if got := metric(t, r.d, `enrichd_disk_queue_events_total{stage="written"}`); got != n {
 		t.Errorf("queue written %v, want %d", got, n)
 	}
-	if got := metric(t, r.d, "enrichd_queue_syncs_total"); got == 0 {
+	if got := metric(t, r.d, "enrichd_disk_queue_syncs_total"); got == 0 {
 		t.Errorf("committed without an fsync of the queue")
 	}
 	if got := metric(t, r.d, "enrichd_events_out_total"); got != 0 {

@@ -303,7 +303,7 @@ shutdown_timeout: 5s
 				out = d.metric(t, "enrichd_events_out_total")
 				read = taken
 				if mode.queue != "" {
-					read = d.metric(t, `enrichd_queue_events_total{stage="read"}`)
+					read = d.metric(t, `enrichd_disk_queue_events_total{stage="read"}`)
 				}
 				rcv.mu.Lock()
 				lines := 0
