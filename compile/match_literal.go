@@ -75,12 +75,21 @@ func (c *compiler) literalSection(section func(kind uint32, body func() error) e
 			rows[i] = format.LiteralRow{Off: offs[i], Anchors: anchors[i]}
 		}
 	} else {
-		rows = format.WildcardRows(keys, offs)
+		rows = format.WildcardRows(keys, offs, format.GlobSyntax)
 	}
 	return section(uint32(kind), func() error {
-		_, err := w.Write(format.AppendLiteralIndex(nil, rows))
+		_, err := w.Write(format.AppendLiteralIndexFlags(nil, c.literalFlags(), rows))
 		return err
 	})
+}
+
+// literalFlags returns the flags word of the table's literal index: the
+// glob syntax of a wildcard table.
+func (c *compiler) literalFlags() uint64 {
+	if c.kind == format.MatchWildcard {
+		return uint64(format.GlobSyntax)
+	}
+	return 0
 }
 
 // checkLiteralMatch checks the options of a wildcard or pattern table:
