@@ -119,19 +119,24 @@ func MatchGlob(glob, key []byte, f GlobFlags) bool {
 func matchGlobChars(glob, key []byte) bool {
 	g, k, star, mark := 0, 0, -1, 0
 	for k < len(key) {
-		kn := charLen(key[k:])
 		if g < len(glob) {
-			switch glob[g] {
-			case '*':
+			switch c := glob[g]; {
+			case c == '*':
 				star, mark = g, k
 				g++
 				continue
-			case '?':
-				g, k = g+1, k+kn
+			case c == '?':
+				g, k = g+1, k+charLen(key[k:])
 				continue
+			case c < utf8.RuneSelf:
+				// An ASCII character: the key's byte, if equal, is one too.
+				if c == key[k] {
+					g, k = g+1, k+1
+					continue
+				}
 			default:
-				if gn := charLen(glob[g:]); gn == kn && bytes.Equal(glob[g:g+gn], key[k:k+kn]) {
-					g, k = g+gn, k+kn
+				if gn := charLen(glob[g:]); k+gn <= len(key) && bytes.Equal(glob[g:g+gn], key[k:k+gn]) && charLen(key[k:]) == gn {
+					g, k = g+gn, k+gn
 					continue
 				}
 			}
@@ -139,7 +144,11 @@ func matchGlobChars(glob, key []byte) bool {
 		if star < 0 {
 			return false
 		}
-		mark += charLen(key[mark:])
+		if key[mark] < utf8.RuneSelf {
+			mark++
+		} else {
+			mark += charLen(key[mark:])
+		}
 		g, k = star+1, mark
 	}
 	for g < len(glob) && glob[g] == '*' {
