@@ -18,8 +18,8 @@ import (
 // a counted repetition at its largest, x{1000}, which Go allows. A
 // lookup that runs a pattern steps through up to that many instructions
 // for each byte of the key, and each of its matching machines keeps two
-// queues of that many entries; the patterns of the docs and tests have
-// fewer than 30.
+// queues of that many entries; the user-agent patterns of
+// docs/matching.md have at most 31 (TestPatternInstDoc).
 const MaxPatternInst = 10000
 
 // CheckPattern reports why the compiler refuses a valid pattern: it can

@@ -2,6 +2,7 @@ package format
 
 import (
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"testing"
 )
@@ -67,4 +68,31 @@ func FuzzPatternNever(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The instruction counts docs/matching.md gives: x{1000}, and the most of
+// its user-agent patterns.
+func TestPatternInstDoc(t *testing.T) {
+	inst := func(p string) int {
+		re, err := syntax.Parse(p, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := syntax.Compile(re.Simplify())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(prog.Inst)
+	}
+	if n := inst(`x{1000}`); n != 1002 {
+		t.Errorf("x{1000}: %d instructions, the docs say 1,002", n)
+	}
+	most := 0
+	for _, p := range []string{`(?i)googlebot|bingbot|duckduckbot`, `^curl/\d+`, `^Mozilla/5\.0 .*\bEdg/\d+`,
+		`^Mozilla/5\.0 .*Firefox/\d+`, `^Mozilla/5\.0 .*Chrome/\d+`, `(?i)bot|crawl|spider`} {
+		most = max(most, inst(p))
+	}
+	if most != 31 {
+		t.Errorf("the docs' user-agent patterns have at most %d instructions, the docs say 31", most)
+	}
 }
