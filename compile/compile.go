@@ -71,6 +71,12 @@ type Stats struct {
 	BadRows     []error
 	Bytes       int64 // size of the table file
 	Seed        uint64
+
+	// Warnings are the rows compiled with a warning, at most
+	// MaxBadRowErrors of them; Unanchored counts the patterns warned
+	// about as run on every lookup (Options.StrictPatterns).
+	Warnings   []error
+	Unanchored int64
 }
 
 // BuildTimeFromEnv returns the time given by SOURCE_DATE_EPOCH, or the zero
@@ -588,7 +594,7 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 				c.labels |= format.LabelBit(format.Labels(keyBuf))
 			}
 			if c.lits != nil {
-				c.lits.add(off, keyBuf)
+				c.addLiteral(off, keyBuf, line)
 			}
 		}
 		rows.free <- b

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/format"
 	"github.com/lutkit/lutkit/internal/config"
 )
@@ -15,6 +16,7 @@ type literalKeys struct {
 	keys    [][]byte   // the rows' keys
 	anchors [][][]byte // pattern tables: each row's anchors
 	next    [][]byte   // the anchors of the key built last
+	warn    error      // the warning about the key built last
 }
 
 // add keeps the row written at off, of key.
@@ -24,14 +26,38 @@ func (l *literalKeys) add(off uint64, key []byte) {
 	l.anchors = append(l.anchors, l.next)
 }
 
+// addLiteral keeps the row written at off, of key, from the source's
+// line, with its warning.
+func (c *compiler) addLiteral(off uint64, key []byte, line int64) {
+	c.lits.add(off, key)
+	if c.lits.warn == nil {
+		return
+	}
+	c.stats.Unanchored++
+	if len(c.stats.Warnings) < c.opts.MaxBadRowErrors {
+		c.stats.Warnings = append(c.stats.Warnings, &source.RowError{File: c.opts.SourceName, Line: line, Column: c.keyIdx[0] + 1, Err: c.lits.warn})
+	}
+	c.lits.warn = nil
+}
+
 // literalKey builds the key of a row of a wildcard or pattern table:
 // its one key column, case-folded in a wildcard table with FoldCase. A
-// pattern is compiled, so that a bad one is an error at its row, and its
-// anchors kept.
+// pattern is compiled, so that a bad one is an error at its row, checked
+// (format.CheckPattern), and its anchors kept; one without anchors is
+// warned about (an error with StrictPatterns).
 func (c *compiler) literalKey(dst []byte, fields [][]byte) ([]byte, error) {
 	v := fields[c.keyIdx[0]]
 	if c.kind == format.MatchPattern {
 		a, err := format.PatternAnchors(v)
+		if err == nil {
+			err = format.CheckPattern(v)
+		}
+		if err == nil && a == nil {
+			err = fmt.Errorf("no literal is in every match of it: it is run on every lookup")
+			if !c.opts.StrictPatterns {
+				c.lits.warn, err = fmt.Errorf("key column %q: %q: %w", c.opts.Key[0], truncate(v), err), nil
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("key column %q: %q: %w", c.opts.Key[0], truncate(v), err)
 		}
@@ -75,12 +101,21 @@ func (c *compiler) literalSection(section func(kind uint32, body func() error) e
 			rows[i] = format.LiteralRow{Off: offs[i], Anchors: anchors[i]}
 		}
 	} else {
-		rows = format.WildcardRows(keys, offs)
+		rows = format.WildcardRows(keys, offs, format.GlobSyntax)
 	}
 	return section(uint32(kind), func() error {
-		_, err := w.Write(format.AppendLiteralIndex(nil, rows))
+		_, err := w.Write(format.AppendLiteralIndexFlags(nil, c.literalFlags(), rows))
 		return err
 	})
+}
+
+// literalFlags returns the flags word of the table's literal index: the
+// glob syntax of a wildcard table.
+func (c *compiler) literalFlags() uint64 {
+	if c.kind == format.MatchWildcard {
+		return uint64(format.GlobSyntax)
+	}
+	return 0
 }
 
 // checkLiteralMatch checks the options of a wildcard or pattern table:

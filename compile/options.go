@@ -65,6 +65,10 @@ type Options struct {
 	// "error" (the default when empty), "narrowest" or "first" (the
 	// order in which a lookup of several matches returns them).
 	Overlap string `json:"overlap,omitempty"`
+	// StrictPatterns makes a pattern without a literal every match
+	// contains (one run on every lookup) an error at its row, instead of
+	// a warning in Stats.Warnings.
+	StrictPatterns bool `json:"strict_patterns,omitempty"`
 
 	// BuildTime is recorded in the header. Zero means none is recorded,
 	// which keeps output reproducible; see BuildTimeFromEnv.
@@ -109,6 +113,9 @@ func (o *Options) Check(s config.Scope) {
 		}
 	}
 	o.checkMatch(s)
+	if o.StrictPatterns && o.Match != MatchPattern {
+		s.Errorf("strict_patterns", "strict_patterns applies to pattern tables only")
+	}
 	switch o.OnDuplicate {
 	case "", DuplicateError, DuplicateFirst, DuplicateLast:
 	default:

@@ -25,7 +25,9 @@ import (
 //	u64 A   distinct anchors
 //	u64 P   posting entries (rank of a row, per anchor)
 //	u64 W   rows without an anchor (always checked)
-//	16 zero bytes (the header is 64 bytes)
+//	u64 F   flags: in a WILDCARD section the glob syntax (GlobFlags,
+//	        bit 0 GlobQuestion), in a PATTERN section 0
+//	8 zero bytes (the header is 64 bytes)
 //	each array below starts at a multiple of 64 of the section,
 //	zero-padded:
 //	R x u32      record offset within DATA / 8, of each rank
@@ -56,6 +58,7 @@ type LiteralRow struct {
 // bytes.
 type LiteralIndex struct {
 	R, S, E, A, P, W uint64
+	Flags            uint64 // F: GlobFlags in a WILDCARD section
 
 	ranks, root, edgeStart, fail, dict, out []byte
 	edgeByte, edgeTo, postStart, post       []byte
@@ -91,8 +94,11 @@ func DecodeLiteralIndex(b []byte, off int64, rows uint64) (*LiteralIndex, error)
 	if x.R != rows || x.S == 0 || x.W > x.R {
 		return nil, Corruptf(off, "literal index of %d rows and %d states in a table of %d rows", x.R, x.S, rows)
 	}
-	if le.Uint64(b[48:]) != 0 || le.Uint64(b[56:]) != 0 {
-		return nil, Corruptf(off+48, "literal index reserved bytes not zero")
+	if x.Flags = le.Uint64(b[48:]); x.Flags&^uint64(GlobQuestion) != 0 {
+		return nil, Corruptf(off+48, "literal index flags %#x unknown", x.Flags)
+	}
+	if le.Uint64(b[56:]) != 0 {
+		return nil, Corruptf(off+56, "literal index reserved bytes not zero")
 	}
 	offs, size := literalLayout(x.R, x.S, x.E, x.A, x.P, x.W)
 	if size != uint64(len(b)) {
@@ -230,10 +236,16 @@ func (x *LiteralIndex) Record(r uint32) (uint64, bool) {
 	return u32at(x.ranks, uint64(r)) * RecordAlign, true
 }
 
-// AppendLiteralIndex appends the section of rows, given in rank order.
-// Anchors are ASCII-lowered; an empty anchor makes its row always
-// checked (every key contains it).
+// AppendLiteralIndex appends the section of rows, given in rank order,
+// with flags 0 (a PATTERN section).
 func AppendLiteralIndex(dst []byte, rows []LiteralRow) []byte {
+	return AppendLiteralIndexFlags(dst, 0, rows)
+}
+
+// AppendLiteralIndexFlags appends the section of rows, given in rank
+// order, with the flags word flags. Anchors are ASCII-lowered; an empty
+// anchor makes its row always checked (every key contains it).
+func AppendLiteralIndexFlags(dst []byte, flags uint64, rows []LiteralRow) []byte {
 	// The distinct anchors, sorted, and the ranks of each.
 	ids := map[string]int{}
 	var always []uint32
@@ -287,7 +299,7 @@ func AppendLiteralIndex(dst []byte, rows []LiteralRow) []byte {
 	b := dst[base:]
 	clear(b)
 	le := binary.LittleEndian
-	for i, v := range []uint64{r, s, e, a, p, w} {
+	for i, v := range []uint64{r, s, e, a, p, w, flags} {
 		le.PutUint64(b[8*i:], v)
 	}
 	put := func(arr int, i uint64, v uint32) { le.PutUint32(b[offs[arr]+4*i:], v) }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // literalSeeds are sections of small tables of both kinds.
@@ -18,7 +19,12 @@ func literalSeeds(t testing.TB) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return [][]byte{AppendLiteralIndex(nil, WildcardRows(globs, offs)), AppendLiteralIndex(nil, rows), AppendLiteralIndex(nil, nil)}
+	globs = append(globs, []byte("db-??"), []byte("?"))
+	offs = append(offs, 40, 48)
+	return [][]byte{
+		AppendLiteralIndexFlags(nil, uint64(GlobSyntax), WildcardRows(globs, offs, GlobSyntax)),
+		AppendLiteralIndex(nil, WildcardRows(globs, offs, 0)), AppendLiteralIndex(nil, rows), AppendLiteralIndex(nil, nil),
+	}
 }
 
 // FuzzLiteralIndex decodes arbitrary bytes as a WILDCARD or PATTERN
@@ -80,26 +86,49 @@ func FuzzPatternAnchors(f *testing.F) {
 	})
 }
 
-// MatchGlob agrees with a plain recursive match, byte by byte.
+// MatchGlob agrees with a plain match by dynamic programming, in both
+// syntaxes: byte by byte without '?', character by character with it.
 func FuzzMatchGlob(f *testing.F) {
 	for _, s := range []struct{ g, k string }{
 		{"web-*", "web-01"}, {"*-db-*", "x-db-y"}, {"a*b*c", "aXbYbc"}, {"**", ""}, {"*a", "ba"}, {"a", "ab"},
+		{"db-??", "db-01"}, {"?", "é"}, {"?", "\xff"}, {"*?*?", "\U0001d11e"}, {"\xc3*", "é"}, {"a?c", "a?c"}, {"*?", ""},
 	} {
-		f.Add(s.g, s.k)
+		f.Add(s.g, s.k, true)
+		f.Add(s.g, s.k, false)
 	}
-	f.Fuzz(func(t *testing.T, g, k string) {
+	f.Fuzz(func(t *testing.T, g, k string, q bool) {
 		if len(g) > 64 || len(k) > 256 {
 			return
 		}
-		if got, want := MatchGlob([]byte(g), []byte(k)), globRef([]byte(g), []byte(k)); got != want {
-			t.Fatalf("MatchGlob(%q, %q) = %v, want %v", g, k, got, want)
+		var fl GlobFlags
+		if q {
+			fl = GlobQuestion
+		}
+		if got, want := MatchGlob([]byte(g), []byte(k), fl), globRef([]byte(g), []byte(k), fl); got != want {
+			t.Fatalf("MatchGlob(%q, %q, %d) = %v, want %v", g, k, fl, got, want)
 		}
 	})
 }
 
-// globRef is a glob match by dynamic programming, slow but plainly
-// right: m[i][j] says whether g[i:] matches k[j:].
-func globRef(g, k []byte) bool {
+// globChars splits b into the characters of the syntax f: single bytes
+// without GlobQuestion; with it, valid UTF-8 encodings and the bytes that
+// start none.
+func globChars(b []byte, f GlobFlags) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		n := 1
+		if f&GlobQuestion != 0 {
+			_, n = utf8.DecodeRune(b)
+		}
+		out, b = append(out, b[:n]), b[n:]
+	}
+	return out
+}
+
+// globRef is a glob match by dynamic programming over characters, slow
+// but plainly right: m[i][j] says whether g[i:] matches k[j:].
+func globRef(glob, key []byte, f GlobFlags) bool {
+	g, k := globChars(glob, f), globChars(key, f)
 	m := make([][]bool, len(g)+1)
 	for i := range m {
 		m[i] = make([]bool, len(k)+1)
@@ -107,14 +136,74 @@ func globRef(g, k []byte) bool {
 	m[len(g)][len(k)] = true
 	for i := len(g) - 1; i >= 0; i-- {
 		for j := len(k); j >= 0; j-- {
-			if g[i] == '*' {
+			switch {
+			case string(g[i]) == "*":
 				m[i][j] = m[i+1][j] || j < len(k) && m[i][j+1]
-			} else {
-				m[i][j] = j < len(k) && g[i] == k[j] && m[i+1][j+1]
+			case string(g[i]) == "?" && f&GlobQuestion != 0:
+				m[i][j] = j < len(k) && m[i+1][j+1]
+			default:
+				m[i][j] = j < len(k) && bytes.Equal(g[i], k[j]) && m[i+1][j+1]
 			}
 		}
 	}
 	return m[0][0]
+}
+
+// The glob syntaxes as the docs state them: '?' one character, a byte
+// that starts no character being one; '?' itself in the first syntax;
+// literal characters, anchors and ranks.
+func TestGlobQuestion(t *testing.T) {
+	for _, c := range []struct {
+		g, k     string
+		q, plain bool // with GlobQuestion, without
+	}{
+		{"db-??", "db-01", true, false},
+		{"db-??", "db-1", false, false},
+		{"db-??", "db-??", true, true},
+		{"?", "é", true, false},
+		{"?", "\xff", true, false},
+		{"??", "é", false, false},
+		{"??", "??", true, true},
+		{"*?*?", "\U0001d11e", false, false}, // one character, however '*' splits it
+		{"\xc3*", "é", false, true},          // a byte that starts no character is one
+		{"a?c", "a?c", true, true},
+		{"a?c", "abc", true, false},
+		{"*?", "", false, false},
+	} {
+		if got := MatchGlob([]byte(c.g), []byte(c.k), GlobQuestion); got != c.q {
+			t.Errorf("MatchGlob(%q, %q, GlobQuestion) = %v", c.g, c.k, got)
+		}
+		if got := MatchGlob([]byte(c.g), []byte(c.k), 0); got != c.plain {
+			t.Errorf("MatchGlob(%q, %q, 0) = %v", c.g, c.k, got)
+		}
+	}
+	if n := WildcardLiterals([]byte("a?é*"), GlobQuestion); n != 2 {
+		t.Errorf("literal characters of a?é* = %d, want 2", n)
+	}
+	if n := WildcardLiterals([]byte("a?é*"), 0); n != 3 {
+		t.Errorf("literal characters of a?é* without '?' = %d, want 3", n)
+	}
+	if a := WildcardAnchor([]byte("web-??.corp*x"), GlobQuestion); string(a) != ".corp" {
+		t.Errorf("anchor of web-??.corp*x = %q, want .corp", a)
+	}
+	if a := WildcardAnchor([]byte("web-??.corp*x"), 0); string(a) != "web-??.corp" {
+		t.Errorf("anchor of web-??.corp*x without '?' = %q", a)
+	}
+	if a := WildcardAnchor([]byte("??*?"), GlobQuestion); a != nil {
+		t.Errorf("anchor of ??*? = %q, want none", a)
+	}
+	rows := WildcardRows([][]byte{[]byte("a*c"), []byte("a?c"), []byte("abc")}, []uint64{0, 8, 16}, GlobQuestion)
+	if got := []uint64{rows[0].Off, rows[1].Off, rows[2].Off}; !slices.Equal(got, []uint64{16, 0, 8}) {
+		t.Errorf("ranks of a*c, a?c, abc = %v, want abc, then a*c and a?c in source order", got)
+	}
+	b := AppendLiteralIndexFlags(nil, uint64(GlobQuestion), rows)
+	if x, err := DecodeLiteralIndex(b, 0, 3); err != nil || x.Flags != uint64(GlobQuestion) {
+		t.Fatalf("flags: %v, %v", x, err)
+	}
+	b[48] = 2
+	if _, err := DecodeLiteralIndex(b, 0, 3); err == nil || !strings.Contains(err.Error(), "flags") {
+		t.Fatalf("unknown flag: %v", err)
+	}
 }
 
 // The automaton finds every anchor a key contains, at every place, as a

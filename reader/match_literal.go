@@ -66,6 +66,9 @@ func (t *Table) openLiteral() error {
 		if err != nil {
 			return err
 		}
+		if k.kind == format.SectionPattern && x.Flags != 0 {
+			return format.Corruptf(int64(s.Off)+48, "a PATTERN section with flags %#x", x.Flags)
+		}
 		t.lit = &literalTable{x: x, kind: k.kind, sec: s}
 		if k.kind == format.SectionPattern {
 			t.lit.res = make([]atomic.Pointer[regexp.Regexp], x.R)
@@ -121,7 +124,7 @@ func (t *Table) matchLiteral(key []byte, out []View) int {
 		}
 		var hit bool
 		if l.kind == format.SectionWildcard {
-			hit = format.MatchGlob(r.Key(), q)
+			hit = format.MatchGlob(r.Key(), q, format.GlobFlags(l.x.Flags))
 		} else {
 			hit = l.pattern(rank, r.Key()).Match(rq)
 		}
@@ -175,7 +178,7 @@ func (t *Table) verifyLiteral() error {
 				return format.Corruptf(int64(s.Off), "wildcard key %q: %v", k, err)
 			}
 		}
-		rows = format.WildcardRows(keys, offs)
+		rows = format.WildcardRows(keys, offs, format.GlobFlags(t.lit.x.Flags))
 	} else {
 		var (
 			i   int
@@ -185,7 +188,7 @@ func (t *Table) verifyLiteral() error {
 			return format.Corruptf(int64(s.Off), "pattern %q: %v", keys[i], err)
 		}
 	}
-	if want := format.AppendLiteralIndex(nil, rows); !bytes.Equal(want, t.file[s.Off:s.Off+s.Len]) {
+	if want := format.AppendLiteralIndexFlags(nil, t.lit.x.Flags, rows); !bytes.Equal(want, t.file[s.Off:s.Off+s.Len]) {
 		return format.Corruptf(int64(s.Off), "%s section is not the index of the table's keys", format.SectionName(s.Kind))
 	}
 	return nil

@@ -2,6 +2,7 @@ package reader_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/zeebo/xxh3"
 
 	"github.com/lutkit/lutkit/compile"
 	"github.com/lutkit/lutkit/format"
@@ -78,6 +81,29 @@ func TestWildcardSemantics(t *testing.T) {
 			t.Errorf("Get(%q) = %q; want %q", c.key, row.Col(1), c.want[0])
 		}
 	}
+	// '?' is exactly one character; it is not literal, so a?c and a*c tie
+	// (the first in the source wins) and abc beats both.
+	q := literalTable(t, "wildcard", false,
+		[]string{"db-??", "db2"}, []string{"a*c", "star"}, []string{"a?c", "one"}, []string{"abc", "abc"}, []string{"?", "char"})
+	for _, c := range []struct {
+		key  string
+		want []string
+	}{
+		{"db-01", []string{"db2"}},
+		{"db-é1", []string{"db2"}}, // é is one character
+		{"db-1", []string{}},       // too short
+		{"db-012", []string{}},     // too long
+		{"abc", []string{"abc", "star", "one"}},
+		{"a?c", []string{"star", "one"}},
+		{"ac", []string{"star"}},
+		{"é", []string{"char"}},
+		{"\xff", []string{"char"}}, // a byte that starts no character is one
+		{"\xc3\xa9x", []string{}},
+	} {
+		if got := matchIDs(q, c.key, out); !slices.Equal(got, c.want) {
+			t.Errorf("Match(%q) = %q; want %q", c.key, got, c.want)
+		}
+	}
 	// Ties of literal characters go by source order, whichever order.
 	two := literalTable(t, "wildcard", false, []string{"*-db-*", "db"}, []string{"web-*", "web"})
 	if got := matchIDs(two, "web-db-1", out); !slices.Equal(got, []string{"db", "web"}) {
@@ -93,7 +119,7 @@ func TestWildcardSemantics(t *testing.T) {
 	if v, ok := folded.LookupStored([]byte("web-*")); !ok || string(v.Col(0)) != "WEB-*" {
 		t.Errorf("LookupStored(web-*) = %q, %v", v.Col(0), ok)
 	}
-	for _, tb := range []*reader.Table{tbl, two, folded} {
+	for _, tb := range []*reader.Table{tbl, q, two, folded} {
 		if err := tb.Verify(); err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +227,7 @@ func TestLiteralLookupDoesNotAllocate(t *testing.T) {
 // globs overlap: web-*, *-db-*, web-db-*, *.corp.
 type globGen struct{ r *rand.Rand }
 
-var globPieces = []string{"web", "db", "-", ".", "corp", "01", "a", "b", "ab", "é", "W"}
+var globPieces = []string{"web", "db", "-", ".", "corp", "01", "a", "b", "ab", "é", "W", "?"}
 
 func (g globGen) text(parts int) string {
 	var b strings.Builder
@@ -214,9 +240,12 @@ func (g globGen) text(parts int) string {
 func (g globGen) glob() string {
 	var b strings.Builder
 	for range 1 + g.r.IntN(4) {
-		if g.r.IntN(3) == 0 {
+		switch g.r.IntN(4) {
+		case 0:
 			b.WriteString(strings.Repeat("*", 1+g.r.IntN(2)))
-		} else {
+		case 1:
+			b.WriteString(strings.Repeat("?", 1+g.r.IntN(2)))
+		default:
 			b.WriteString(g.text(1 + g.r.IntN(2)))
 		}
 	}
@@ -224,17 +253,25 @@ func (g globGen) glob() string {
 }
 
 // naiveGlob is the obvious implementation of one glob: a regular
-// expression of its pieces.
+// expression of its pieces, '*' as .* and '?' as . (one character, as
+// path.Match has it).
 func naiveGlob(glob string, fold bool) *regexp.Regexp {
-	parts := strings.Split(glob, "*")
-	for i, p := range parts {
-		parts[i] = regexp.QuoteMeta(p)
+	var b strings.Builder
+	for _, r := range glob {
+		switch r {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
 	}
 	flags := "(?s)"
 	if fold {
 		flags = "(?si)"
 	}
-	return regexp.MustCompile(flags + "^" + strings.Join(parts, ".*") + "$")
+	return regexp.MustCompile(flags + "^" + b.String() + "$")
 }
 
 // Random tables of overlapping globs against the naive loop over every
@@ -263,7 +300,8 @@ func TestWildcardDifferential(t *testing.T) {
 			}
 			seen[k] = true
 			id := strconv.Itoa(len(rows))
-			rows = append(rows, row{glob, naiveGlob(glob, fold), utf8.RuneCountInString(glob) - strings.Count(glob, "*"), id})
+			lits := utf8.RuneCountInString(glob) - strings.Count(glob, "*") - strings.Count(glob, "?")
+			rows = append(rows, row{glob, naiveGlob(glob, fold), lits, id})
 			src = append(src, []string{glob, id})
 		}
 		tbl := literalTable(t, "wildcard", fold, src...)
@@ -421,13 +459,13 @@ func TestLiteralEveryByteFlipped(t *testing.T) {
 // FuzzWildcardLookup looks arbitrary keys up in a small wildcard table
 // and checks every answer against the naive loop.
 func FuzzWildcardLookup(f *testing.F) {
-	globs := []string{"web-*", "*.corp.example.com", "*-db-*", "10.1.*", "web-db-01", "a*b*c", "**x", "*"}
+	globs := []string{"web-*", "*.corp.example.com", "*-db-*", "10.1.*", "web-db-01", "a*b*c", "**x", "*", "db-??", "?", "*?é?", "a?c"}
 	var src [][]string
 	for i, g := range globs {
 		src = append(src, []string{g, strconv.Itoa(i)})
 	}
 	tbl := literalTable(f, "wildcard", false, src...)
-	for _, s := range []string{"web-db-01", "a.corp.example.com", "abc", "x", "", "10.1.", "aXbYc"} {
+	for _, s := range []string{"web-db-01", "a.corp.example.com", "abc", "x", "", "10.1.", "aXbYc", "db-é\xff", "\xffé\xc3", "a?c"} {
 		f.Add(s)
 	}
 	out := make([]reader.View, len(globs))
@@ -437,7 +475,7 @@ func FuzzWildcardLookup(f *testing.F) {
 		var cs []cand
 		for i, g := range globs {
 			if naiveGlob(g, false).MatchString(k) {
-				cs = append(cs, cand{len(g) - strings.Count(g, "*"), i})
+				cs = append(cs, cand{utf8.RuneCountInString(g) - strings.Count(g, "*") - strings.Count(g, "?"), i})
 			}
 		}
 		slices.SortStableFunc(cs, func(a, b cand) int { return b.lits - a.lits })
@@ -559,5 +597,76 @@ func TestPatternConcurrent(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// withLiteralFlags returns a copy of a table file whose WILDCARD or
+// PATTERN section has the flags word flags, re-checksummed (the section,
+// the section table, the header), as a writer of that word would have
+// written it.
+func withLiteralFlags(t *testing.T, file []byte, flags uint64) []byte {
+	t.Helper()
+	b := bytes.Clone(file)
+	h, err := format.DecodeHeader(b, int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	for i := uint64(0); i < uint64(h.SectionCount); i++ {
+		e := b[h.SectionsOff+i*format.SectionEntrySize:]
+		if k := le.Uint32(e); k != format.SectionWildcard && k != format.SectionPattern {
+			continue
+		}
+		off, n := le.Uint64(e[8:]), le.Uint64(e[16:])
+		le.PutUint64(b[off+48:], flags)
+		le.PutUint64(e[24:], xxh3.Hash(b[off:off+n]))
+	}
+	h.SectionsSum = xxh3.Hash(b[h.SectionsOff : h.SectionsOff+uint64(h.SectionCount)*format.SectionEntrySize])
+	h.Encode(b)
+	return b
+}
+
+// A wildcard table written before '?' was special (its WILDCARD flags
+// word zero) keeps reading '?' as itself, and verifies; the table the
+// compiler writes today reads it as one character. The glob ?*abcd has
+// the same anchor and rank in both syntaxes, so that the old writer's
+// file is today's with the flags word cleared. A PATTERN section with a
+// flag does not open.
+func TestWildcardQuestionCompat(t *testing.T) {
+	_, path := build(t, rowsOf([]string{"key", "id"}, []string{"?*abcd", "q"}, []string{"*", "any"}), compile.Options{Key: []string{"key"}, Match: "wildcard"})
+	now, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := withLiteralFlags(t, now, 0)
+	for _, c := range []struct {
+		file         []byte
+		other, quest string // the answers for xabcd and ?abcd
+	}{{now, "q", "q"}, {old, "any", "q"}} {
+		tbl, err := reader.OpenBytes(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tbl.Verify(); err != nil {
+			t.Fatal(err)
+		}
+		var r reader.Row
+		if !tbl.Get([]byte("xabcd"), &r) || string(r.Col(1)) != c.other {
+			t.Errorf("Get(xabcd) = %q; want %q", r.Col(1), c.other)
+		}
+		if !tbl.Get([]byte("?abcd"), &r) || string(r.Col(1)) != c.quest {
+			t.Errorf("Get(?abcd) = %q; want %q", r.Col(1), c.quest)
+		}
+	}
+	if _, err := reader.OpenBytes(withLiteralFlags(t, now, 2)); err == nil || !errors.Is(err, format.ErrCorrupt) {
+		t.Errorf("an unknown glob flag: open gave %v", err)
+	}
+	_, path = build(t, rowsOf([]string{"key", "id"}, []string{"a.c", "1"}), compile.Options{Key: []string{"key"}, Match: "pattern"})
+	pat, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader.OpenBytes(withLiteralFlags(t, pat, 1)); err == nil || !errors.Is(err, format.ErrCorrupt) {
+		t.Errorf("a PATTERN section with a flag: open gave %v", err)
 	}
 }

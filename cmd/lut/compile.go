@@ -27,7 +27,7 @@ type compileFlags struct {
 // compile.Options and source.Options.
 var (
 	lutFlags = []string{"key", "--key", "columns", "--columns", "fold_case", "--fold-case", "on_duplicate", "--on-duplicate", "skip_bad_rows", "--skip-bad-rows", "column_types", "--column-type", "source_types", "--source-types",
-		"match", "--match", "range_columns", "--range-columns", "valid_from", "--valid-from", "valid_to", "--valid-to", "overlap", "--overlap"}
+		"match", "--match", "range_columns", "--range-columns", "valid_from", "--valid-from", "valid_to", "--valid-to", "overlap", "--overlap", "strict_patterns", "--strict-patterns"}
 	sourceFlags = []string{"format", "--format", "delimiter", "--delimiter", "header", "--header", "", "--sqlite-table, --sqlite-query",
 		"nested", "--nested", "postgres", "--postgres", "mysql", "--mysql", "query", "--query", "password_file", "--password-file"}
 )
@@ -74,8 +74,11 @@ else evil.com, else com: the most specific suffix in the table.
 with the most literal characters, then the first in the source.
 --match pattern makes a table of regular expressions (RE2 syntax), matched
 anywhere in the key unless anchored: a lookup finds the first matching
-pattern in the source. A pattern that does not compile fails with its
-file:line:column.
+pattern in the source. A pattern that does not compile, can never match
+(a^b, $a, an empty class) or compiles to more than 10000 instructions
+fails with its file:line:column; one with no literal that every match
+contains (\d+, .*) is run on every lookup: it is a warning on stderr,
+counted in the summary, and an error with --strict-patterns.
 
 The output is written atomically (a temporary file in the same directory,
 then a rename) and is byte-for-byte reproducible: the build time is only
@@ -145,6 +148,7 @@ below and "lut compile --help" in docs/mmdb.md.`,
 	f.StringVar(&fl.spec.ValidFrom, "valid-from", "", "column of the time each row becomes valid (RFC 3339 or epoch seconds; empty: always was)")
 	f.StringVar(&fl.spec.ValidTo, "valid-to", "", "column of the time each row stops being valid, exclusive (empty: still is)")
 	f.StringVar(&fl.spec.Overlap, "overlap", "", "overlapping ranges, or validities of one key: error (the default), narrowest or first (the order of several matches)")
+	f.BoolVar(&fl.spec.StrictPatterns, "strict-patterns", false, "a pattern table: fail on a pattern with no literal every match contains (run on every lookup) instead of warning")
 	f.BoolVar(&fl.spec.SkipBadRows, "skip-bad-rows", false, "skip malformed rows (counted and reported) instead of failing")
 	f.StringVar(&fl.src.SQLiteTable, "sqlite-table", "", "table to read from a SQLite source")
 	f.StringVar(&fl.src.SQLiteQuery, "sqlite-query", "", "SELECT to run on a SQLite source")
@@ -188,7 +192,20 @@ func runCompile(cmd *cobra.Command, path string, fl *compileFlags) error {
 	if n := stats.SkippedRows - int64(len(stats.BadRows)); n > 0 {
 		fmt.Fprintf(w, "skipped: %d more bad rows\n", n)
 	}
+	for _, e := range stats.Warnings {
+		fmt.Fprintf(w, "warning: %v\n", e)
+	}
+	if n := stats.Unanchored - int64(len(stats.Warnings)); n > 0 {
+		fmt.Fprintf(w, "warning: %d more patterns without a literal\n", n)
+	}
 	var extra []string
+	if stats.Unanchored > 0 {
+		what := "patterns"
+		if stats.Unanchored == 1 {
+			what = "pattern"
+		}
+		extra = append(extra, fmt.Sprintf("%d %s without a literal, run on every lookup (--strict-patterns refuses them)", stats.Unanchored, what))
+	}
 	if stats.SkippedRows > 0 {
 		extra = append(extra, fmt.Sprintf("%d bad rows skipped", stats.SkippedRows))
 	}

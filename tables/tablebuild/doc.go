@@ -27,6 +27,11 @@
 //	    match: range             # exact (default) or range
 //	    range_columns: [from, to] # inclusive integers; the key
 //	    overlap: narrowest       # error (default), narrowest or first
+//	  - name: agents             # a pattern table (docs/matching.md)
+//	    sources: [agents.csv]
+//	    key: pattern
+//	    match: pattern           # or wildcard
+//	    strict_patterns: true    # a pattern run on every lookup is an error (--strict-patterns)
 //	  - name: leases             # a time-bounded table
 //	    sources: [leases.csv]
 //	    key: ip
