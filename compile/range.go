@@ -50,9 +50,6 @@ func (o *Options) checkMatch(s config.Scope) {
 		if len(o.RangeColumns) > 0 {
 			s.Errorf("range_columns", "range columns need match: range")
 		}
-		if o.ValidFrom != "" || o.ValidTo != "" {
-			s.Errorf("valid_from", "a suffix table cannot be time-bounded yet")
-		}
 	case MatchWildcard, MatchPattern:
 		o.checkLiteralMatch(s)
 	default:
@@ -268,6 +265,9 @@ func (m *matcher) section(c *compiler, mphf *format.MPHF) (uint32, []byte, error
 		pos = make(map[uint64]uint64, len(c.entries))
 		for _, e := range c.entries {
 			pos[e.off] = mphf.Index(e.hash)
+		}
+		if c.lits != nil {
+			pos = c.lits.rank // a wildcard or pattern table: a group per rank
 		}
 	}
 	for i, e := range m.rows {

@@ -207,6 +207,13 @@ func (t *Table) group(key []byte) (uint64, bool) {
 func (t *Table) LookupAt(key []byte, at int64) (View, bool) {
 	switch t.ivKind {
 	case format.SectionTimeBound:
+		if t.match != format.MatchExact {
+			var out [1]View
+			if t.matchKindAt(key, at, out[:]) == 0 {
+				return View{}, false
+			}
+			return out[0], true
+		}
 		g, ok := t.group(key)
 		if !ok {
 			return View{}, false
@@ -243,6 +250,9 @@ func (t *Table) MatchAt(key []byte, at int64, out []View) int {
 	}
 	switch t.ivKind {
 	case format.SectionTimeBound:
+		if t.match != format.MatchExact {
+			return t.matchKindAt(key, at, out)
+		}
 		g, ok := t.group(key)
 		if !ok {
 			return 0
@@ -304,7 +314,12 @@ func (t *Table) verifyMatch() error {
 		if !ok || !r.Valid() {
 			return false
 		}
-		if t.ivKind == format.SectionTimeBound {
+		if t.ivKind == format.SectionTimeBound && t.lit != nil {
+			if err := t.checkRankGroup(r, g, off); err != nil {
+				failed = err
+				return false
+			}
+		} else if t.ivKind == format.SectionTimeBound {
 			if pos, _, found := t.finder.FindPos(r.Key()); !found || pos != g {
 				failed = format.Corruptf(off, "a row of key %q is in group %d, its key finds group %d", r.Key(), g, pos)
 				return false
