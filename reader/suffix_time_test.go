@@ -382,3 +382,15 @@ func TestTimeKindsEveryByteFlipped(t *testing.T) {
 		checkDamage(t, path, [][]byte{[]byte("a.evil.com"), []byte("b.org"), []byte("x1")})
 	}
 }
+
+// TestEmptyTimeKindTables: suffix, wildcard and pattern tables bounded in
+// time of no rows compile, verify and find nothing.
+func TestEmptyTimeKindTables(t *testing.T) {
+	for _, kind := range []string{"suffix", "wildcard", "pattern"} {
+		tbl := timedTable(t, kind, false, "", nil)
+		out := make([]reader.View, 2)
+		if _, ok := tbl.LookupAt([]byte("a.com"), 1); ok || tbl.MatchAt([]byte("a.com"), 1, out) != 0 || tbl.Match([]byte("a.com"), out) != 0 {
+			t.Fatalf("%s: an empty table found a row", kind)
+		}
+	}
+}
