@@ -25,6 +25,9 @@ import (
 // header has its feature bit.
 func (t *Table) openIntervals() error {
 	h := &t.header
+	if h.Incompat&format.FeatureRangeIPv4 != 0 && h.Incompat&format.FeatureRange == 0 {
+		return format.Corruptf(12, "RANGE_IPV4 without RANGE")
+	}
 	kinds := []struct {
 		bit  uint32
 		kind uint32
@@ -221,7 +224,7 @@ func (t *Table) LookupAt(key []byte, at int64) (View, bool) {
 		r, ok := t.lookupGroup(t.iv, g, at)
 		return View{r}, ok
 	case format.SectionRange:
-		x, ok := parseInt(key)
+		x, ok := t.rangeKey(key)
 		if !ok {
 			return View{}, false
 		}
@@ -259,7 +262,7 @@ func (t *Table) MatchAt(key []byte, at int64, out []View) int {
 		}
 		return t.matchGroup(t.iv, g, at, out)
 	case format.SectionRange:
-		x, ok := parseInt(key)
+		x, ok := t.rangeKey(key)
 		if !ok {
 			return 0
 		}
@@ -271,6 +274,16 @@ func (t *Table) MatchAt(key []byte, at int64, out []View) int {
 // lookupMatch is Lookup in a range or time-bounded table.
 func (t *Table) lookupMatch(key []byte) (View, bool) {
 	return t.LookupAt(key, time.Now().Unix())
+}
+
+// rangeKey reads the key of a range table: a decimal integer, or in an
+// IPv4 range table an address in dotted-quad text (its number).
+func (t *Table) rangeKey(key []byte) (int64, bool) {
+	if t.header.Incompat&format.FeatureRangeIPv4 != 0 {
+		ip, ok := format.ParseIPv4(key)
+		return int64(ip), ok
+	}
+	return parseInt(key)
 }
 
 // parseInt reads a decimal int64 (an optional sign, then digits) without

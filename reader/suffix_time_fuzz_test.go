@@ -123,8 +123,15 @@ func FuzzTimeKinds(f *testing.F) {
 }
 
 // FuzzTimeKindsOpen opens damaged suffix, wildcard and pattern tables
-// bounded in time: lookups at times, Records and Verify must not panic.
+// bounded in time, and an IPv4 range table bounded in time: lookups at
+// times, Records and Verify must not panic.
 func FuzzTimeKindsOpen(f *testing.F) {
+	_, ipPath := build(f, rowsOf([]string{"from", "to", "start", "end", "id"}, []string{"10.1.2.0", "10.1.2.255", "", "150", "a"},
+		[]string{"10.1.2.0", "10.1.2.255", "150", "", "b"}, []string{"10.1.2.3", "10.1.3.0", "", "", "c"}),
+		compile.Options{Match: compile.MatchRange, RangeColumns: []string{"from", "to"}, ValidFrom: "start", ValidTo: "end", Overlap: "first"})
+	if b, err := os.ReadFile(ipPath); err == nil {
+		f.Add(b)
+	}
 	for _, kind := range timeKindNames {
 		src := make([][]string, len(timeKindRows[kind]))
 		for i, r := range timeKindRows[kind] {
@@ -145,7 +152,7 @@ func FuzzTimeKindsOpen(f *testing.F) {
 		}
 		out := make([]reader.View, 3)
 		var row reader.Row
-		for _, q := range []string{"x.b.a.evil.com", "web-db-1", "db7", ""} {
+		for _, q := range []string{"x.b.a.evil.com", "web-db-1", "db7", "", "10.1.2.3"} {
 			for _, at := range []int64{0, 120, 160} {
 				tbl.MatchAt([]byte(q), at, out)
 				tbl.GetAt([]byte(q), at, &row)
