@@ -17,6 +17,9 @@ type literalKeys struct {
 	anchors [][][]byte // pattern tables: each row's anchors
 	next    [][]byte   // the anchors of the key built last
 	warn    error      // the warning about the key built last
+	// rank is the rank of each live row, by record offset: the TIMEBOUND
+	// group of its key in a table bounded in time.
+	rank map[uint64]uint64
 }
 
 // add keeps the row written at off, of key.
@@ -103,6 +106,10 @@ func (c *compiler) literalSection(section func(kind uint32, body func() error) e
 	} else {
 		rows = format.WildcardRows(keys, offs, format.GlobSyntax)
 	}
+	l.rank = make(map[uint64]uint64, len(rows))
+	for r, row := range rows {
+		l.rank[row.Off] = uint64(r)
+	}
 	return section(uint32(kind), func() error {
 		_, err := w.Write(format.AppendLiteralIndexFlags(nil, c.literalFlags(), rows))
 		return err
@@ -120,16 +127,13 @@ func (c *compiler) literalFlags() uint64 {
 
 // checkLiteralMatch checks the options of a wildcard or pattern table:
 // one key column, and for patterns no case folding (a pattern says
-// (?i) itself).
+// (?i) itself). Either may be bounded in time.
 func (o *Options) checkLiteralMatch(s config.Scope) {
 	if len(o.Key) > 1 {
 		s.Errorf("match", "a %s table has one key column, not %d", o.Match, len(o.Key))
 	}
 	if len(o.RangeColumns) > 0 {
 		s.Errorf("range_columns", "range columns need match: range")
-	}
-	if o.ValidFrom != "" || o.ValidTo != "" {
-		s.Errorf("valid_from", "a %s table cannot be time-bounded yet", o.Match)
 	}
 	if o.Match == MatchPattern && o.FoldCase {
 		s.Errorf("fold_case", "a pattern table does not fold its patterns: start a pattern with (?i) to ignore case")

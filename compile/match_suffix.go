@@ -17,10 +17,15 @@ func (c *compiler) suffixKey(dst []byte, fields [][]byte) ([]byte, error) {
 	return k, nil
 }
 
-// suffixSection writes the SUFFIX section: the label counts of the keys.
+// suffixSection writes the SUFFIX section: the label counts of the keys,
+// and whether the table is bounded in time.
 func (c *compiler) suffixSection(section func(kind uint32, body func() error) error, w *countingWriter) error {
+	var flags uint32
+	if c.match.kind == format.SectionTimeBound {
+		flags = format.SuffixTimeBound
+	}
 	return section(format.SectionSuffix, func() error {
-		_, err := w.Write(format.AppendSuffixSection(nil, c.labels))
+		_, err := w.Write(format.AppendSuffixSection(nil, c.labels, flags))
 		return err
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/format"
@@ -35,7 +36,7 @@ func (o *Options) checkMatch(s config.Scope) {
 		}
 	case MatchRange:
 		if len(o.RangeColumns) != 2 || o.RangeColumns[0] == "" || o.RangeColumns[1] == "" || o.RangeColumns[0] == o.RangeColumns[1] {
-			s.Errorf("range_columns", "a range table needs two columns, from,to (inclusive integers)")
+			s.Errorf("range_columns", "a range table needs two columns, from,to (inclusive integers or IPv4 addresses)")
 		}
 		if len(o.Key) > 0 && !slices.Equal(o.Key, o.RangeColumns) {
 			s.Errorf("key", "a range table is keyed by its range columns: give no key, or the range columns")
@@ -49,9 +50,6 @@ func (o *Options) checkMatch(s config.Scope) {
 		}
 		if len(o.RangeColumns) > 0 {
 			s.Errorf("range_columns", "range columns need match: range")
-		}
-		if o.ValidFrom != "" || o.ValidTo != "" {
-			s.Errorf("valid_from", "a suffix table cannot be time-bounded yet")
 		}
 	case MatchWildcard, MatchPattern:
 		o.checkLiteralMatch(s)
@@ -93,6 +91,9 @@ type matcher struct {
 	timed    bool
 	vlo, vhi int
 	valid    map[int64][2]int64
+	// A range table's bounds are IPv4 addresses (FeatureRangeIPv4) when
+	// the first row's from is one; decided says the first row was read.
+	ipv4, decided bool
 }
 
 func (m *matcher) on() bool { return m.kind != 0 }
@@ -145,14 +146,19 @@ func (m *matcher) bounds(c *compiler, fields [][]byte, line int64) (lo, hi int64
 		return &source.RowError{File: c.opts.SourceName, Line: line, Column: col + 1, Err: err}
 	}
 	if m.kind == format.SectionRange {
-		if lo, err = strconv.ParseInt(string(fields[m.lo]), 10, 64); err != nil {
-			return 0, 0, rowErr(m.lo, fmt.Errorf("range column %q: %q is not an integer", c.opts.RangeColumns[0], truncate(fields[m.lo])))
+		if !m.decided {
+			_, ierr := strconv.ParseInt(string(fields[m.lo]), 10, 64)
+			_, ip := format.ParseIPv4(fields[m.lo])
+			m.ipv4, m.decided = ierr != nil && ip, ierr == nil || ip
 		}
-		if hi, err = strconv.ParseInt(string(fields[m.hi]), 10, 64); err != nil {
-			return 0, 0, rowErr(m.hi, fmt.Errorf("range column %q: %q is not an integer", c.opts.RangeColumns[1], truncate(fields[m.hi])))
+		if lo, err = m.bound(fields[m.lo]); err != nil {
+			return 0, 0, rowErr(m.lo, fmt.Errorf("range column %q: %q %w", c.opts.RangeColumns[0], truncate(fields[m.lo]), err))
+		}
+		if hi, err = m.bound(fields[m.hi]); err != nil {
+			return 0, 0, rowErr(m.hi, fmt.Errorf("range column %q: %q %w", c.opts.RangeColumns[1], truncate(fields[m.hi]), err))
 		}
 		if lo > hi {
-			return 0, 0, rowErr(m.lo, fmt.Errorf("range %d-%d is empty: from is above to (both are inclusive)", lo, hi))
+			return 0, 0, rowErr(m.lo, fmt.Errorf("range %s is empty: from is above to (both are inclusive)", strings.Replace(strings.Trim(m.span(m.kind, format.Interval{Lo: lo, Hi: hi}), "[]"), ", ", "-", 1)))
 		}
 		if m.timed {
 			vlo, vhi, err := validity(fields, m.vlo, m.vhi, rowErr)
@@ -164,6 +170,26 @@ func (m *matcher) bounds(c *compiler, fields [][]byte, line int64) (lo, hi int64
 		return lo, hi, nil
 	}
 	return validity(fields, m.lo, m.hi, rowErr)
+}
+
+// bound reads one bound of a range: an integer, or in an IPv4 range
+// table an address (its number).
+func (m *matcher) bound(v []byte) (int64, error) {
+	if m.ipv4 {
+		ip, ok := format.ParseIPv4(v)
+		if !ok {
+			return 0, errors.New("is not an IPv4 address (the table's first row gives addresses)")
+		}
+		return int64(ip), nil
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		if _, ok := format.ParseIPv4(v); ok && m.decided {
+			return 0, errors.New("is not an integer (the table's first row gives integers)")
+		}
+		return 0, errors.New("is not an integer")
+	}
+	return n, nil
 }
 
 // validity returns the inclusive bounds of the validity in the columns
@@ -269,6 +295,9 @@ func (m *matcher) section(c *compiler, mphf *format.MPHF) (uint32, []byte, error
 		for _, e := range c.entries {
 			pos[e.off] = mphf.Index(e.hash)
 		}
+		if c.lits != nil {
+			pos = c.lits.rank // a wildcard or pattern table: a group per rank
+		}
 	}
 	for i, e := range m.rows {
 		rows[i] = format.Interval{Group: pos[e.rep], Lo: e.lo, Hi: e.hi, Off: e.off, Line: e.line}
@@ -287,14 +316,17 @@ func (m *matcher) section(c *compiler, mphf *format.MPHF) (uint32, []byte, error
 		src := c.opts.SourceName
 		return 0, nil, &source.RowError{File: src, Line: oe.B.Line, Column: col,
 			Err: fmt.Errorf("%s overlap: %s of this row and %s of the row at %s:%d:%d (use --overlap narrowest|first to allow it)",
-				what, span(m.kind, oe.B), span(m.kind, oe.A), src, oe.A.Line, col)}
+				what, m.span(m.kind, oe.B), m.span(m.kind, oe.A), src, oe.A.Line, col)}
 	}
 	return m.kind, b, err
 }
 
 // span writes a row's bounds as the source gave them: [from, to] for a
-// range, [from, to) for a validity.
-func span(kind uint32, iv format.Interval) string {
+// range (addresses in an IPv4 range table), [from, to) for a validity.
+func (m *matcher) span(kind uint32, iv format.Interval) string {
+	if kind == format.SectionRange && m.ipv4 {
+		return "[" + string(format.AppendIPv4(nil, uint32(iv.Lo))) + ", " + string(format.AppendIPv4(nil, uint32(iv.Hi))) + "]" //nolint:gosec // an IPv4 table's bounds are 32-bit
+	}
 	if kind == format.SectionRange {
 		return fmt.Sprintf("[%d, %d]", iv.Lo, iv.Hi)
 	}
@@ -320,10 +352,14 @@ const (
 func (m *matcher) features() uint32 {
 	switch m.kind {
 	case format.SectionRange:
+		f := format.FeatureRange
 		if m.timed {
-			return format.FeatureRange | format.FeatureTimeBound
+			f |= format.FeatureTimeBound
 		}
-		return format.FeatureRange
+		if m.ipv4 {
+			f |= format.FeatureRangeIPv4
+		}
+		return f
 	case format.SectionTimeBound:
 		return format.FeatureTimeBound
 	}

@@ -88,7 +88,7 @@ const (
 	// reader cannot evaluate.
 	FeaturePartitionedMPHF uint32 = 1 << 8
 
-	knownIncompat = FeatureFoldCase | FeatureColumnTypes | FeatureSuffix | FeatureRange | FeatureTimeBound | FeaturePartitionedMPHF |
+	knownIncompat = FeatureFoldCase | FeatureColumnTypes | FeatureSuffix | FeatureRange | FeatureTimeBound | FeaturePartitionedMPHF | FeatureRangeIPv4 |
 		FeatureWildcard | FeaturePattern
 )
 

@@ -53,6 +53,12 @@ const (
 	FeatureTimeBound uint32 = 1 << 6
 )
 
+// A suffix, wildcard or pattern table with FeatureTimeBound has a
+// TIMEBOUND section of one group per distinct key: its MPHF position in a
+// suffix table, its rank in the literal index of a wildcard or pattern
+// table (FORMAT.md, "Suffix, wildcard and pattern tables bounded in
+// time").
+
 // A table with both bits is a range table whose rows are bounded in time
 // (an IP-and-time lease table): its RANGE section lists every row covering
 // each segment of integers whatever its validity, and its TIMEBOUND

@@ -16,13 +16,20 @@ import (
 // most specific. The SUFFIX section says which label counts the table's
 // keys have, so that a lookup probes only those:
 //
-//	u32 flags (0)
+//	u32 flags: bit 0 SuffixTimeBound (the table is bounded in time, as
+//	    its header's FeatureTimeBound says); no other bit
 //	u32 reserved (0)
 //	u64 label mask: bit i is set when some key has i+1 labels (bit 63:
 //	    64 labels or more)
 
 // SuffixSectionSize is the length of a SUFFIX section.
 const SuffixSectionSize = 16
+
+// SuffixTimeBound is the SUFFIX section flag of a suffix table bounded in
+// time (FeatureTimeBound too). A reader that knows both feature bits but
+// not their combination refuses the flag, rather than answering the
+// table's keys as exact ones.
+const SuffixTimeBound uint32 = 1
 
 // MaxSuffixQuery is the longest lookup key a suffix table normalises on
 // the stack; a longer one (no DNS name is: 253 bytes at most) is
@@ -76,28 +83,29 @@ func LabelBit(n int) uint64 { return 1 << uint(min(n, 64)-1) }
 // plus one.
 func Labels(name []byte) int { return bytes.Count(name, []byte{'.'}) + 1 }
 
-// AppendSuffixSection appends a SUFFIX section of a label mask.
-func AppendSuffixSection(dst []byte, mask uint64) []byte {
+// AppendSuffixSection appends a SUFFIX section of a label mask and flags.
+func AppendSuffixSection(dst []byte, mask uint64, flags uint32) []byte {
 	le := binary.LittleEndian
-	dst = le.AppendUint32(dst, 0)
+	dst = le.AppendUint32(dst, flags)
 	dst = le.AppendUint32(dst, 0)
 	return le.AppendUint64(dst, mask)
 }
 
-// DecodeSuffixSection returns the label mask of a SUFFIX section; off is
-// the section's offset (for errors). A table with rows has a mask that is
-// not zero.
-func DecodeSuffixSection(b []byte, off int64, rows uint64) (uint64, error) {
+// DecodeSuffixSection returns the label mask and flags of a SUFFIX
+// section; off is the section's offset (for errors). A table with rows
+// has a mask that is not zero.
+func DecodeSuffixSection(b []byte, off int64, rows uint64) (uint64, uint32, error) {
 	if len(b) != SuffixSectionSize {
-		return 0, Corruptf(off, "SUFFIX section of %d bytes, want %d", len(b), SuffixSectionSize)
+		return 0, 0, Corruptf(off, "SUFFIX section of %d bytes, want %d", len(b), SuffixSectionSize)
 	}
 	le := binary.LittleEndian
-	if le.Uint32(b) != 0 || le.Uint32(b[4:]) != 0 {
-		return 0, Corruptf(off, "unknown SUFFIX section flags %#x", le.Uint32(b))
+	flags := le.Uint32(b)
+	if flags&^SuffixTimeBound != 0 || le.Uint32(b[4:]) != 0 {
+		return 0, 0, Corruptf(off, "unknown SUFFIX section flags %#x", flags)
 	}
 	mask := le.Uint64(b[8:])
 	if (mask == 0) != (rows == 0) {
-		return 0, Corruptf(off+8, "SUFFIX label mask %#x does not fit a table of %d rows", mask, rows)
+		return 0, 0, Corruptf(off+8, "SUFFIX label mask %#x does not fit a table of %d rows", mask, rows)
 	}
-	return mask, nil
+	return mask, flags, nil
 }

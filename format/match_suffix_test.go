@@ -53,15 +53,16 @@ func FuzzNormalizeSuffix(f *testing.F) {
 // FuzzDecodeSuffixSection decodes arbitrary SUFFIX sections: an error,
 // or a mask that encodes back to the same bytes.
 func FuzzDecodeSuffixSection(f *testing.F) {
-	f.Add(AppendSuffixSection(nil, 0b110), uint64(3))
-	f.Add(AppendSuffixSection(nil, 0), uint64(0))
+	f.Add(AppendSuffixSection(nil, 0b110, 0), uint64(3))
+	f.Add(AppendSuffixSection(nil, 0b110, SuffixTimeBound), uint64(3))
+	f.Add(AppendSuffixSection(nil, 0, 0), uint64(0))
 	f.Add([]byte{1, 2, 3}, uint64(1))
 	f.Fuzz(func(t *testing.T, b []byte, rows uint64) {
-		mask, err := DecodeSuffixSection(b, 0, rows)
+		mask, flags, err := DecodeSuffixSection(b, 0, rows)
 		if err != nil {
 			return
 		}
-		if !bytes.Equal(AppendSuffixSection(nil, mask), b) {
+		if !bytes.Equal(AppendSuffixSection(nil, mask, flags), b) {
 			t.Fatalf("%x decodes to mask %#x, which encodes differently", b, mask)
 		}
 	})

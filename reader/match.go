@@ -24,11 +24,17 @@ func (t *Table) openMatch() error {
 		return format.Corruptf(12, "a %s table without FOLD_CASE", t.match)
 	}
 	if t.match == format.MatchSuffix {
-		var err error
-		t.labels, err = format.DecodeSuffixSection(t.file[suffix.Off:suffix.Off+suffix.Len], int64(suffix.Off), t.header.Rows)
+		labels, flags, err := format.DecodeSuffixSection(t.file[suffix.Off:suffix.Off+suffix.Len], int64(suffix.Off), t.header.Rows)
 		if err != nil {
 			return err
 		}
+		if (flags&format.SuffixTimeBound != 0) != (t.header.Incompat&format.FeatureTimeBound != 0) {
+			return format.Corruptf(int64(suffix.Off), "the SUFFIX section's time flag does not agree with the header's feature bits")
+		}
+		if t.header.Incompat&format.FeatureRange != 0 {
+			return format.Corruptf(int64(suffix.Off), "a table of two match kinds")
+		}
+		t.labels = labels
 	}
 	return t.openLiteral()
 }
@@ -62,9 +68,9 @@ func (t *Table) Match(key []byte, out []View) int {
 	}
 	switch t.match {
 	case format.MatchSuffix:
-		return t.matchSuffix(key, out)
+		return t.matchSuffix(key, 0, out)
 	case format.MatchWildcard, format.MatchPattern:
-		return t.matchLiteral(key, out)
+		return t.matchLiteral(key, 0, out)
 	}
 	v, ok := t.Lookup(key)
 	if !ok {

@@ -59,7 +59,7 @@ func (t *Table) openLiteral() error {
 		if !ok {
 			continue
 		}
-		if t.match != k.match || t.lit != nil || h.Incompat&(format.FeatureRange|format.FeatureTimeBound) != 0 {
+		if t.match != k.match || t.lit != nil || h.Incompat&format.FeatureRange != 0 {
 			return format.Corruptf(int64(s.Off), "a table of two match kinds")
 		}
 		x, err := format.DecodeLiteralIndex(t.file[s.Off:s.Off+s.Len], int64(s.Off), h.Rows)
@@ -97,8 +97,10 @@ func (l *literalTable) pattern(r uint32, src []byte) *regexp.Regexp {
 }
 
 // matchLiteral is Match in a wildcard or pattern table: the rows that
-// match key, in rank order, up to len(out).
-func (t *Table) matchLiteral(key []byte, out []View) int {
+// match key, in rank order, up to len(out). In a table bounded in time
+// each matching key gives its rows valid at the time at, its TIMEBOUND
+// group being its rank (suffix_time.go).
+func (t *Table) matchLiteral(key []byte, at int64, out []View) int {
 	l := t.lit
 	sc := literalPool.Get().(*literalScratch)
 	q := key
@@ -128,11 +130,14 @@ func (t *Table) matchLiteral(key []byte, out []View) int {
 		} else {
 			hit = l.pattern(rank, r.Key()).Match(rq)
 		}
-		if hit {
+		if hit && t.iv != nil {
+			n += t.matchGroup(t.iv, uint64(rank), at, out[n:])
+		} else if hit {
 			out[n] = View{r}
-			if n++; n == len(out) {
-				break
-			}
+			n++
+		}
+		if n == len(out) {
+			break
 		}
 	}
 	literalPool.Put(sc)
@@ -143,7 +148,7 @@ func (t *Table) matchLiteral(key []byte, out []View) int {
 // table.
 func (t *Table) findLiteral(key []byte) (format.Record, bool) {
 	var out [1]View
-	if t.matchLiteral(key, out[:]) == 0 {
+	if t.matchLiteral(key, 0, out[:]) == 0 {
 		return format.Record{}, false
 	}
 	return out[0].rec, true

@@ -203,7 +203,7 @@ func TestLiteralCompileErrors(t *testing.T) {
 	}{
 		{compile.Options{Key: []string{"key"}, Match: "pattern", FoldCase: true}, "(?i)"},
 		{compile.Options{Key: []string{"a", "b"}, Match: "wildcard"}, "one key column"},
-		{compile.Options{Key: []string{"a"}, Match: "pattern", ValidFrom: "f"}, "time-bounded"},
+		{compile.Options{Key: []string{"a"}, Match: "pattern", ValidFrom: "f", ValidTo: "f"}, "same column"},
 	} {
 		if err := c.opts.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.opts, err, c.want)

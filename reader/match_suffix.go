@@ -35,8 +35,9 @@ func (t *Table) findSuffix(key []byte) (format.Record, bool) {
 }
 
 // matchSuffix is Match in a suffix table: every suffix of key that is a
-// key of the table, the longest first.
-func (t *Table) matchSuffix(key []byte, out []View) int {
+// key of the table, the longest first. In a table bounded in time each
+// such key gives its rows valid at the time at (suffix_time.go).
+func (t *Table) matchSuffix(key []byte, at int64, out []View) int {
 	var buf [format.MaxSuffixQuery]byte
 	q := format.SuffixQuery(buf[:0], key)
 	labels := t.labels
@@ -47,7 +48,9 @@ func (t *Table) matchSuffix(key []byte, out []View) int {
 			break
 		}
 		if labels&bit != 0 {
-			if r, ok := t.find(q[i:]); ok {
+			if t.iv != nil {
+				found += t.suffixAt(q[i:], at, out[found:])
+			} else if r, ok := t.find(q[i:]); ok {
 				out[found] = View{r}
 				found++
 			}

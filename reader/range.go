@@ -25,6 +25,9 @@ import (
 // header has its feature bit.
 func (t *Table) openIntervals() error {
 	h := &t.header
+	if h.Incompat&format.FeatureRangeIPv4 != 0 && h.Incompat&format.FeatureRange == 0 {
+		return format.Corruptf(12, "RANGE_IPV4 without RANGE")
+	}
 	kinds := []struct {
 		bit  uint32
 		kind uint32
@@ -207,6 +210,13 @@ func (t *Table) group(key []byte) (uint64, bool) {
 func (t *Table) LookupAt(key []byte, at int64) (View, bool) {
 	switch t.ivKind {
 	case format.SectionTimeBound:
+		if t.match != format.MatchExact {
+			var out [1]View
+			if t.matchKindAt(key, at, out[:]) == 0 {
+				return View{}, false
+			}
+			return out[0], true
+		}
 		g, ok := t.group(key)
 		if !ok {
 			return View{}, false
@@ -214,7 +224,7 @@ func (t *Table) LookupAt(key []byte, at int64) (View, bool) {
 		r, ok := t.lookupGroup(t.iv, g, at)
 		return View{r}, ok
 	case format.SectionRange:
-		x, ok := parseInt(key)
+		x, ok := t.rangeKey(key)
 		if !ok {
 			return View{}, false
 		}
@@ -243,13 +253,16 @@ func (t *Table) MatchAt(key []byte, at int64, out []View) int {
 	}
 	switch t.ivKind {
 	case format.SectionTimeBound:
+		if t.match != format.MatchExact {
+			return t.matchKindAt(key, at, out)
+		}
 		g, ok := t.group(key)
 		if !ok {
 			return 0
 		}
 		return t.matchGroup(t.iv, g, at, out)
 	case format.SectionRange:
-		x, ok := parseInt(key)
+		x, ok := t.rangeKey(key)
 		if !ok {
 			return 0
 		}
@@ -261,6 +274,16 @@ func (t *Table) MatchAt(key []byte, at int64, out []View) int {
 // lookupMatch is Lookup in a range or time-bounded table.
 func (t *Table) lookupMatch(key []byte) (View, bool) {
 	return t.LookupAt(key, time.Now().Unix())
+}
+
+// rangeKey reads the key of a range table: a decimal integer, or in an
+// IPv4 range table an address in dotted-quad text (its number).
+func (t *Table) rangeKey(key []byte) (int64, bool) {
+	if t.header.Incompat&format.FeatureRangeIPv4 != 0 {
+		ip, ok := format.ParseIPv4(key)
+		return int64(ip), ok
+	}
+	return parseInt(key)
 }
 
 // parseInt reads a decimal int64 (an optional sign, then digits) without
@@ -304,7 +327,12 @@ func (t *Table) verifyMatch() error {
 		if !ok || !r.Valid() {
 			return false
 		}
-		if t.ivKind == format.SectionTimeBound {
+		if t.ivKind == format.SectionTimeBound && t.lit != nil {
+			if err := t.checkRankGroup(r, g, off); err != nil {
+				failed = err
+				return false
+			}
+		} else if t.ivKind == format.SectionTimeBound {
 			if pos, _, found := t.finder.FindPos(r.Key()); !found || pos != g {
 				failed = format.Corruptf(off, "a row of key %q is in group %d, its key finds group %d", r.Key(), g, pos)
 				return false

@@ -144,7 +144,7 @@ below and "lut compile --help" in docs/mmdb.md.`,
 	f.StringToStringVar(&fl.spec.ColumnTypes, "column-type", nil, "column types: price=number,active=bool,tags=json (default text); written unquoted in JSON")
 	f.BoolVar(&fl.spec.SourceTypes, "source-types", false, "type columns as the source declares them (PostgreSQL, MySQL, Parquet, Arrow, the values of JSON/NDJSON): numbers, booleans and JSON written unquoted; --column-type overrides")
 	f.StringVar(&fl.spec.Match, "match", "", "how lookups match rows: exact (the default), suffix (domain names: evil.com matches a.b.evil.com, the longest wins), range (an integer within --range-columns), wildcard (globs: web-*, the most literal characters win) or pattern (regular expressions, the first in the source wins)")
-	f.StringSliceVar(&fl.spec.RangeColumns, "range-columns", nil, "a range table's inclusive integer bounds: from,to (they are its key)")
+	f.StringSliceVar(&fl.spec.RangeColumns, "range-columns", nil, "a range table's inclusive bounds, integers or IPv4 addresses: from,to (they are its key)")
 	f.StringVar(&fl.spec.ValidFrom, "valid-from", "", "column of the time each row becomes valid (RFC 3339 or epoch seconds; empty: always was)")
 	f.StringVar(&fl.spec.ValidTo, "valid-to", "", "column of the time each row stops being valid, exclusive (empty: still is)")
 	f.StringVar(&fl.spec.Overlap, "overlap", "", "overlapping ranges, or validities of one key: error (the default), narrowest or first (the order of several matches)")

@@ -75,9 +75,13 @@ func (id *identity) of(v reader.View) string {
 	return b.String()
 }
 
-// number writes an integer bound in its normal form (the text itself if
-// it is not one: only a damaged table holds such a row).
+// number writes an integer bound, or an IPv4 address of an IPv4 range
+// table, in its normal form (the text itself if it is neither: only a
+// damaged table holds such a row).
 func number(v []byte) string {
+	if ip, ok := format.ParseIPv4(v); ok {
+		return string(format.AppendIPv4(nil, ip))
+	}
 	n, err := strconv.ParseInt(string(v), 10, 64)
 	if err != nil {
 		return strconv.Quote(string(v))

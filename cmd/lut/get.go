@@ -31,8 +31,9 @@ For a table with a composite key (compiled with --key a,b), give each key
 as its parts joined by --sep (default ","). For a case-folded table, keys
 are folded the same way before the lookup.
 
-For a range table (compiled with --match range), give integers: the row
-whose inclusive from,to holds each is printed. For a time-bounded table
+For a range table (compiled with --match range), give integers (IPv4
+addresses for a table whose from,to are addresses): the row whose
+inclusive from,to holds each is printed. For a time-bounded table
 (compiled with --valid-from/--valid-to), the row valid at --at (RFC 3339
 or epoch seconds; default: now) is printed; valid_to is exclusive, so a
 lease ending at 12:00 and the next starting at 12:00 give the new one at

@@ -13,16 +13,17 @@ func matchFlags(t *reader.Table) string {
 	m := t.Meta()
 	var f []string
 	switch {
-	case t.MatchKind() == format.MatchSuffix:
-		return "--match suffix"
-	case t.MatchKind() == format.MatchWildcard, t.MatchKind() == format.MatchPattern:
-		return "--match " + t.MatchKind().String()
+	case t.MatchKind() == format.MatchSuffix, t.MatchKind() == format.MatchWildcard, t.MatchKind() == format.MatchPattern:
+		f = append(f, "--match "+t.MatchKind().String())
+		if !t.TimeBounded() {
+			return f[0]
+		}
 	case t.MatchKind() == format.MatchRange:
 		f = append(f, "--match range --range-columns "+strings.Join(m.RangeColumns, ","))
 	case !t.TimeBounded():
 		return ""
 	}
-	if t.TimeBounded() { // a keyed table, or a range table, bounded in time
+	if t.TimeBounded() { // a table of any key kind, or a range table, bounded in time
 		if m.ValidFrom != "" {
 			f = append(f, "--valid-from "+m.ValidFrom)
 		}

@@ -25,7 +25,7 @@
 //	  - name: ports              # a range table (docs/matching.md)
 //	    sources: [ports.csv]
 //	    match: range             # exact (default) or range
-//	    range_columns: [from, to] # inclusive integers; the key
+//	    range_columns: [from, to] # inclusive integers or IPv4 addresses; the key
 //	    overlap: narrowest       # error (default), narrowest or first
 //	  - name: agents             # a pattern table (docs/matching.md)
 //	    sources: [agents.csv]
