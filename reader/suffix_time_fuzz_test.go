@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/lutkit/lutkit/compile"
 	"github.com/lutkit/lutkit/reader"
@@ -67,7 +68,9 @@ func naiveTimeKind(kind string, rows []timedRow, q string, x int64) []string {
 			s = s[i+1:]
 		}
 	case "wildcard":
-		slices.SortStableFunc(keys, func(a, b string) int { return (len(b) - strings.Count(b, "*")) - (len(a) - strings.Count(a, "*")) })
+		// Most literal characters first: '*' and '?' are not.
+		lit := func(g string) int { return utf8.RuneCountInString(g) - strings.Count(g, "*") - strings.Count(g, "?") }
+		slices.SortStableFunc(keys, func(a, b string) int { return lit(b) - lit(a) })
 		for _, k := range keys {
 			if naiveGlob(k, false).MatchString(q) {
 				match = append(match, k)

@@ -204,7 +204,9 @@ func TestWildcardTimeDifferential(t *testing.T) {
 			tbl := timedTable(t, "wildcard", fold, policy, data)
 			order := firstSeen(rows)
 			slices.SortStableFunc(order, func(a, b string) int {
-				return cmp.Compare(utf8.RuneCountInString(b)-strings.Count(b, "*"), utf8.RuneCountInString(a)-strings.Count(a, "*"))
+				// Most literal characters first: '*' and '?' are not.
+				lit := func(g string) int { return utf8.RuneCountInString(g) - strings.Count(g, "*") - strings.Count(g, "?") }
+				return cmp.Compare(lit(b), lit(a))
 			})
 			res := map[string]*regexp.Regexp{}
 			for _, gl := range globs {
