@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -48,18 +47,10 @@ type RELPOutputConfig struct {
 	// Timeout bounds the connection and the open, each write, and the
 	// wait for an answer while the window is full or a flush waits.
 	Timeout time.Duration
-	TLS     *RELPTLSConfig // nil: plain TCP
-}
-
-// RELPTLSConfig is TLS to the RELP server (imrelp's tls="on"): the CAs
-// its certificate must be signed by, the name it must carry, and the
-// client certificate the server may check (tls.authmode="certvalid" or
-// "name").
-type RELPTLSConfig struct {
-	At                config.At
-	CAFile            string // PEM bundle of the CAs to trust; "" for the system pool
-	CertFile, KeyFile string // client certificate
-	ServerName        string // "": the host of the address
+	// TLS to the RELP server (imrelp's tls="on"), with the client
+	// certificate it may check (tls.authmode="certvalid" or "name"); nil:
+	// plain TCP.
+	TLS *ClientTLS
 }
 
 // Keys are the relp output's keys.
@@ -68,28 +59,7 @@ func (c *RELPOutputConfig) Keys(d *config.Decoder, field string) config.Keys {
 	return config.Keys{
 		"window":  func(v *yaml.Node) { c.Window, _ = d.Int(v, f("window")) },
 		"timeout": func(v *yaml.Node) { c.Timeout, _ = d.Duration(v, f("timeout")) },
-		"tls": func(v *yaml.Node) {
-			c.TLS = &RELPTLSConfig{}
-			if v.Kind == yaml.ScalarNode {
-				if on, _ := d.Bool(v, f("tls")); !on {
-					c.TLS = nil
-				}
-				return
-			}
-			t, tf := c.TLS, f("tls")
-			path := func(key string, dst *string) func(v *yaml.Node) {
-				return func(v *yaml.Node) {
-					p, _ := d.String(v, config.Field(tf, key))
-					*dst = resolve(dirOf(d), p)
-				}
-			}
-			d.Mapping(v, tf, &t.At, config.Keys{
-				"ca_file":     path("ca_file", &t.CAFile),
-				"cert_file":   path("cert_file", &t.CertFile),
-				"key_file":    path("key_file", &t.KeyFile),
-				"server_name": func(v *yaml.Node) { t.ServerName, _ = d.String(v, config.Field(tf, "server_name")) },
-			})
-		},
+		"tls":     ClientTLSKey(d, f("tls"), &c.TLS, false),
 	}
 }
 
@@ -111,36 +81,7 @@ func (c *RELPOutputConfig) Validate(s config.Scope) {
 	if c.Timeout < 0 {
 		s.Errorf("timeout", "must be positive, not %s", c.Timeout)
 	}
-	if t := c.TLS; t != nil && (t.CertFile == "") != (t.KeyFile == "") {
-		s.In(&t.At, "tls").Errorf("", "cert_file and key_file go together")
-	}
-}
-
-// clientConfig loads the TLS files; host is the address's, the name the
-// server must have when server_name is not given.
-func (t *RELPTLSConfig) clientConfig(host string) (*tls.Config, error) {
-	tc := &tls.Config{ServerName: t.ServerName, MinVersion: tls.VersionTLS12}
-	if tc.ServerName == "" {
-		tc.ServerName = host
-	}
-	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls.ca_file: %w", err)
-		}
-		tc.RootCAs = x509.NewCertPool()
-		if !tc.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls.ca_file: %s holds no PEM certificate", t.CAFile)
-		}
-	}
-	if t.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls: %w", err)
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	}
-	return tc, nil
+	c.TLS.Validate(s)
 }
 
 var (
@@ -233,7 +174,7 @@ func newRELPOutput(oc *OutputConfig, env *Env) (Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		if o.tlsCfg, err = set.TLS.clientConfig(host); err != nil {
+		if o.tlsCfg, err = set.TLS.Config(host); err != nil {
 			return nil, err
 		}
 	}

@@ -41,14 +41,9 @@ type Conn struct {
 	SASL     *SASLConfig // nil: no authentication
 }
 
-// TLSConfig configures TLS to the brokers.
-type TLSConfig struct {
-	At                 config.At
-	CAFile             string // PEM bundle of the CAs to trust; "" for the system pool
-	CertFile, KeyFile  string // client certificate (mutual TLS)
-	ServerName         string
-	InsecureSkipVerify bool
-}
+// TLSConfig configures TLS to the brokers (a server_name of "" is each
+// broker's host).
+type TLSConfig = enrichd.ClientTLS
 
 // SASLMechanism is a SASL authentication mechanism.
 type SASLMechanism string
@@ -164,29 +159,7 @@ func (c *Conn) connKeys(d *config.Decoder, field string, keys config.Keys) confi
 	dir := filepath.Dir(d.File)
 	keys["brokers"] = func(v *yaml.Node) { c.Brokers, _ = d.Strings(v, f("brokers")) }
 	keys["client_id"] = func(v *yaml.Node) { c.ClientID, _ = d.String(v, f("client_id")) }
-	keys["tls"] = func(v *yaml.Node) {
-		c.TLS = &TLSConfig{}
-		if v.Kind == yaml.ScalarNode {
-			if on, _ := d.Bool(v, f("tls")); !on {
-				c.TLS = nil
-			}
-			return
-		}
-		t, tf := c.TLS, f("tls")
-		path := func(key string, dst *string) func(v *yaml.Node) {
-			return func(v *yaml.Node) {
-				p, _ := d.String(v, config.Field(tf, key))
-				*dst = enrichd.ResolvePath(dir, p)
-			}
-		}
-		d.Mapping(v, tf, &t.At, config.Keys{
-			"ca_file":              path("ca_file", &t.CAFile),
-			"cert_file":            path("cert_file", &t.CertFile),
-			"key_file":             path("key_file", &t.KeyFile),
-			"server_name":          func(v *yaml.Node) { t.ServerName, _ = d.String(v, config.Field(tf, "server_name")) },
-			"insecure_skip_verify": func(v *yaml.Node) { t.InsecureSkipVerify, _ = d.Bool(v, config.Field(tf, "insecure_skip_verify")) },
-		})
-	}
+	keys["tls"] = enrichd.ClientTLSKey(d, f("tls"), &c.TLS, true)
 	keys["sasl"] = func(v *yaml.Node) {
 		s, sf := &SASLConfig{}, f("sasl")
 		c.SASL = s
@@ -212,12 +185,7 @@ func (c *Conn) validate(s config.Scope) {
 			s.Errorf("brokers", "%q: want HOST:PORT", b)
 		}
 	}
-	if t := c.TLS; t != nil {
-		ts := s.In(&t.At, "tls")
-		if (t.CertFile == "") != (t.KeyFile == "") {
-			ts.Errorf("", "cert_file and key_file go together")
-		}
-	}
+	c.TLS.Validate(s)
 	if a := c.SASL; a != nil {
 		as := s.In(&a.At, "sasl")
 		if a.Mechanism == "" || a.Username == "" {
