@@ -157,29 +157,7 @@ func (w *Worker) appendElem(r *rule, rw *ruleWork, v []byte, kind byte) bool {
 		if !ok || view.Len() == 0 {
 			break
 		}
-		if r.cfg.Columns == nil {
-			rw.eachBuf = rw.row.Append(buf, view)
-			return true
-		}
-		buf = append(buf, '{')
-		n := 0
-		for j := range r.cfg.Columns {
-			ci := rw.colIdx[j]
-			if ci < 0 {
-				continue
-			}
-			if n > 0 {
-				buf = append(buf, ',')
-			}
-			n++
-			buf = append(buf, ep.keys[j]...)
-			if c := view.Col(ci); rw.colType == nil {
-				buf = jsonstr.AppendString(buf, c)
-			} else {
-				buf = rw.appendTyped(buf, c, ci)
-			}
-		}
-		rw.eachBuf = append(buf, '}')
+		rw.eachBuf = w.appendRowObject(r, rw, buf, view)
 		return true
 	case rw.mm != nil:
 		ip, ok := parseIP(key)
