@@ -229,7 +229,8 @@ func (s *relpInSession) readLoop() {
 	if id, _ := listen.Identity(s.c); id != "" {
 		s.bt.SetClient([]byte(id))
 	}
-	err := s.read(relp.NewReader(&relpInConnReader{s: s}, in.relpFrameLimit()))
+	err := s.read(relp.NewReader(&connReader{c: s.c, bt: s.bt, stop: &in.stopState, atOnce: true,
+		idleTimeout: in.set.Limits.IdleTimeout, idle: &in.connsIdle, busy: s.waiting}, in.relpFrameLimit()))
 	s.bt.Flush()
 	var fe *relp.FrameError
 	switch {
@@ -367,53 +368,4 @@ func trimRecordLine(msg []byte, maxSize int) (_ []byte, trunc bool) {
 		return msg[:maxSize], true
 	}
 	return msg, false
-}
-
-// relpInConnReader reads a session's connection: it flushes the pending
-// batch when the client goes quiet for the flush interval, closes idle
-// sessions (limits.idle_timeout), and ends once the input stops.
-type relpInConnReader struct {
-	s *relpInSession
-}
-
-func (r *relpInConnReader) Read(p []byte) (int, error) {
-	s, in := r.s, r.s.in
-	for {
-		var deadline time.Time // none: wait for the next bytes
-		switch {
-		case in.isStopping():
-			deadline = time.Now()
-		case s.bt.Pending():
-			if !time.Now().Before(s.bt.Due()) {
-				s.bt.Flush()
-				continue
-			}
-			deadline = time.Now().Add(s.bt.FlushInterval())
-		case in.set.Limits.IdleTimeout > 0:
-			deadline = time.Now().Add(in.set.Limits.IdleTimeout)
-		}
-		if err := s.c.SetReadDeadline(deadline); err != nil {
-			return 0, err
-		}
-		if in.isStopping() {
-			// Stop may have set its deadline before this one.
-			_ = s.c.SetReadDeadline(time.Now())
-		}
-		n, err := s.c.Read(p)
-		if n > 0 || err == nil {
-			return n, err
-		}
-		if isTimeout(err) && !in.isStopping() {
-			if s.bt.Pending() {
-				s.bt.Flush()
-				continue
-			}
-			if s.waiting() {
-				// Not idle: the client waits for answers.
-				continue
-			}
-			in.connsIdle.Add(1)
-		}
-		return 0, err
-	}
 }

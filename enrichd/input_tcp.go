@@ -130,54 +130,6 @@ func (t *tcpInput) Stop(deadline time.Time) {
 	t.mu.Unlock()
 }
 
-// connReader reads a connection for a Framer, flushing the pending batch
-// when the connection goes quiet for the flush interval.
-type connReader struct {
-	t   *tcpInput
-	c   net.Conn
-	bt  *Batcher
-	pre []byte // bytes read before the Framer was attached
-}
-
-func (r *connReader) Read(p []byte) (int, error) {
-	if len(r.pre) > 0 {
-		n := copy(p, r.pre)
-		r.pre = r.pre[n:]
-		return n, nil
-	}
-	t := r.t
-	for {
-		var deadline time.Time // none: wait for the next bytes
-		switch {
-		case t.isStopping():
-			deadline = t.drainDeadline()
-		case r.bt.Pending():
-			if !time.Now().Before(r.bt.Due()) {
-				r.bt.Flush()
-				continue
-			}
-			deadline = time.Now().Add(r.bt.FlushInterval())
-		case t.set.Limits.IdleTimeout > 0:
-			deadline = time.Now().Add(t.set.Limits.IdleTimeout)
-		}
-		if err := r.c.SetReadDeadline(deadline); err != nil {
-			return 0, err
-		}
-		n, err := r.c.Read(p)
-		if n > 0 || err == nil {
-			return n, err
-		}
-		if isTimeout(err) && !t.isStopping() {
-			if r.bt.Pending() {
-				r.bt.Flush()
-				continue
-			}
-			t.connsIdle.Add(1)
-		}
-		return 0, err
-	}
-}
-
 func (t *tcpInput) serveConn(c net.Conn) {
 	defer t.wg.Done()
 	defer func() {
@@ -190,7 +142,7 @@ func (t *tcpInput) serveConn(c net.Conn) {
 	if id, _ := listen.Identity(c); id != "" {
 		bt.SetClient([]byte(id))
 	}
-	cr := &connReader{t: t, c: c, bt: bt}
+	cr := &connReader{c: c, bt: bt, stop: &t.stopState, idleTimeout: t.set.Limits.IdleTimeout, idle: &t.connsIdle}
 	// Wait for the first bytes before taking a framing buffer, so idle
 	// connections cost no buffer.
 	var first [256]byte
