@@ -165,3 +165,14 @@ func ExampleReader() {
 	// 3 rsp 0
 	// 0 serverclose 0
 }
+
+func TestParseRspOKDoesNotAllocate(t *testing.T) {
+	data := []byte("200 OK")
+	if n := testing.AllocsPerRun(100, func() {
+		if r, err := ParseRsp(data); err != nil || r.Text != "OK" {
+			t.Fatal(r, err)
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations per 200 OK answer", n)
+	}
+}

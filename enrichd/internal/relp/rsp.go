@@ -28,8 +28,11 @@ func ParseRsp(data []byte) (Rsp, error) {
 		return Rsp{}, fmt.Errorf("relp: response %q does not start with a three-digit status", clip(line))
 	}
 	r := Rsp{Code: int(line[0]-'0')*100 + int(line[1]-'0')*10 + int(line[2]-'0'), Extra: extra}
-	if len(line) > 4 {
-		r.Text = string(line[4:])
+	switch t := line[min(4, len(line)):]; {
+	case string(t) == "OK":
+		r.Text = "OK" // every answer but a refusal: no string made
+	case len(t) > 0:
+		r.Text = string(t)
 	}
 	return r, nil
 }
