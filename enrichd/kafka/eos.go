@@ -240,6 +240,7 @@ func (k *input) serveTxn() {
 								bt.SetAck(&t.open().Ack)
 							}
 							bt.Put(msg, trunc)
+							r.Recycle() // its value is copied
 							n++
 						}
 					}

@@ -145,6 +145,7 @@ func newInput(ic *enrichd.InputConfig, env *enrichd.Env) (enrichd.Input, error) 
 		kgo.OnPartitionsLost(k.lostParts),
 		kgo.MetadataMinAge(time.Second),
 		kgo.MetadataMaxAge(10*time.Second),
+		kgo.WithPools(&fetchPool{}),
 	)
 	if eos {
 		// The session aborts the transaction on a revoke; an aborted
@@ -391,7 +392,13 @@ loop:
 				ft := &fs[i].Topics[j]
 				for l := range ft.Partitions {
 					fp := &ft.Partitions[l]
-					if len(fp.Records) == 0 || !k.notePartition(ft.Topic, fp) {
+					if len(fp.Records) == 0 {
+						continue
+					}
+					if !k.notePartition(ft.Topic, fp) {
+						for _, r := range fp.Records {
+							r.Recycle()
+						}
 						continue
 					}
 					for _, r := range fp.Records {
@@ -411,6 +418,7 @@ loop:
 						}
 						k.cur.note(r)
 						bt.Put(msg, trunc)
+						r.Recycle() // its value is copied
 					}
 				}
 			}
