@@ -28,8 +28,8 @@ var benchTables struct {
 // the city .mmdb) to the output topic. It reports events/s, from the
 // first event out to the last acknowledged by the brokers, and events
 // per CPU-second of the enrichd process (all of its life: start, group
-// join, shutdown). kfake runs in the benchmark's process and competes
-// with enrichd for the CPUs.
+// join, shutdown). kfake runs in the benchmark's process, on CPUs other
+// than enrichd's (pin_test.go; KAFKAE2E_PIN=0 shares them).
 //
 //	go test -run XXX -bench KafkaToKafka -benchtime 1000000x ./enrichd/kafkae2e/
 func BenchmarkKafkaToKafka(b *testing.B) { benchKafka(b, &conf{}) }
@@ -63,6 +63,8 @@ func benchDir(b *testing.B) string {
 
 func benchKafka(b *testing.B, cf *conf) {
 	cf.tables = benchDir(b)
+	pinSelf(b)
+	cf.pin = true
 	c := kafkatest.Start(b, 3, 12, "in", "out")
 	c.Produce(b, "in", 0, b.N, event(benchRows))
 
@@ -82,7 +84,8 @@ func benchKafka(b *testing.B, cf *conf) {
 // BenchmarkTCPPath is the TCP syslog path of the same binary, on the
 // same events, tables and rules as BenchmarkKafkaToKafka: b.N events
 // sent over one TCP connection (octet-counted frames, as rsyslog sends
-// them), written as JSON lines to /dev/null. It reports events per
+// them), written as JSON lines to /dev/null. enrichd runs on a CPU
+// of its own, as in BenchmarkKafkaToKafka. It reports events per
 // CPU-second of the enrichd process over its whole life, to compare with
 // the Kafka path's.
 //
@@ -116,7 +119,8 @@ http: {listen: %q}
 		buf = append(buf, ' ')
 		buf = append(buf, e...)
 	}
-	p := start(b, "enrichd", path, &conf{httpAddr: httpAddr})
+	pinSelf(b)
+	p := start(b, "enrichd", path, &conf{httpAddr: httpAddr, pin: true})
 	p.waitReady(b)
 	conn, err := net.Dial("tcp", listen)
 	if err != nil {
