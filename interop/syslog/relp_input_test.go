@@ -189,7 +189,8 @@ func (d *enrichd) metric(t testing.TB, sample string) float64 {
 }
 
 // startRELPEnrichd starts the built enrichd with the configuration yml
-// (and its outputs only: no --out) and waits until /readyz answers 200.
+// as it is (its own outputs: no --out) and its HTTP listener, and waits
+// until /readyz answers 200.
 func startRELPEnrichd(t testing.TB, name, yml string) *enrichd {
 	t.Helper()
 	conf := filepath.Join(t.TempDir(), "enrichd.yaml")

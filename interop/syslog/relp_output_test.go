@@ -36,34 +36,6 @@ ruleset(name="relp" queue.type="Direct") {
 `, dir, port, extra, out)
 }
 
-// startEnrichdOutputs starts the built enrichd with the configuration
-// yml as it is (its own outputs, no --out) and its HTTP listener, and
-// waits until /readyz answers 200.
-func startEnrichdOutputs(t testing.TB, name, yml string) *enrichd {
-	t.Helper()
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "enrichd.yaml")
-	if err := os.WriteFile(conf, []byte(yml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	httpAddr := "127.0.0.1:" + freePort(t)
-	p := start(t, name, []string{enrichdBin, "--config", conf, "--http", httpAddr}, nil)
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if p.exited() {
-			t.Fatalf("%s exited before it was ready: %v\n%s", name, p.err, p.output())
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not ready after 60 s\n%s", name, p.output())
-		}
-		if r, err := http.Get("http://" + httpAddr + "/readyz"); err == nil {
-			r.Body.Close()
-			if r.StatusCode == http.StatusOK {
-				return &enrichd{proc: p, httpAddr: httpAddr}
-			}
-		}
-	}
-}
-
 // metricValue reads one sample of enrichd's /metrics (0 when absent).
 func metricValue(t testing.TB, d *enrichd, sample string) float64 {
 	t.Helper()
@@ -182,7 +154,7 @@ func TestRELPOutputReceiverKilled(t *testing.T) {
 	rs := startRsyslog(t, dir, conf, "127.0.0.1:"+port)
 
 	in := "127.0.0.1:" + freePort(t)
-	d := startEnrichdOutputs(t, "enrichd-relp", fmt.Sprintf(`inputs:
+	d := startRELPEnrichd(t, "enrichd-relp", fmt.Sprintf(`inputs:
   - {name: tcp, type: tcp, listen: %q}
 outputs:
   - {name: relp, type: relp, address: "127.0.0.1:%s", window: %d, timeout: 10s}
@@ -207,11 +179,7 @@ outputs:
 		t.Fatal(err)
 	}
 	waitDistinct(t, out, n, 60*time.Second)
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if metricValue(t, d, "enrichd_events_out_total") >= n {
-			break
-		}
-	}
+	waitEventsOut(t, d, n)
 	eventsOut := metricValue(t, d, "enrichd_events_out_total")
 	delivered := metricValue(t, d, `enrichd_output_events_total{output="relp",type="relp"}`)
 	breaks := metricValue(t, d, `enrichd_output_relp_session_breaks_total{output="relp"}`)
@@ -256,7 +224,7 @@ outputs:
 func relpTLSSender(t *testing.T, name, port string, ca *testpki.CA, client *testpki.Pair, tlsExtra string) (*enrichd, string) {
 	t.Helper()
 	in := "127.0.0.1:" + freePort(t)
-	return startEnrichdOutputs(t, name, fmt.Sprintf(`inputs:
+	return startRELPEnrichd(t, name, fmt.Sprintf(`inputs:
   - {name: tcp, type: tcp, listen: %q}
 outputs:
   - name: relp
@@ -338,11 +306,7 @@ func TestRELPOutputTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitDistinct(t, out, n, 30*time.Second)
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if metricValue(t, good, "enrichd_events_out_total") >= n {
-			break
-		}
-	}
+	waitEventsOut(t, good, n)
 	goodOut := metricValue(t, good, "enrichd_events_out_total")
 	good.stop(t)
 	if s := metricValue(t, stranger, "enrichd_events_out_total"); s != 0 {
@@ -398,11 +362,7 @@ func TestRELPOutputTLSName(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitDistinct(t, out, n, 30*time.Second)
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if metricValue(t, good, "enrichd_events_out_total") >= n {
-			break
-		}
-	}
+	waitEventsOut(t, good, n)
 	goodOut := metricValue(t, good, "enrichd_events_out_total")
 	intruderOut := metricValue(t, intruder, "enrichd_events_out_total")
 	good.stop(t)
@@ -424,5 +384,17 @@ func TestRELPOutputTLSName(t *testing.T) {
 	if goodOut != n || intruderOut != 0 || intruderErrs < 2 {
 		t.Errorf("events_out %v (want %d); the one not permitted: events_out %v (want 0), %v connect errors (want 2 or more)",
 			goodOut, n, intruderOut, intruderErrs)
+	}
+}
+
+// waitEventsOut waits up to 30 s until d counts n events out (its
+// outputs delivered them); the test then compares the count with what
+// the receiver holds.
+func waitEventsOut(t testing.TB, d *enrichd, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if metricValue(t, d, "enrichd_events_out_total") >= float64(n) {
+			return
+		}
 	}
 }
