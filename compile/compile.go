@@ -701,9 +701,19 @@ func (d dataFile) record(off uint64, buf []byte) (format.Record, error) {
 // DATA. It returns the entries kept, in place, and how many rows were
 // dropped as duplicates.
 func dedupeEntries(entries []entry, data dataFile, onDuplicate string) ([]entry, int64, error) {
-	slices.SortFunc(entries, func(a, b entry) int {
-		return cmp.Or(cmp.Compare(a.hash, b.hash), cmp.Compare(a.line, b.line))
-	})
+	slices.SortFunc(entries, compareEntries)
+	return dedupeSorted(entries, data, onDuplicate)
+}
+
+// compareEntries orders entries by hash, then line: the order in which
+// dedupeSorted takes them.
+func compareEntries(a, b entry) int {
+	return cmp.Or(cmp.Compare(a.hash, b.hash), cmp.Compare(a.line, b.line))
+}
+
+// dedupeSorted is dedupeEntries of entries already in the order of
+// compareEntries.
+func dedupeSorted(entries []entry, data dataFile, onDuplicate string) ([]entry, int64, error) {
 	var bufA, bufB []byte
 	var dups int64
 	out := entries[:0]

@@ -84,6 +84,8 @@ func (c *compiler) buildPartitions(data dataFile) (*format.MPHF, int64, error) {
 
 // partBuffers are a worker's buffers, reused from partition to partition.
 type partBuffers struct {
+	raw     []byte   // the partition file
+	count   []uint32 // readSorted's buckets
 	entries []entry
 	hashes  []uint64
 	slots   []byte
@@ -92,11 +94,10 @@ type partBuffers struct {
 // buildPartition deduplicates partition i, builds its function and writes
 // its slots to its slots file.
 func (c *compiler) buildPartition(i int, data dataFile, b *partBuffers) partResult {
-	var err error
-	if b.entries, err = c.spill.read(i, b.entries); err != nil {
+	if err := c.spill.readSorted(i, b); err != nil {
 		return partResult{err: err}
 	}
-	entries, dups, err := dedupeEntries(b.entries, data, c.opts.OnDuplicate)
+	entries, dups, err := dedupeSorted(b.entries, data, c.opts.OnDuplicate)
 	if err != nil {
 		return partResult{err: c.placeDuplicate(err)}
 	}

@@ -16,16 +16,18 @@ import (
 )
 
 // randomCSV returns a CSV table of rows random keys (some repeated, when
-// dups) and values, and the value the table should hold for each key
-// with --on-duplicate last.
-func randomCSV(rng *rand.Rand, rows int, dups bool) (string, map[string]string) {
+// dups; one key in a third of the rows, when hot) and values, and the
+// value the table should hold for each key with --on-duplicate last.
+func randomCSV(rng *rand.Rand, rows int, dups, hot bool) (string, map[string]string) {
 	var b strings.Builder
 	b.WriteString("k,v\n")
 	want := make(map[string]string, rows)
 	keys := make([]string, 0, rows)
 	for i := range rows {
 		var k string
-		if dups && len(keys) > 0 && rng.IntN(10) == 0 {
+		if hot && i > 0 && rng.IntN(3) == 0 {
+			k = keys[0]
+		} else if dups && len(keys) > 0 && rng.IntN(10) == 0 {
 			k = keys[rng.IntN(len(keys))]
 		} else {
 			k = fmt.Sprintf("%x-%d", rng.Uint64()>>rng.IntN(60), i)
@@ -68,13 +70,15 @@ func compileWith(t *testing.T, csv string, opts Options, procs int) []byte {
 func TestPartitionedDeterministic(t *testing.T) {
 	defer func(n int) { spillRows = n }(spillRows)
 	spillRows = 1000
+	// hot puts a third of the rows in one key, so in one of readSorted's
+	// buckets, larger than insertionRun.
 	for _, tc := range []struct {
-		rows int
-		dups bool
-	}{{999, false}, {1000, false}, {5000, true}, {40000, true}} {
-		t.Run(fmt.Sprintf("rows=%d", tc.rows), func(t *testing.T) {
+		rows      int
+		dups, hot bool
+	}{{999, false, false}, {1000, false, false}, {5000, true, false}, {40000, true, false}, {6000, true, true}} {
+		t.Run(fmt.Sprintf("rows=%d,hot=%v", tc.rows, tc.hot), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(tc.rows), 7))
-			csv, want := randomCSV(rng, tc.rows, tc.dups)
+			csv, want := randomCSV(rng, tc.rows, tc.dups, tc.hot)
 			opts := Options{Key: []string{"k"}, OnDuplicate: DuplicateLast}
 			one := compileWith(t, csv, opts, 1)
 			two := compileWith(t, csv, opts, 2)
