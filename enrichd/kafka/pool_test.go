@@ -12,10 +12,9 @@ import (
 )
 
 // TestFetchPoolRecycles reads 20,000 records, in hundreds of record
-// batches, through a fetchPool,
-// recycling each once its value is read, as the input does: every value
-// is the one produced, and kgo takes its record slices and decompression
-// buffers back from the pool instead of allocating new ones.
+// batches, through a fetchPool, recycling each once its value is read,
+// as the input does: every value is the one produced, and kgo takes its
+// record slices from the pool instead of allocating new ones.
 func TestFetchPoolRecycles(t *testing.T) {
 	const n = 20_000
 	c := kafkatest.Start(t, 1, 3, "in")
