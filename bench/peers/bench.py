@@ -3,7 +3,7 @@
 existing log pipelines enriching syslog events from a 2M-row customer table
 (and, for IP enrichment, a GeoLite2 city MMDB).
 
-Usage: bench.py [--reps 3] [--only ID,ID] [--stdin-peer ID[:cust|geo]=CMD]
+Usage: bench.py [--reps 3] [--only ID,ID] [--interleave] [--stdin-peer ID[:cust|geo]=CMD]
                 [--tcp-peer ID[:cust|geo]=CMD] [--json FILE] [--md FILE]
 (run.sh installs the peers and prepares the data first: use it.)
 
@@ -856,6 +856,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--only", default="")
+    ap.add_argument("--interleave", action="store_true",
+                    help="run repetition 1 of every peer, then repetition 2, ... (default: a peer's repetitions in a row)")
     ap.add_argument("--stdin-peer", action="append", default=[])
     ap.add_argument("--tcp-peer", action="append", default=[])
     ap.add_argument("--json", default=os.path.join(DATA, "results.json"))
@@ -868,27 +870,29 @@ def main():
         peers = [p for p in peers if p.id in want]
     os.makedirs(RUNDIR, exist_ok=True)
     n_events, n_check = count_lines(EVENTS), count_lines(CHECK)
-    allruns, summ = {}, []
-    for p in peers:
-        runs = []
-        for rep in range(a.reps):
-            log(f"{p.id} rep {rep + 1}/{a.reps} ...")
-            try:
-                r = p.run(rep, n_events, n_check)
-                r["n_events"] = n_events
-                log(f"  {p.id}: load {r['load_s']:.2f}s rss {r['rss_mb']:.0f}MB "
-                    f"enrich {r['enrich_s']:.2f}s {n_events / r['enrich_s']:,.0f} ev/s "
-                    f"cpu {r['cpu_s']:.2f}s {n_events / max(r['cpu_s'], 1e-9):,.0f} ev/cpu-s "
-                    + (f"check {chk(r.get('check_main'))} / {chk(r.get('check_miss'))}" if rep == 0 else ""))
-            except Exception as e:  # record and move on
-                r = {"error": f"{type(e).__name__}: {e}"[:600]}
-                log(f"  {p.id} FAILED: {r['error']}")
-            runs.append(r)
-            for f in os.listdir(RUNDIR):  # keep the disk small between runs
-                if f.endswith(".out") or f.endswith(".check"):
-                    os.remove(os.path.join(RUNDIR, f))
-        allruns[p.id] = runs
-        summ.append(summarize(p, runs))
+    allruns = {p.id: [] for p in peers}
+    # --interleave runs repetition 1 of every peer, then repetition 2...,
+    # so that a load that changes during the invocation falls on all of
+    # them alike (the differences between peers are then the figure).
+    order = [(rep, p) for rep in range(a.reps) for p in peers] if a.interleave else \
+        [(rep, p) for p in peers for rep in range(a.reps)]
+    for rep, p in order:
+        log(f"{p.id} rep {rep + 1}/{a.reps} ...")
+        try:
+            r = p.run(rep, n_events, n_check)
+            r["n_events"] = n_events
+            log(f"  {p.id}: load {r['load_s']:.2f}s rss {r['rss_mb']:.0f}MB "
+                f"enrich {r['enrich_s']:.2f}s {n_events / r['enrich_s']:,.0f} ev/s "
+                f"cpu {r['cpu_s']:.2f}s {n_events / max(r['cpu_s'], 1e-9):,.0f} ev/cpu-s "
+                + (f"check {chk(r.get('check_main'))} / {chk(r.get('check_miss'))}" if rep == 0 else ""))
+        except Exception as e:  # record and move on
+            r = {"error": f"{type(e).__name__}: {e}"[:600]}
+            log(f"  {p.id} FAILED: {r['error']}")
+        allruns[p.id].append(r)
+        for f in os.listdir(RUNDIR):  # keep the disk small between runs
+            if f.endswith(".out") or f.endswith(".check"):
+                os.remove(os.path.join(RUNDIR, f))
+    summ = [summarize(p, allruns[p.id]) for p in peers]
     v = versions()
     md = table(summ)
     md4 = four_table(summ, n_events)
