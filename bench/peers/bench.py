@@ -3,12 +3,15 @@
 existing log pipelines enriching syslog events from a 2M-row customer table
 (and, for IP enrichment, a GeoLite2 city MMDB).
 
-Usage: bench.py [--reps 3] [--only ID,ID] [--stdin-peer ID[:cust|geo]=CMD]
+Usage: bench.py [--reps 3] [--only ID,ID] [--interleave] [--stdin-peer ID[:cust|geo]=CMD]
                 [--tcp-peer ID[:cust|geo]=CMD] [--json FILE] [--md FILE]
 (run.sh installs the peers and prepares the data first: use it.)
 
 Peers (IDs): relay (control: the null relay, TCP in and file out only), enrichd, gomap, sngctx, sngboth, sngnull, rsyslog, rsyslognull, mc1, mc100,
-sqlite, snggeo, gommdb (sngnull/rsyslognull are controls without any lookup).
+sqlite, snggeo, gommdb (sngnull/rsyslognull are controls without any lookup);
+the four-lookup set on events-1m-dom.rfc5424: relay-dom (its control), enrichd-1,
+enrichd-dom, enrichd-3, enrichd-4, rsyslog-4, sng-4, printed again in a second
+table with the CPU each added enrichd lookup costs.
 Extra peers, e.g. a new enrichment daemon, can be added on the command line;
 placeholders in CMD: {csv} {db} {mmdb} {ctx} {lookup} {data} {port} {out}.
   --stdin-peer: reads events on stdin, writes enriched lines to stdout, prints
@@ -35,6 +38,7 @@ Medians over the repetitions are reported.
 """
 import argparse
 import csv
+import ipaddress
 import json
 import os
 import re
@@ -58,6 +62,7 @@ RUN_TIMEOUT = float(os.environ.get("PEERBENCH_RUN_TIMEOUT", "600"))
 TCK = os.sysconf("SC_CLK_TCK")
 EVENTS = os.path.join(DATA, "events-1m.rfc5424")
 CHECK = os.path.join(DATA, "events-check.rfc5424")
+DOM = "events-1m-dom.rfc5424"  # the same events with dom=<name>: the four-lookup set
 RUNDIR = os.path.join(DATA, "run")
 
 
@@ -329,21 +334,29 @@ def check_geo(lines):
             "ok": hit_bad == 0 and miss_bad == 0 and hit_ok > 0, "bad_sample": bad[:3]}
 
 
-_ioc = None
+_ioc = _iocx = None
 RE_DOM = re.compile(r'dom=([^\s"]+)|"dom"\s*:\s*"([^"]*)"')
 RE_THREAT = re.compile(r'"threat"\s*:\s*\{[^}]*"threat"\s*:\s*"([^"]*)"')
+
+
+def load_ioc():
+    """ioc.csv: domain -> threat (_ioc) and domain -> "threat|source" (_iocx)."""
+    global _ioc, _iocx
+    _ioc, _iocx = {}, {}
+    with open(os.path.join(DATA, "ioc.csv"), newline="") as f:
+        rd = csv.reader(f)
+        next(rd)
+        for rec in rd:
+            _ioc[rec[0]] = rec[1]
+            _iocx[rec[0]] = rec[1] + "|" + rec[2]
 
 
 def check_ioc(lines):
     """The threat of the most specific listed domain that dom is at or
     under (ioc.csv) must be in the line; a dom under no listed domain must
     give no threat."""
-    global _ioc
     if _ioc is None:
-        with open(os.path.join(DATA, "ioc.csv"), newline="") as f:
-            rd = csv.reader(f)
-            next(rd)
-            _ioc = {rec[0]: rec[1] for rec in rd}
+        load_ioc()
     hit_ok = hit_bad = miss_ok = miss_bad = 0
     bad = []
     for l in lines:
@@ -358,6 +371,80 @@ def check_ioc(lines):
         m = RE_THREAT.search(l)
         got = m.group(1) if m else None
         ok = dom is not None and got == want
+        if want:
+            hit_ok, hit_bad = hit_ok + ok, hit_bad + (not ok)
+        else:
+            miss_ok, miss_bad = miss_ok + ok, miss_bad + (not ok)
+        if not ok:
+            bad.append(l)
+    return {"hit_ok": hit_ok, "hit_bad": hit_bad, "miss_ok": miss_ok, "miss_bad": miss_bad,
+            "ok": hit_bad == 0 and miss_bad == 0 and hit_ok > 0, "bad_sample": bad[:3]}
+
+
+_assets = None
+RE_ASEG = re.compile(r' asset="([^"]*)"|"asset"\s*:\s*\{"site"\s*:\s*"([^"]*)"\s*,\s*"zone"\s*:\s*"([^"]*)"')
+
+
+def check_asset(lines, v4only=False):
+    """The site and zone of the asset network (sites-asset.csv: IPv4 /24s,
+    IPv6 /48s) holding src must be in the line (asset="site|zone" or a
+    JSON "asset" object); an address in none (with v4only: an IPv6 one too)
+    must give none, MISS or empty fields."""
+    global _assets
+    if _assets is None:
+        _assets = {}
+        with open(os.path.join(DATA, "sites-asset.csv"), newline="") as f:
+            rd = csv.reader(f)
+            next(rd)
+            for rec in rd:
+                _assets[ipaddress.ip_network(rec[0])] = rec[1] + "|" + rec[4]
+    hit_ok = hit_bad = miss_ok = miss_bad = 0
+    bad = []
+    for l in lines:
+        ip = grp(RE_SRC.search(l))
+        want = None
+        try:
+            a = ipaddress.ip_address(ip or "")
+            if not (v4only and a.version == 6):
+                want = _assets.get(ipaddress.ip_network(f"{a}/{24 if a.version == 4 else 48}", strict=False))
+        except ValueError:
+            ip = None
+        m = RE_ASEG.search(l)
+        got = None
+        if m:
+            got = m.group(1) if m.group(1) is not None else m.group(2) + "|" + m.group(3)
+        if want:
+            ok = ip is not None and got == want
+            hit_ok, hit_bad = hit_ok + ok, hit_bad + (not ok)
+        else:
+            ok = ip is not None and got in (None, "", "|", "MISS")
+            miss_ok, miss_bad = miss_ok + ok, miss_bad + (not ok)
+        if not ok:
+            bad.append(l)
+    return {"hit_ok": hit_ok, "hit_bad": hit_bad, "miss_ok": miss_ok, "miss_bad": miss_bad,
+            "ok": hit_bad == 0 and miss_bad == 0 and hit_ok > 0, "bad_sample": bad[:3]}
+
+
+RE_XSEG = re.compile(r' threat="([^"]*)"|"threat"\s*:\s*\{"threat"\s*:\s*"([^"]*)"\s*,\s*"source"\s*:\s*"([^"]*)"')
+
+
+def check_iocx(lines):
+    """Exact IoC key: the threat and source of the listed domain equal to
+    dom (ioc.csv) must be in the line (threat="threat|source" or a JSON
+    "threat" object); a dom not listed as it is must give none or MISS."""
+    global _ioc
+    if _ioc is None:
+        load_ioc()
+    hit_ok = hit_bad = miss_ok = miss_bad = 0
+    bad = []
+    for l in lines:
+        dom = grp(RE_DOM.search(l))
+        want = _iocx.get(dom)
+        m = RE_XSEG.search(l)
+        got = None
+        if m:
+            got = m.group(1) if m.group(1) is not None else m.group(2) + "|" + m.group(3)
+        ok = dom is not None and (got == want if want else got in (None, "MISS", "MISS|"))
         if want:
             hit_ok, hit_bad = hit_ok + ok, hit_bad + (not ok)
         else:
@@ -432,13 +519,16 @@ class Peer:
         os.makedirs(wd)
         if self.kind == "syslog-ng":
             conf = os.path.join(wd, "syslog-ng.conf")
-            render(self.kw["conf"], conf, PORT=port, OUT=out, CTX=subst("{ctx}"), MMDB=subst("{mmdb}"))
+            render(self.kw["conf"], conf, PORT=port, OUT=out, CTX=subst("{ctx}"), MMDB=subst("{mmdb}"),
+                   ASSETMMDB=os.path.join(DATA, "enrichd-tables", "assets.mmdb"),
+                   IOCCTX=os.path.join(DATA, "syslog-ng-ioc.csv"))
             cmd = ["syslog-ng", "-F", "-e", "--no-caps", "-f", conf, "-R", wd + "/persist",
                    "-p", wd + "/pid", "-c", wd + "/ctl"]
             ready = "syslog-ng starting up"
         elif self.kind == "rsyslog":
             conf = os.path.join(wd, "rsyslog.conf")
-            render(self.kw["conf"], conf, PORT=port, OUT=out, LOOKUP=subst("{lookup}"), WORK=wd)
+            render(self.kw["conf"], conf, PORT=port, OUT=out, LOOKUP=subst("{lookup}"), WORK=wd,
+                   ASSET=os.path.join(DATA, "rsyslog-asset.json"), IOC=os.path.join(DATA, "rsyslog-ioc.json"))
             cmd = [RSYSLOG + "/sbin/rsyslogd", "-n", "-f", conf, "-i", wd + "/pid",
                    "-M", RSYSLOG + "/lib/x86_64-linux-gnu/rsyslog"]
             ready = None
@@ -499,21 +589,31 @@ class Peer:
             stop(srv)
 
     def verify(self, path, skip, all_lines=False, limit=None):
+        """The check names what a peer's lines carry, joined by +: cust,
+        geo, ioc (suffix), asset (the asset networks, IPv4 and IPv6),
+        asset4 (IPv4 only: an IPv6 address must be a miss), iocx (exact)."""
         if self.check == "none":
             return None
-        cust = self.check.startswith("cust")
+        parts = self.check.split("+")
+        cust = parts[0] == "cust"
         lines = sample_lines(path, 1 if all_lines else (1000 if cust else 5000),
                              limit=(None if all_lines else 1000), skip=skip)
         if limit:
             lines = lines[:limit]
         r = check_cust(lines) if cust else check_geo(lines)
-        if self.check.startswith("cust+geo") and not all_lines:
-            g = check_geo(lines[::5])
-            r["geo"] = {k: v for k, v in g.items() if k != "bad_sample"}
-            r["ok"] = r["ok"] and g["ok"]
-        if self.check.endswith("+ioc") and not all_lines:
-            c = check_ioc(sample_lines(path, 1, limit=20000, skip=skip))
-            r["ioc"] = {k: v for k, v in c.items() if k != "bad_sample"}
+        if all_lines:
+            return r
+        extra = []
+        if cust and "geo" in parts:
+            extra.append(("geo", check_geo(lines[::5])))
+        if "asset" in parts or "asset4" in parts:
+            extra.append(("asset", check_asset(lines, v4only="asset4" in parts)))
+        if "ioc" in parts:
+            extra.append(("ioc", check_ioc(sample_lines(path, 1, limit=20000, skip=skip))))
+        if "iocx" in parts:
+            extra.append(("iocx", check_iocx(sample_lines(path, 1, limit=20000, skip=skip))))
+        for name, c in extra:
+            r[name] = {k: v for k, v in c.items() if k != "bad_sample"}
             r["ok"] = r["ok"] and c["ok"]
             if not c["ok"]:
                 r["bad_sample"] = r.get("bad_sample", []) + c["bad_sample"]
@@ -524,6 +624,7 @@ def builtin_peers():
     b = lambda x: os.path.join(BIN, x)
     return [
         Peer("relay", "control: null relay, TCP in, newline framing, file out, nothing else", "tcp", "none",
+             relay=True,
              cmd=b("nullrelay") + " --listen 127.0.0.1:{port} --out {out}"),
         Peer("enrichd", "enrichd, both lookups (.lut customers + city .mmdb)", "tcp", "cust+geo",
              cmd=b("enrichd") + " --config {data}/enrichd.yaml --tcp 127.0.0.1:{port} --out {out}"),
@@ -534,11 +635,30 @@ def builtin_peers():
              "cust+geo", yaml="queue: {type: disk, path: {work}/queue, max_bytes: 4GiB, sync: none}\n",
              cmd=b("enrichd") + " --config {conf} --tcp 127.0.0.1:{port} --out {out}"),
         Peer("enrichd-dom", "enrichd, both lookups, on the events with a dom field", "tcp", "cust+geo",
-             events="events-1m-dom.rfc5424",
+             events=DOM, lookups="cust,geo",
              cmd=b("enrichd") + " --config {data}/enrichd.yaml --tcp 127.0.0.1:{port} --out {out}"),
         Peer("enrichd-ioc", "enrichd, three lookups: both, and dom in a 100k-domain IoC suffix table", "tcp",
              "cust+geo+ioc", events="events-1m-dom.rfc5424",
              cmd=b("enrichd") + " --config {data}/enrichd-ioc.yaml --tcp 127.0.0.1:{port} --out {out}"),
+        # The four-lookup set, all on events-1m-dom.rfc5424 (cust, src, dom):
+        # the null relay of the same bytes, enrichd with 1 to 4 lookups
+        # (enrichd-dom above is the 2), rsyslog and syslog-ng with what
+        # they can do of the four (lookups: the ones done; asset4 = IPv4 only).
+        Peer("relay-dom", "control: null relay, the events with a dom field", "tcp", "none",
+             events=DOM, relay=True, lookups="", cmd=b("nullrelay") + " --listen 127.0.0.1:{port} --out {out}"),
+        Peer("enrichd-1", "enrichd, one lookup (.lut customers), the events with a dom field", "tcp", "cust",
+             events=DOM, lookups="cust",
+             cmd=b("enrichd") + " --config {data}/enrichd-1.yaml --tcp 127.0.0.1:{port} --out {out}"),
+        Peer("enrichd-3", "enrichd, three lookups: both, and src in the asset CIDR .mmdb", "tcp",
+             "cust+geo+asset", events=DOM, lookups="cust,geo,asset",
+             cmd=b("enrichd") + " --config {data}/enrichd-3.yaml --tcp 127.0.0.1:{port} --out {out}"),
+        Peer("enrichd-4", "enrichd, four lookups: customers .lut, city .mmdb, asset .mmdb, IoC .lut (exact)",
+             "tcp", "cust+geo+asset+iocx", events=DOM, lookups="cust,geo,asset,ioc",
+             cmd=b("enrichd") + " --config {data}/enrichd-4.yaml --tcp 127.0.0.1:{port} --out {out}"),
+        Peer("rsyslog-4", "rsyslog lookup_table cust, sparseArray asset (IPv4), lookup_table IoC; no city MMDB",
+             "rsyslog", "cust+asset4+iocx", conf="rsyslog-four.conf", events=DOM, lookups="cust,asset4,ioc"),
+        Peer("sng-4", "syslog-ng add-contextual-data cust and IoC, geoip2 city and asset", "syslog-ng",
+             "cust+geo+asset+iocx", conf="syslog-ng-four.conf", events=DOM, lookups="cust,geo,asset,ioc"),
         Peer("gomap", "Go map[string][]string (naive, in-process)", "stdin", "cust",
              cmd=[b("mapenrich"), "-csv", "{csv}"]),
         Peer("sngctx", "syslog-ng add-contextual-data (CSV)", "syslog-ng", "cust",
@@ -601,7 +721,9 @@ def med(vals):
 
 def summarize(peer, runs):
     ok = [r for r in runs if "error" not in r]
-    s = {"id": peer.id, "name": peer.name, "reps": len(ok), "errors": [r["error"] for r in runs if "error" in r]}
+    s = {"id": peer.id, "name": peer.name, "reps": len(ok), "errors": [r["error"] for r in runs if "error" in r],
+         "events": peer.kw.get("events", os.path.basename(EVENTS)), "relay": bool(peer.kw.get("relay")),
+         "lookups": peer.kw.get("lookups")}
     if not ok:
         return s
     for k in ("load_s", "load_cpu_s", "rss_mb", "enrich_s", "cpu_s"):
@@ -636,15 +758,18 @@ def chk(c):
         return "-"
     s = ("ok" if c["ok"] else "FAIL") + f" {c['hit_ok']}h/{c['miss_ok']}m" + \
         (f" bad={c['hit_bad'] + c['miss_bad']}" if not c["ok"] else "")
-    if "ioc" in c:
-        i = c["ioc"]
-        s += f"; ioc {i['hit_ok']}h/{i['miss_ok']}m" + (f" bad={i['hit_bad'] + i['miss_bad']}" if not i["ok"] else "")
+    for part in ("geo", "asset", "ioc", "iocx"):
+        if part in c and (part != "geo" or "asset" in c):
+            i = c[part]
+            s += f"; {part} {i['hit_ok']}h/{i['miss_ok']}m" + (f" bad={i['hit_bad'] + i['miss_bad']}" if not i["ok"] else "")
     return s
 
 
 def relay_multiple(s, summ):
-    """A peer's CPU per event as a multiple of the null relay's, same run."""
-    relay = next((r for r in summ if r["id"] == "relay" and r.get("reps")), None)
+    """A peer's CPU per event as a multiple of the null relay's on the same
+    event file, same run."""
+    relay = next((r for r in summ if r.get("relay") and r.get("events") == s.get("events")
+                  and r.get("reps")), None)
     if relay is None or not relay.get("cpu_s") or s.get("cpu_s") is None:
         return "-"
     return f"{s['cpu_s'] / relay['cpu_s']:.2f}x"
@@ -664,10 +789,75 @@ def table(summ):
     return "\n".join(rows)
 
 
+FOUR = ["cust", "geo", "asset", "ioc"]
+FOUR_NOTES = {
+    "rsyslog-4": "rsyslog: no city MMDB lookup (Debian 12 packages no mmdblookup module: "
+                 "`apt-cache policy rsyslog-mmdblookup` knows no such package); the asset lookup is "
+                 "ip42num() in a sparseArray lookup_table (the largest network start at or below the "
+                 "address), IPv4 only: an IPv6 address would get MISS (the check expects that). The "
+                 "events of this set carry IPv4 addresses only, so here it does every event's lookup.",
+}
+
+
+def per_m(s, n):
+    return s["cpu_s"] * 1e6 / n if s.get("cpu_s") is not None else None
+
+
+def four_table(summ, n):
+    """The four-lookup set in one table: the null relay of the same events,
+    enrichd with 1 to 4 lookups, rsyslog and syslog-ng, each with the lookups
+    it does, its CPU per event as a multiple of the relay's, and for enrichd
+    the CPU s per 1M events each added lookup costs."""
+    order = ["relay-dom", "enrichd-1", "enrichd-dom", "enrichd-3", "enrichd-4", "rsyslog-4", "sng-4"]
+    rows4 = sorted((s for s in summ if s.get("lookups") is not None and s.get("events") == DOM),
+                   key=lambda s: order.index(s["id"]) if s["id"] in order else len(order))
+    if not rows4:
+        return ""
+    by_k = {}
+    for s in rows4:
+        if s["id"].startswith("enrichd") or s.get("relay"):
+            if s.get("reps"):
+                by_k[len([x for x in s["lookups"].split(",") if x])] = s
+    e4 = next((s for s in rows4 if s["id"] == "enrichd-4" and s.get("reps")), None)
+    out = ["| peer | cust .lut | city .mmdb | asset .mmdb | IoC .lut | CPU s per 1M events | events/CPU-s | "
+           "CPU/event vs relay | enrichd-4 per CPU-s vs it | added by the last lookup, CPU s per 1M | check |",
+           "|---|:-:|:-:|:-:|:-:|---:|---:|---:|---:|---:|---|"]
+    notes = []
+    for s in rows4:
+        have = s["lookups"].split(",")
+        cells = []
+        for k in FOUR:
+            if k in have:
+                cells.append("yes")
+            elif k + "4" in have:
+                cells.append("IPv4 only [%d]" % (len(notes) + 1))
+            else:
+                cells.append("- [%d]" % (len(notes) + 1) if s["id"] in FOUR_NOTES else "-")
+        if s["id"] in FOUR_NOTES:
+            notes.append(FOUR_NOTES[s["id"]])
+        if not s.get("reps"):
+            out.append(f"| {s['id']} | " + " | ".join(cells) + f" | FAILED: {'; '.join(s['errors'])[:200]} ||||||")
+            continue
+        added = "-"
+        k = len([x for x in have if x])
+        if (s["id"].startswith("enrichd") or s.get("relay")) and k in by_k and k - 1 in by_k and by_k[k] is s:
+            added = f"{per_m(s, n) - per_m(by_k[k - 1], n):+.2f}"
+        vs = f"{e4['eps_per_cpu_s'] / s['eps_per_cpu_s']:.2f}x" if e4 and s.get("eps_per_cpu_s") else "-"
+        out.append(f"| {s['id']} | " + " | ".join(cells) +
+                   f" | {per_m(s, n):.2f} | {fmt(s['eps_per_cpu_s'])} | {relay_multiple(s, summ)} | {vs} | {added} | "
+                   f"{chk(s.get('check_main'))} |")
+    text = "\n".join(out)
+    if notes:
+        text += "\n\n" + "\n".join(f"[{i + 1}] {t}" for i, t in enumerate(notes))
+    return text
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--only", default="")
+    ap.add_argument("--interleave", action="store_true",
+                    help="run repetition 1 of every peer, then repetition 2, ... (default: a peer's repetitions in a row)")
     ap.add_argument("--stdin-peer", action="append", default=[])
     ap.add_argument("--tcp-peer", action="append", default=[])
     ap.add_argument("--json", default=os.path.join(DATA, "results.json"))
@@ -680,29 +870,35 @@ def main():
         peers = [p for p in peers if p.id in want]
     os.makedirs(RUNDIR, exist_ok=True)
     n_events, n_check = count_lines(EVENTS), count_lines(CHECK)
-    allruns, summ = {}, []
-    for p in peers:
-        runs = []
-        for rep in range(a.reps):
-            log(f"{p.id} rep {rep + 1}/{a.reps} ...")
-            try:
-                r = p.run(rep, n_events, n_check)
-                r["n_events"] = n_events
-                log(f"  {p.id}: load {r['load_s']:.2f}s rss {r['rss_mb']:.0f}MB "
-                    f"enrich {r['enrich_s']:.2f}s {n_events / r['enrich_s']:,.0f} ev/s "
-                    f"cpu {r['cpu_s']:.2f}s {n_events / max(r['cpu_s'], 1e-9):,.0f} ev/cpu-s "
-                    + (f"check {chk(r.get('check_main'))} / {chk(r.get('check_miss'))}" if rep == 0 else ""))
-            except Exception as e:  # record and move on
-                r = {"error": f"{type(e).__name__}: {e}"[:600]}
-                log(f"  {p.id} FAILED: {r['error']}")
-            runs.append(r)
-            for f in os.listdir(RUNDIR):  # keep the disk small between runs
-                if f.endswith(".out") or f.endswith(".check"):
-                    os.remove(os.path.join(RUNDIR, f))
-        allruns[p.id] = runs
-        summ.append(summarize(p, runs))
+    allruns = {p.id: [] for p in peers}
+    # --interleave runs repetition 1 of every peer, then repetition 2...,
+    # so that a load that changes during the invocation falls on all of
+    # them alike (the differences between peers are then the figure).
+    order = [(rep, p) for rep in range(a.reps) for p in peers] if a.interleave else \
+        [(rep, p) for p in peers for rep in range(a.reps)]
+    for rep, p in order:
+        log(f"{p.id} rep {rep + 1}/{a.reps} ...")
+        try:
+            r = p.run(rep, n_events, n_check)
+            r["n_events"] = n_events
+            log(f"  {p.id}: load {r['load_s']:.2f}s rss {r['rss_mb']:.0f}MB "
+                f"enrich {r['enrich_s']:.2f}s {n_events / r['enrich_s']:,.0f} ev/s "
+                f"cpu {r['cpu_s']:.2f}s {n_events / max(r['cpu_s'], 1e-9):,.0f} ev/cpu-s "
+                + (f"check {chk(r.get('check_main'))} / {chk(r.get('check_miss'))}" if rep == 0 else ""))
+        except Exception as e:  # record and move on
+            r = {"error": f"{type(e).__name__}: {e}"[:600]}
+            log(f"  {p.id} FAILED: {r['error']}")
+        allruns[p.id].append(r)
+        for f in os.listdir(RUNDIR):  # keep the disk small between runs
+            if f.endswith(".out") or f.endswith(".check"):
+                os.remove(os.path.join(RUNDIR, f))
+    summ = [summarize(p, allruns[p.id]) for p in peers]
     v = versions()
     md = table(summ)
+    md4 = four_table(summ, n_events)
+    if md4:
+        md += ("\n\nFour lookups per event (" + DOM + "; the relay of the same events; "
+               "enrichd's 'added' = its CPU s per 1M events minus that of the enrichd peer with one lookup fewer; for enrichd-1, minus the relay's: the parse, the encode and one lookup):\n\n" + md4)
     extra = []
     for s in summ:
         if s["id"] == "gomap" and s.get("reps"):

@@ -18,6 +18,16 @@
 //	ioc.csv                 100,000 IoC domains (lut sample domains, seed 1)
 //	events-1m-dom.rfc5424   events-1m.rfc5424 with a dom field, 5 % at or under a listed domain
 //	enrichd-ioc.yaml        enrichd.yaml with a third lookup: dom in ioc.lut
+//	sites-asset.csv         the asset table: lut sample sites 65536, 10.0.0.0/8 in /24s (and an
+//	                        IPv6 /48 each), so every internal address of the events is in one
+//	enrichd-tables/         also assets.mmdb (sites-asset.csv: site and zone per network) and
+//	                        iocx.lut (ioc.csv, exact key)
+//	rsyslog-asset.json      rsyslog's sparseArray lookup_table of the IPv4 networks (ip42num)
+//	rsyslog-ioc.json        rsyslog's string lookup_table of ioc.csv: domain -> threat|source
+//	syslog-ng-ioc.csv       add-contextual-data's database of ioc.csv (threat, source)
+//	enrichd-1.yaml          the customer lookup alone
+//	enrichd-3.yaml          enrichd.yaml with a third lookup: src in assets.mmdb
+//	enrichd-4.yaml          enrichd-3.yaml with a fourth: dom in iocx.lut (exact)
 //	prepare-times.json      how long each step took
 package main
 
@@ -113,6 +123,7 @@ func main() {
 		_, err := fmt.Fprintf(w, enrichdYAML+enrichdIoCRule, filepath.Join(*data, "enrichd-tables"))
 		return err
 	})
+	prepareFour(filepath.Join(*data, "enrichd-tables"), ioc)
 	tf := filepath.Join(*data, "prepare-times.json")
 	old := map[string]float64{}
 	if b, err := os.ReadFile(tf); err == nil {
