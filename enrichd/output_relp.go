@@ -96,7 +96,11 @@ var (
 // 200 to every event of it.
 //
 // It keeps a copy of every event not yet acknowledged, in order, and
-// sends at most Window of them ahead of the answers. When the session
+// sends at most Window of them ahead of the answers. (It copies them
+// rather than keeping their buffers, as the Kafka output does: the
+// window counts events, and with an input that sends one event a batch,
+// such as a relp or tcp input at a low rate, keeping the buffers would
+// hold up to Window of the daemon's output buffers.) When the session
 // breaks (a write or read fails, an answer takes longer than Timeout,
 // the server answers other than 200), Write or Flush returns the error
 // and the daemon calls Flush again after a backoff: that opens a new
