@@ -277,29 +277,45 @@ def grp(m):
     return next((g for g in m.groups() if g is not None), None) if m else None
 
 
+class Tally:
+    """A check's count of lines: hits and misses each right or wrong, and
+    a sample of the wrong ones."""
+
+    def __init__(self):
+        self.hit_ok = self.hit_bad = self.miss_ok = self.miss_bad = 0
+        self.bad = []
+
+    def add(self, hit, ok, line):
+        if hit:
+            self.hit_ok, self.hit_bad = self.hit_ok + ok, self.hit_bad + (not ok)
+        else:
+            self.miss_ok, self.miss_bad = self.miss_ok + ok, self.miss_bad + (not ok)
+        if not ok:
+            self.bad.append(line)
+
+    def result(self):
+        return {"hit_ok": self.hit_ok, "hit_bad": self.hit_bad, "miss_ok": self.miss_ok,
+                "miss_bad": self.miss_bad, "bad_sample": self.bad[:3],
+                "ok": self.hit_bad == 0 and self.miss_bad == 0 and self.hit_ok > 0}
+
+
 def check_cust(lines):
     """Hit: the row's Customer Id and Email are in the line (in its
     customer="..." part when there is one). Miss: no customer id at all (and
     the customer="..." part, if any, says MISS). Works for the text format of
     the built-in peers and for JSON lines ("cust":"<Index>")."""
     t = cust_table()
-    hit_ok = hit_bad = miss_ok = miss_bad = 0
-    bad = []
+    ty = Tally()
     for l in lines:
         k = grp(RE_CUST.search(l))
         m = RE_CSEG.search(l)
         seg = m.group(1) if m else RE_CUST.sub("", l)
         if k in t:
             cid, email = t[k]
-            ok = cid in seg and email in seg
-            hit_ok, hit_bad = hit_ok + ok, hit_bad + (not ok)
+            ty.add(True, cid in seg and email in seg, l)
         else:
-            ok = k is not None and not RE_CID.search(seg) and (m is None or seg.startswith("MISS"))
-            miss_ok, miss_bad = miss_ok + ok, miss_bad + (not ok)
-        if not ok:
-            bad.append(l)
-    return {"hit_ok": hit_ok, "hit_bad": hit_bad, "miss_ok": miss_ok, "miss_bad": miss_bad,
-            "ok": hit_bad == 0 and miss_bad == 0 and hit_ok > 0, "bad_sample": bad[:3]}
+            ty.add(False, k is not None and not RE_CID.search(seg) and (m is None or seg.startswith("MISS")), l)
+    return ty.result()
 
 
 def mmdb_country(ip):
@@ -313,25 +329,15 @@ def check_geo(lines):
     """The country code in geo="CC|..." (or JSON "country_code",
     "country_iso_code" or "iso_code") must be
     mmdblookup's for src; addresses not in the MMDB must give none/MISS."""
-    hit_ok = hit_bad = miss_ok = miss_bad = 0
-    bad = []
+    ty = Tally()
     for l in lines:
         ip = grp(RE_SRC.search(l))
         if not ip:
-            hit_bad += 1
-            bad.append(l)
+            ty.add(True, False, l)
             continue
         want, got = mmdb_country(ip), grp(RE_GSEG.search(l)) or ""
-        if want:
-            ok = got == want
-            hit_ok, hit_bad = hit_ok + ok, hit_bad + (not ok)
-        else:
-            ok = got in ("", "MISS")
-            miss_ok, miss_bad = miss_ok + ok, miss_bad + (not ok)
-        if not ok:
-            bad.append(l)
-    return {"hit_ok": hit_ok, "hit_bad": hit_bad, "miss_ok": miss_ok, "miss_bad": miss_bad,
-            "ok": hit_bad == 0 and miss_bad == 0 and hit_ok > 0, "bad_sample": bad[:3]}
+        ty.add(bool(want), got == want if want else got in ("", "MISS"), l)
+    return ty.result()
 
 
 _ioc = _iocx = None
@@ -357,8 +363,7 @@ def check_ioc(lines):
     give no threat."""
     if _ioc is None:
         load_ioc()
-    hit_ok = hit_bad = miss_ok = miss_bad = 0
-    bad = []
+    ty = Tally()
     for l in lines:
         dom = grp(RE_DOM.search(l))
         want = None
@@ -371,14 +376,8 @@ def check_ioc(lines):
         m = RE_THREAT.search(l)
         got = m.group(1) if m else None
         ok = dom is not None and got == want
-        if want:
-            hit_ok, hit_bad = hit_ok + ok, hit_bad + (not ok)
-        else:
-            miss_ok, miss_bad = miss_ok + ok, miss_bad + (not ok)
-        if not ok:
-            bad.append(l)
-    return {"hit_ok": hit_ok, "hit_bad": hit_bad, "miss_ok": miss_ok, "miss_bad": miss_bad,
-            "ok": hit_bad == 0 and miss_bad == 0 and hit_ok > 0, "bad_sample": bad[:3]}
+        ty.add(bool(want), ok, l)
+    return ty.result()
 
 
 _assets = None
@@ -398,8 +397,7 @@ def check_asset(lines, v4only=False):
             next(rd)
             for rec in rd:
                 _assets[ipaddress.ip_network(rec[0])] = rec[1] + "|" + rec[4]
-    hit_ok = hit_bad = miss_ok = miss_bad = 0
-    bad = []
+    ty = Tally()
     for l in lines:
         ip = grp(RE_SRC.search(l))
         want = None
@@ -413,16 +411,8 @@ def check_asset(lines, v4only=False):
         got = None
         if m:
             got = m.group(1) if m.group(1) is not None else m.group(2) + "|" + m.group(3)
-        if want:
-            ok = ip is not None and got == want
-            hit_ok, hit_bad = hit_ok + ok, hit_bad + (not ok)
-        else:
-            ok = ip is not None and got in (None, "", "|", "MISS")
-            miss_ok, miss_bad = miss_ok + ok, miss_bad + (not ok)
-        if not ok:
-            bad.append(l)
-    return {"hit_ok": hit_ok, "hit_bad": hit_bad, "miss_ok": miss_ok, "miss_bad": miss_bad,
-            "ok": hit_bad == 0 and miss_bad == 0 and hit_ok > 0, "bad_sample": bad[:3]}
+        ty.add(bool(want), ip is not None and (got == want if want else got in (None, "", "|", "MISS")), l)
+    return ty.result()
 
 
 RE_XSEG = re.compile(r' threat="([^"]*)"|"threat"\s*:\s*\{"threat"\s*:\s*"([^"]*)"\s*,\s*"source"\s*:\s*"([^"]*)"')
@@ -435,8 +425,7 @@ def check_iocx(lines):
     global _ioc
     if _ioc is None:
         load_ioc()
-    hit_ok = hit_bad = miss_ok = miss_bad = 0
-    bad = []
+    ty = Tally()
     for l in lines:
         dom = grp(RE_DOM.search(l))
         want = _iocx.get(dom)
@@ -445,14 +434,8 @@ def check_iocx(lines):
         if m:
             got = m.group(1) if m.group(1) is not None else m.group(2) + "|" + m.group(3)
         ok = dom is not None and (got == want if want else got in (None, "MISS", "MISS|"))
-        if want:
-            hit_ok, hit_bad = hit_ok + ok, hit_bad + (not ok)
-        else:
-            miss_ok, miss_bad = miss_ok + ok, miss_bad + (not ok)
-        if not ok:
-            bad.append(l)
-    return {"hit_ok": hit_ok, "hit_bad": hit_bad, "miss_ok": miss_ok, "miss_bad": miss_bad,
-            "ok": hit_bad == 0 and miss_bad == 0 and hit_ok > 0, "bad_sample": bad[:3]}
+        ty.add(bool(want), ok, l)
+    return ty.result()
 
 
 def sample_lines(path, every, limit=None, skip=0):
