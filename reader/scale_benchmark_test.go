@@ -20,10 +20,12 @@ import (
 //
 //   - chase: one random read of the mapped file whose offset depends on
 //     the byte the previous read returned: the latency of one miss, the
-//     physical limit a lookup's two dependent reads (slot, record) meet;
+//     physical limit two dependent reads (a slot, then its record) meet;
+//   - chase3: three such reads, one after the other: the latency of the
+//     three dependent reads a lookup makes (pilot, slot, record);
 //   - get: Get of a key chosen from the previous row's bytes, so that no
 //     two lookups overlap: the latency of one lookup, to set against two
-//     chases;
+//     chases and against chase3;
 //   - get-independent: Get of keys from a shuffled list, which the
 //     processor may overlap.
 func BenchmarkScale(b *testing.B) {
@@ -48,6 +50,16 @@ func BenchmarkScale(b *testing.B) {
 		size := uint64(len(file))
 		x := uint64(0x9e3779b97f4a7c15)
 		for b.Loop() {
+			x = mix(x ^ uint64(file[x%size]))
+		}
+		sink ^= byte(x)
+	})
+	b.Run("chase3", func(b *testing.B) {
+		size := uint64(len(file))
+		x := uint64(0x9e3779b97f4a7c15)
+		for b.Loop() {
+			x = mix(x ^ uint64(file[x%size]))
+			x = mix(x ^ uint64(file[x%size]))
 			x = mix(x ^ uint64(file[x%size]))
 		}
 		sink ^= byte(x)
