@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -102,55 +101,19 @@ func TestLiteralCLIErrors(t *testing.T) {
 // single quotes kept whole), and the output it shows for each (a get
 // shown without output must find nothing).
 func TestMatchingDocLiteral(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/matching.md")
-	if err != nil {
-		t.Fatal(err)
+	examples := []struct {
+		sec matchingSection
+		csv string
+	}{
+		{readMatchingSection(t, "## Wildcard: host groups"), "hostgroups.csv"},
+		{readMatchingSection(t, "## Pattern: a user-agent list"), "user-agents.csv"},
 	}
 	dir := t.TempDir()
 	t.Chdir(dir)
-	for _, sec := range []struct{ heading, csv string }{
-		{"## Wildcard: host groups", "hostgroups.csv"},
-		{"## Pattern: a user-agent list", "user-agents.csv"},
-	} {
-		_, text, ok := strings.Cut(string(doc), sec.heading+"\n")
-		if !ok {
-			t.Fatalf("docs/matching.md has no %q", sec.heading)
-		}
-		text, _, _ = strings.Cut(text, "\n## ")
-		block := func(lang string) string {
-			_, rest, ok := strings.Cut(text, "```"+lang+"\n")
-			if !ok {
-				t.Fatalf("%s has no %s block", sec.heading, lang)
-			}
-			body, _, _ := strings.Cut(rest, "```")
-			return body
-		}
-		writeFile(t, filepath.Join(dir, sec.csv), block("csv"))
-		type step struct{ args, want []string }
-		var steps []step
-		for _, line := range strings.Split(strings.TrimSpace(block("console")), "\n") {
-			if cmd, ok := strings.CutPrefix(line, "$ lut "); ok {
-				steps = append(steps, step{args: shellWords(cmd)})
-			} else {
-				steps[len(steps)-1].want = append(steps[len(steps)-1].want, line)
-			}
-		}
-		if len(steps) < 3 {
-			t.Fatalf("%s: %d commands", sec.heading, len(steps))
-		}
-		for _, s := range steps {
-			out, errs, code := run(t, s.args...)
-			got := strings.TrimSpace(out)
-			want := strings.Join(s.want, "\n")
-			if s.args[0] == "get" && len(s.want) == 0 {
-				if code != 1 {
-					t.Errorf("lut %q: exit %d, want 1 (not found): %s", s.args, code, out)
-				}
-				continue
-			}
-			if code != 0 || (s.args[0] == "get" && got != want) {
-				t.Errorf("lut %q: exit %d, output %q, want %q: %s", s.args, code, got, want, errs)
-			}
+	for _, ex := range examples {
+		writeFile(t, filepath.Join(dir, ex.csv), ex.sec.block("csv"))
+		if n := ex.sec.runConsole(); n < 3 {
+			t.Fatalf("%s: %d commands", ex.sec.heading, n)
 		}
 	}
 }

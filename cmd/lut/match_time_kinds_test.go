@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,52 +15,13 @@ import (
 // shows, export (CSV and JSON lines) then compile with those flags giving
 // the same bytes, and lut diff naming rows by key and validity.
 func TestTimeKindsCLI(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/matching.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const heading = "## A blocklist whose entries expire: suffix, wildcard and pattern tables bounded in time"
-	_, text, ok := strings.Cut(string(doc), heading+"\n")
-	if !ok {
-		t.Fatalf("docs/matching.md has no %q", heading)
-	}
-	text, _, _ = strings.Cut(text, "\n## ")
-	block := func(lang string) string {
-		_, rest, ok := strings.Cut(text, "```"+lang+"\n")
-		if !ok {
-			t.Fatalf("the blocklist section has no %s block", lang)
-		}
-		body, _, _ := strings.Cut(rest, "```")
-		return body
-	}
+	sec := readMatchingSection(t, "## A blocklist whose entries expire: suffix, wildcard and pattern tables bounded in time")
 	dir := t.TempDir()
 	t.Chdir(dir)
-	writeFile(t, filepath.Join(dir, "blocklist.csv"), block("csv"))
-	writeFile(t, filepath.Join(dir, "tables.yaml"), block("yaml"))
-	type step struct{ args, want []string }
-	var steps []step
-	for _, line := range strings.Split(strings.TrimSpace(block("console")), "\n") {
-		if cmd, ok := strings.CutPrefix(line, "$ lut "); ok {
-			steps = append(steps, step{args: shellWords(cmd)})
-		} else {
-			steps[len(steps)-1].want = append(steps[len(steps)-1].want, line)
-		}
-	}
-	if len(steps) != 5 {
-		t.Fatalf("%d commands in the blocklist example, want 5", len(steps))
-	}
-	for _, s := range steps {
-		out, errs, code := run(t, s.args...)
-		got, want := strings.TrimSpace(out), strings.Join(s.want, "\n")
-		if s.args[0] == "get" && len(s.want) == 0 {
-			if code != 1 || got != "" {
-				t.Errorf("lut %q: exit %d, %q; want exit 1 (not found)", s.args, code, out)
-			}
-			continue
-		}
-		if code != 0 || (s.args[0] == "get" && got != want) {
-			t.Errorf("lut %q: exit %d, output %q, want %q: %s", s.args, code, got, want, errs)
-		}
+	writeFile(t, filepath.Join(dir, "blocklist.csv"), sec.block("csv"))
+	writeFile(t, filepath.Join(dir, "tables.yaml"), sec.block("yaml"))
+	if n := sec.runConsole(); n != 5 {
+		t.Fatalf("%d commands in the blocklist example, want 5", n)
 	}
 	mustRun(t, "build", "tables.yaml", "--out", "built")
 	built, _ := filepath.Glob(filepath.Join(dir, "built", "blocklist-*.lut"))
@@ -119,7 +79,7 @@ func TestTimeKindsCLI(t *testing.T) {
 	}
 
 	// lut diff: the parked entry's threat changed, c2's validity changed.
-	writeFile(t, "blocklist-new.csv", strings.NewReplacer(",parked", ",sinkholed", "2026-03-03T00:00:00Z,botnet", "2026-03-04T00:00:00Z,botnet").Replace(block("csv")))
+	writeFile(t, "blocklist-new.csv", strings.NewReplacer(",parked", ",sinkholed", "2026-03-03T00:00:00Z,botnet", "2026-03-04T00:00:00Z,botnet").Replace(sec.block("csv")))
 	mustRun(t, "compile", "--key", "domain", "--match", "suffix", "--valid-from", "listed", "--valid-to", "expires", "--out", "blocklist-new.lut", "blocklist-new.csv")
 	out, _, code := run(t, "diff", "--limit", "5", "--exit-code", "blocklist.lut", "blocklist-new.lut")
 	want := strings.Join([]string{
