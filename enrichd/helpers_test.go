@@ -238,3 +238,25 @@ var (
 	decode = enrichtest.Decode
 	get    = enrichtest.Get
 )
+
+// eachNumbered checks that lines are the n events seq=0 to seq=n-1 (the
+// message's first word), each once, in any order, and calls fn with each
+// one's number, decoded line and text.
+func eachNumbered(t testing.TB, lines []string, n int, fn func(seq int, m map[string]any, line string)) {
+	t.Helper()
+	if len(lines) != n {
+		t.Fatalf("%d lines, want %d", len(lines), n)
+	}
+	seen := make([]bool, n)
+	for _, l := range lines {
+		m := decode(t, l)
+		msg, _ := m["message"].(string)
+		seqText, _, _ := strings.Cut(strings.TrimPrefix(msg, "seq="), " ")
+		seq, err := strconv.Atoi(seqText)
+		if err != nil || seq < 0 || seq >= n || seen[seq] {
+			t.Fatalf("bad or repeated seq in %s", l)
+		}
+		seen[seq] = true
+		fn(seq, m, l)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -205,21 +204,8 @@ func TestReloadTables(t *testing.T) {
 		t.Errorf("table generation %v, want 1 (the new set's first load)", v)
 	}
 	r.stop(t)
-	lines := readLines(t, out)
-	if len(lines) != n {
-		t.Fatalf("%d lines, want %d", len(lines), n)
-	}
-	seen := make([]bool, n)
 	var olds, news int
-	for _, l := range lines {
-		m := decode(t, l)
-		msg, _ := m["message"].(string)
-		seqText, _, _ := strings.Cut(strings.TrimPrefix(msg, "seq="), " ")
-		seq, err := strconv.Atoi(seqText)
-		if err != nil || seq < 0 || seq >= n || seen[seq] {
-			t.Fatalf("bad or repeated seq in %s", l)
-		}
-		seen[seq] = true
+	eachNumbered(t, readLines(t, out), n, func(seq int, m map[string]any, l string) {
 		cust := seq%rows + 1
 		id, email := get(m, "x1.Customer Id"), get(m, "x2.Email")
 		switch {
@@ -233,7 +219,7 @@ func TestReloadTables(t *testing.T) {
 		default:
 			t.Fatalf("event %d not enriched wholly from one table set: %s", seq, l)
 		}
-	}
+	})
 	if olds == 0 || news < n-last {
 		t.Fatalf("%d events from version 1, %d from version 2", olds, news)
 	}

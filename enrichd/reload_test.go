@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -105,21 +104,8 @@ func TestReloadUnderLoad(t *testing.T) {
 	}
 	waitLines(t, out, n, 5*time.Minute)
 	r.stop(t)
-	lines := readLines(t, out)
-	if len(lines) != n {
-		t.Fatalf("%d lines, want %d", len(lines), n)
-	}
-	seen := make([]bool, n)
 	var olds, news int
-	for _, l := range lines {
-		m := decode(t, l)
-		msg, _ := m["message"].(string)
-		seqText, _, _ := strings.Cut(strings.TrimPrefix(msg, "seq="), " ")
-		seq, err := strconv.Atoi(seqText)
-		if err != nil || seq < 0 || seq >= n || seen[seq] {
-			t.Fatalf("bad or repeated seq in %s", l)
-		}
-		seen[seq] = true
+	eachNumbered(t, readLines(t, out), n, func(seq int, m map[string]any, l string) {
 		cust := seq%rows + 1
 		id, email := fmt.Sprintf("C%d-1", cust), fmt.Sprintf("u%d@v1.example", cust)
 		a1, a2 := get(m, "a1.Customer Id"), get(m, "a2.Email")
@@ -135,7 +121,7 @@ func TestReloadUnderLoad(t *testing.T) {
 		default:
 			t.Fatalf("event %d not enriched wholly by one version of the rules: %s", seq, l)
 		}
-	}
+	})
 	if olds == 0 || news < n-last {
 		t.Fatalf("%d events by the old rules, %d by the new", olds, news)
 	}
