@@ -3,9 +3,9 @@
 // streaming pass: row data goes straight to the output file, and each row
 // keeps a 24-byte entry (hash, offset, line). A table of up to spillRows
 // rows keeps its entries in memory and gets one perfect hash; a larger one
-// writes them to partition files and gets a partitioned perfect hash
-// (partitioned.go), built partition by partition, in parallel, in memory
-// bounded by a partition. The source is parsed by a goroutine of its own
+// writes them to partition files and gets a bucketed index
+// (partitioned.go, format/buckets.go), built partition by partition, in
+// parallel, in memory bounded by a partition. The source is parsed by a goroutine of its own
 // (rows.go).
 //
 // The output is deterministic: the same rows and options give the same
@@ -411,24 +411,34 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 	})
 }
 
+// tableIndex is the index of a table, as the MPHF section holds it: a
+// perfect hash (format.MPHF) or the bucket table of a bucketed index
+// (format.Buckets).
+type tableIndex interface {
+	Len() uint64
+	Size() int
+	AppendTo([]byte) []byte
+}
+
 // sectionFunc writes one section: its body, then its table entry.
 type sectionFunc func(kind uint32, body func() error) error
 
-// finishPartitioned builds the partitioned perfect hash of a spilled
-// table and writes its MPHF and SLOTS sections and the rest of the file.
+// finishPartitioned builds the bucketed index of a spilled table and
+// writes its MPHF section (the bucket table), its SLOTS section (the
+// buckets) and the rest of the file.
 func (c *compiler) finishPartitioned(f *os.File, w *countingWriter, bw *bufio.Writer, section sectionFunc, sections *[]format.Section, data dataFile) (*Stats, error) {
 	mphf, seed, err := c.partitionedHash(data)
 	if err != nil {
 		return nil, err
 	}
-	return c.finish(f, w, bw, section, sections, mphf, seed, format.FeaturePartitionedMPHF, func() error { return c.writeSlots(w) })
+	return c.finish(f, w, bw, section, sections, mphf, seed, format.FeatureBucketedSlots, func() error { return c.writeSlots(w) })
 }
 
 // finish writes the MPHF section, the SLOTS section (writeSlots writes
 // its body), the META section, the section table, the footer and the
-// header of a table whose perfect hash is mphf, under seed; incompat
-// holds the feature bits the hash needs.
-func (c *compiler) finish(f *os.File, w *countingWriter, bw *bufio.Writer, section sectionFunc, sections *[]format.Section, mphf *format.MPHF, seed uint64, incompat uint32, writeSlots func() error) (*Stats, error) {
+// header of a table whose index is mphf (a perfect hash or a bucket
+// table), under seed; incompat holds the feature bits the index needs.
+func (c *compiler) finish(f *os.File, w *countingWriter, bw *bufio.Writer, section sectionFunc, sections *[]format.Section, mphf tableIndex, seed uint64, incompat uint32, writeSlots func() error) (*Stats, error) {
 	if err := section(format.SectionMPHF, func() error {
 		_, err := w.Write(mphf.AppendTo(make([]byte, 0, mphf.Size())))
 		return err
@@ -445,7 +455,9 @@ func (c *compiler) finish(f *os.File, w *countingWriter, bw *bufio.Writer, secti
 		return nil, err
 	}
 	if c.match.on() {
-		secs, err := c.match.sections(c, mphf)
+		// A table of a match kind is never spilled: its index is a
+		// perfect hash.
+		secs, err := c.match.sections(c, mphf.(*format.MPHF))
 		if err != nil {
 			return nil, err
 		}
@@ -509,6 +521,9 @@ func (c *compiler) finish(f *os.File, w *countingWriter, bw *bufio.Writer, secti
 	h.Incompat |= c.match.features() | c.matchFeature()
 	if h.Incompat&(format.FeatureRange|format.FeatureTimeBound|format.FeatureSuffix|format.FeaturePartitionedMPHF|format.FeatureWildcard|format.FeaturePattern) != 0 {
 		h.Minor = format.MinorMatch // = MinorPartitioned: 1.2
+	}
+	if h.Incompat&format.FeatureBucketedSlots != 0 {
+		h.Minor = format.MinorBuckets
 	}
 	if !c.opts.BuildTime.IsZero() {
 		h.BuildTime = c.opts.BuildTime.Unix()

@@ -12,25 +12,25 @@ import (
 	"github.com/lutkit/lutkit/format"
 )
 
-// The perfect hash of a spilled table is partitioned: each of the
-// spillParts partitions is deduplicated and hashed on its own, by as many
-// goroutines as GOMAXPROCS allows, and its slots are written to a file of
-// their own, which the SLOTS section then copies in partition order. Each
-// partition's result depends on its entries alone, so the table is the
-// same bytes whatever the number of goroutines.
+// The index of a spilled table is bucketed (format/buckets.go): each of
+// the spillParts partitions is deduplicated and placed in its buckets on
+// its own, by as many goroutines as GOMAXPROCS allows, and its buckets are
+// written to a file of their own, which the SLOTS section then copies in
+// partition order. Each partition's result depends on its entries alone
+// (in the order readSorted gives them), so the table is the same bytes
+// whatever the number of goroutines.
 
 // partResult is what building one partition gives.
 type partResult struct {
-	mphf *format.MPHF
-	dups int64
-	err  error
+	keys, buckets uint64
+	dups          int64
+	err           error
 }
 
-// partitionedHash builds the partitioned perfect hash of the spilled
-// entries, rehashing them under the next seed when a partition fails on a
-// seed-dependent event, as BuildMPHFRetry does for a single function. It
-// returns the function and the seed that worked.
-func (c *compiler) partitionedHash(data dataFile) (*format.MPHF, uint64, error) {
+// partitionedHash builds the bucket table of the spilled entries,
+// rehashing them under the next seed when a partition fails on a
+// seed-dependent event. It returns the table and the seed that worked.
+func (c *compiler) partitionedHash(data dataFile) (*format.Buckets, uint64, error) {
 	seed := c.opts.Seed
 	for try := 0; ; try++ {
 		f, dups, err := c.buildPartitions(data)
@@ -50,7 +50,7 @@ func (c *compiler) partitionedHash(data dataFile) (*format.MPHF, uint64, error) 
 
 // buildPartitions builds every partition; the error is that of the first
 // partition that failed, in partition order.
-func (c *compiler) buildPartitions(data dataFile) (*format.MPHF, int64, error) {
+func (c *compiler) buildPartitions(data dataFile) (*format.Buckets, int64, error) {
 	var results [spillParts]partResult
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -69,30 +69,31 @@ func (c *compiler) buildPartitions(data dataFile) (*format.MPHF, int64, error) {
 	}
 	close(next)
 	wg.Wait()
-	parts := make([]*format.MPHF, spillParts)
+	keys, buckets := make([]uint64, spillParts), make([]uint64, spillParts)
 	var dups int64
 	for i, r := range results {
 		if r.err != nil {
 			return nil, 0, r.err
 		}
-		parts[i] = r.mphf
+		keys[i], buckets[i] = r.keys, r.buckets
 		dups += r.dups
 	}
-	f, err := format.NewPartitionedMPHF(spillBits, parts)
+	f, err := format.NewBuckets(spillBits, keys, buckets)
 	return f, dups, err
 }
 
 // partBuffers are a worker's buffers, reused from partition to partition.
 type partBuffers struct {
-	raw     []byte   // the partition file
-	count   []uint32 // readSorted's buckets
-	entries []entry
-	hashes  []uint64
-	slots   []byte
+	raw       []byte   // the partition file
+	count     []uint32 // readSorted's buckets
+	entries   []entry
+	hashes    []uint64
+	entries64 []uint64
+	slots     []byte
 }
 
-// buildPartition deduplicates partition i, builds its function and writes
-// its slots to its slots file.
+// buildPartition deduplicates partition i, places its keys in its
+// buckets and writes them to its slots file.
 func (c *compiler) buildPartition(i int, data dataFile, b *partBuffers) partResult {
 	if err := c.spill.readSorted(i, b); err != nil {
 		return partResult{err: err}
@@ -101,24 +102,24 @@ func (c *compiler) buildPartition(i int, data dataFile, b *partBuffers) partResu
 	if err != nil {
 		return partResult{err: c.placeDuplicate(err)}
 	}
-	b.hashes = b.hashes[:0]
+	b.hashes, b.entries64 = b.hashes[:0], b.entries64[:0]
 	for _, e := range entries {
 		_, h := format.PartitionOf(e.hash, spillBits)
 		b.hashes = append(b.hashes, h)
+		b.entries64 = append(b.entries64, format.Slot(e.off, format.Fingerprint(e.hash)))
 	}
-	f, err := format.BuildMPHF(b.hashes)
+	table, err := format.BuildBucketPartition(b.hashes, b.entries64)
 	if err != nil {
-		return partResult{err: fmt.Errorf("building the perfect hash of partition %d: %w", i, err)}
+		return partResult{err: fmt.Errorf("building the buckets of partition %d: %w", i, err)}
 	}
-	b.slots = append(b.slots[:0], make([]byte, 8*len(entries))...)
-	for _, e := range entries {
-		_, h := format.PartitionOf(e.hash, spillBits)
-		binary.LittleEndian.PutUint64(b.slots[8*f.Index(h):], format.Slot(e.off, format.Fingerprint(e.hash)))
+	b.slots = b.slots[:0]
+	for _, s := range table {
+		b.slots = binary.LittleEndian.AppendUint64(b.slots, s)
 	}
 	if err := os.WriteFile(c.spill.slotsPath(i), b.slots, 0o600); err != nil {
 		return partResult{err: fmt.Errorf("writing the slots of partition %d: %w", i, err)}
 	}
-	return partResult{mphf: f, dups: dups}
+	return partResult{keys: uint64(len(entries)), buckets: uint64(len(table) / format.BucketEntries), dups: dups}
 }
 
 // slotsPath is the file of partition i's slots.

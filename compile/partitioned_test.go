@@ -93,8 +93,8 @@ func TestPartitionedDeterministic(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, wantBit := h.Incompat&format.FeaturePartitionedMPHF != 0, tc.rows >= spillRows; got != wantBit {
-				t.Fatalf("partitioned feature %v, want %v", got, wantBit)
+			if got, wantBit := h.Incompat&format.FeatureBucketedSlots != 0, tc.rows >= spillRows; got != wantBit {
+				t.Fatalf("bucketed feature %v, want %v", got, wantBit)
 			}
 			if err := tab.Verify(); err != nil {
 				t.Fatal(err)

@@ -14,17 +14,17 @@ import (
 
 // A large table's entries do not stay in memory: once a compile has read
 // spillRows rows, it writes every entry to one of spillParts files by the
-// top bits of its hash (the partition of the table's partitioned perfect
-// hash), so that each partition can be sorted, deduplicated and hashed on
-// its own, in memory bounded by the largest partition.
+// top bits of its hash (the partition of the table's bucketed index), so
+// that each partition can be sorted, deduplicated and placed in its
+// buckets on its own, in memory bounded by the largest partition.
 const (
 	spillBits  = 8
 	spillParts = 1 << spillBits
 	entrySize  = 24 // hash, offset, line: little-endian uint64s
 )
 
-// spillRows is the number of rows above which a table gets a partitioned
-// perfect hash; a variable so that tests can partition small tables.
+// spillRows is the number of rows above which a table gets a bucketed
+// index; a variable so that tests can partition small tables.
 var spillRows = 1 << 22
 
 // spiller holds the entries of a large table in spillParts files.

@@ -15,9 +15,12 @@ import (
 type Finder struct {
 	hasher KeyHasher
 	mphf   MPHF
-	slots  []byte
-	data   []byte
-	cols   int
+	// bk is the bucket table of a bucketed index (buckets.go), or nil:
+	// then slots holds its buckets.
+	bk    *Buckets
+	slots []byte
+	data  []byte
+	cols  int
 	// narrow is the header size of a narrow record (2*(cols+1)), or 0
 	// when records are always parsed by ParseRecord (no columns, or too
 	// many for the fast path).
@@ -44,6 +47,18 @@ func NewFinder(seed uint64, f *MPHF, slots, data []byte, cols int) (Finder, erro
 	return fd, nil
 }
 
+// NewBucketFinder returns the Finder of a table with a bucketed index:
+// its hash seed, bucket table, SLOTS section (the buckets), DATA section
+// and column count.
+func NewBucketFinder(seed uint64, bk *Buckets, slots, data []byte, cols int) (Finder, error) {
+	if uint64(len(slots)) != BucketSize*bk.total {
+		return Finder{}, fmt.Errorf("SLOTS section of %d bytes does not hold %d buckets", len(slots), bk.total)
+	}
+	fd, err := NewFinder(seed, &MPHF{}, nil, data, cols)
+	fd.bk, fd.slots = bk, slots
+	return fd, err
+}
+
 // Hash returns HashKey(key, seed) for the table's seed.
 func (f *Finder) Hash(key []byte) uint64 { return f.hasher.Hash(key) }
 
@@ -58,6 +73,9 @@ func (f *Finder) Find(key []byte) (Record, bool) {
 		h = f.hasher.hash9to16(key)
 	default:
 		h = f.hasher.Hash(key)
+	}
+	if f.bk != nil {
+		return f.findBucketed(h, key)
 	}
 	m := &f.mphf
 	if m.n == 0 {
@@ -144,3 +162,37 @@ func (f *Finder) match(off uint64, key []byte) (Record, bool) {
 	}
 	return r, true
 }
+
+// findBucketed is Find in a bucketed index. It reads the first slot of
+// both buckets before it compares either, so that the two cache misses
+// overlap, and then scans them side by side.
+func (f *Finder) findBucketed(h uint64, key []byte) (Record, bool) {
+	b1, b2, _, ok := f.bk.Choices(h)
+	if !ok {
+		return Record{}, false
+	}
+	s1 := f.slots[b1*BucketSize : b1*BucketSize+BucketSize]
+	s2 := f.slots[b2*BucketSize : b2*BucketSize+BucketSize]
+	fp := Fingerprint(h)
+	le := binary.LittleEndian
+	for j := 0; j < BucketSize; j += 8 {
+		e1, e2 := le.Uint64(s1[j:]), le.Uint64(s2[j:])
+		if SlotFingerprint(e1) == fp {
+			if r, ok := f.At(e1, key); ok {
+				return r, true
+			}
+		}
+		if SlotFingerprint(e2) == fp {
+			if r, ok := f.At(e2, key); ok {
+				return r, true
+			}
+		}
+		if e1&e2 == EmptySlot {
+			break
+		}
+	}
+	return Record{}, false
+}
+
+// Buckets returns the bucket table of a bucketed index, or nil.
+func (f *Finder) Buckets() *Buckets { return f.bk }

@@ -59,6 +59,8 @@ const (
 	// MinorPartitioned: a file with a partitioned MPHF
 	// (FeaturePartitionedMPHF) is 1.2 too.
 	MinorPartitioned = 2
+	// MinorBuckets 3: a file with a bucketed index (FeatureBucketedSlots).
+	MinorBuckets = 3
 )
 
 // Sizes of the fixed parts.
@@ -87,9 +89,13 @@ const (
 	// function (version 1.2, mphf_partitioned.go), which a 1.0 or 1.1
 	// reader cannot evaluate.
 	FeaturePartitionedMPHF uint32 = 1 << 8
+	// FeatureBucketedSlots: the MPHF section holds a bucket table and
+	// SLOTS the buckets of a bucketed index (version 1.3, buckets.go),
+	// which no earlier reader can evaluate. Only an exact table has one.
+	FeatureBucketedSlots uint32 = 1 << 9
 
 	knownIncompat = FeatureFoldCase | FeatureColumnTypes | FeatureSuffix | FeatureRange | FeatureTimeBound | FeaturePartitionedMPHF | FeatureRangeIPv4 |
-		FeatureWildcard | FeaturePattern
+		FeatureWildcard | FeaturePattern | FeatureBucketedSlots
 )
 
 // HashXXH3 is the only key hash algorithm of version 1.

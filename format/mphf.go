@@ -323,7 +323,8 @@ func ParseMPHF(b []byte, n uint64) (*MPHF, error) {
 func align8(n int) int { return (n + 7) &^ 7 }
 
 // IsSeedError reports whether err is a failure of BuildMPHF that another
-// hash seed avoids (two equal hashes, or no pilot for a bucket).
+// hash seed avoids (two equal hashes, no pilot for a bucket), or of
+// BuildBucketPartition (no place for a key in its buckets).
 func IsSeedError(err error) bool {
-	return errors.Is(err, ErrDuplicateHash) || errors.Is(err, errPilotSearch)
+	return errors.Is(err, ErrDuplicateHash) || errors.Is(err, errPilotSearch) || errors.Is(err, errBucketPlace)
 }

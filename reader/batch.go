@@ -36,6 +36,9 @@ func (t *Table) LookupBatch(keys [][]byte, out []View) int {
 		}
 		return n
 	}
+	if t.buckets != nil {
+		return t.lookupBatchBuckets(keys, out)
+	}
 	found := 0
 	var (
 		hs    [batchChunk]uint64

@@ -80,7 +80,8 @@ type Table struct {
 	sections [format.HighestSection + 1]format.Section
 	schema   *format.Schema
 	meta     Meta
-	mphf     *format.MPHF
+	mphf     *format.MPHF    // the perfect hash, or nil in a bucketed index
+	buckets  *format.Buckets // the bucket table of a bucketed index, or nil
 	finder   format.Finder
 	slots    []byte
 	data     []byte
@@ -195,17 +196,10 @@ func openBytes(b []byte, mapped bool) (*Table, error) {
 	if (h.Incompat&format.FeatureColumnTypes != 0) != (t.schema.Types != nil) {
 		return nil, format.Corruptf(int64(t.sections[format.SectionSchema].Off), "the schema's column types do not agree with the header's feature bits")
 	}
-	t.mphf, err = format.ParseTableMPHF(sec(format.SectionMPHF), h.Rows, h.Incompat)
-	if err != nil {
-		return nil, format.Corruptf(int64(t.sections[format.SectionMPHF].Off), "%v", err)
-	}
 	t.slots = sec(format.SectionSlots)
-	if uint64(len(t.slots)) != 8*h.Rows || h.Rows > uint64(len(b)) {
-		return nil, format.Corruptf(int64(t.sections[format.SectionSlots].Off), "SLOTS section of %d bytes does not hold %d rows", len(t.slots), h.Rows)
-	}
 	t.data = sec(format.SectionData)
-	if t.finder, err = format.NewFinder(h.Seed, t.mphf, t.slots, t.data, t.ncols); err != nil {
-		return nil, format.Corruptf(int64(t.sections[format.SectionSlots].Off), "%v", err)
+	if err := t.openIndex(sec(format.SectionMPHF)); err != nil {
+		return nil, err
 	}
 	if err := t.openMatch(); err != nil {
 		return nil, err
@@ -538,11 +532,36 @@ func (t *Table) VerifyProgress(progress func(done, total uint64)) error {
 		}
 		end = s.Off + s.Len
 	}
-	dataOff := int64(t.sections[format.SectionData].Off)
 	mc := matchCheck{t: t}
-	// A slot whose key hashes back to it proves the slots are a
-	// permutation: two slots cannot share a record, since its key has one
-	// position.
+	check := func(off uint64, r format.Record) error { return t.verifyRow(off, r, &mc) }
+	var err error
+	if t.buckets != nil {
+		err = t.verifyBuckets(progress, check)
+	} else {
+		err = t.verifySlots(progress, check)
+	}
+	if err != nil {
+		return err
+	}
+	if err := mc.done(); err != nil {
+		return fmt.Errorf("%w: %w", ErrVerify, err)
+	}
+	if err := t.verifyMatch(); err != nil {
+		return fmt.Errorf("%w: %w", ErrVerify, err)
+	}
+	if progress != nil {
+		progress(t.header.Rows, t.header.Rows)
+	}
+	return nil
+}
+
+// verifySlots checks that every slot of a perfect hash points at a
+// well-formed record whose key hashes back to that slot, and then the
+// record (check). A slot whose key hashes back to it proves the slots are
+// a permutation: two slots cannot share a record, since its key has one
+// position.
+func (t *Table) verifySlots(progress func(done, total uint64), check func(off uint64, r format.Record) error) error {
+	dataOff := int64(t.sections[format.SectionData].Off)
 	for pos := uint64(0); pos < t.header.Rows; pos++ {
 		if progress != nil && pos&0xffff == 0 {
 			progress(pos, t.header.Rows)
@@ -557,23 +576,23 @@ func (t *Table) VerifyProgress(progress func(done, total uint64)) error {
 		if got := t.mphf.Index(h); got != pos || format.Fingerprint(h) != format.SlotFingerprint(slot) {
 			return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "key %q does not find its own row (slot %d, hash gives %d)", r.Key(), pos, got))
 		}
-		for c, ct := range t.schema.Types {
-			if ct != format.TypeText && !format.ValidValue(ct, r.Value(c)) {
-				return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "row of key %q: column %q holds %q, not a %s value", r.Key(), t.schema.Columns[c], r.Value(c), ct))
-			}
-		}
-		if err := mc.key(r.Key()); err != nil {
-			return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "%v", err))
+		if err := check(off, r); err != nil {
+			return err
 		}
 	}
-	if err := mc.done(); err != nil {
-		return fmt.Errorf("%w: %w", ErrVerify, err)
+	return nil
+}
+
+// verifyRow checks a live row's typed values and its key's match rules.
+func (t *Table) verifyRow(off uint64, r format.Record, mc *matchCheck) error {
+	dataOff := int64(t.sections[format.SectionData].Off)
+	for c, ct := range t.schema.Types {
+		if ct != format.TypeText && !format.ValidValue(ct, r.Value(c)) {
+			return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "row of key %q: column %q holds %q, not a %s value", r.Key(), t.schema.Columns[c], r.Value(c), ct))
+		}
 	}
-	if err := t.verifyMatch(); err != nil {
-		return fmt.Errorf("%w: %w", ErrVerify, err)
-	}
-	if progress != nil {
-		progress(t.header.Rows, t.header.Rows)
+	if err := mc.key(r.Key()); err != nil {
+		return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "%v", err))
 	}
 	return nil
 }

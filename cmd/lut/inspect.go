@@ -53,6 +53,7 @@ type inspectInfo struct {
 	BuildTime   string            `json:"build_time,omitempty"`
 	Seed        string            `json:"hash_seed"`
 	HashBits    float64           `json:"hash_bits_per_key"`
+	Index       string            `json:"index"`
 	Meta        reader.Meta       `json:"meta"`
 	Sections    []inspectSection  `json:"sections"`
 	BytesPerRow float64           `json:"bytes_per_row"`
@@ -68,7 +69,10 @@ func runInspect(cmd *cobra.Command, path string, asJSON bool) error {
 	info := inspectInfo{
 		Path: path, Format: "lut", Version: fmt.Sprintf("%d.%d", h.Major, h.Minor),
 		Rows: t.Rows(), Columns: t.Columns(), FoldCase: t.FoldCase(), Match: t.MatchKind().String(), Size: t.Size(),
-		Seed: fmt.Sprintf("%#x", h.Seed), Meta: t.Meta(),
+		Seed: fmt.Sprintf("%#x", h.Seed), Meta: t.Meta(), Index: "perfect hash",
+	}
+	if h.Incompat&format.FeatureBucketedSlots != 0 {
+		info.Index = "buckets"
 	}
 	var typeFlag []string
 	for i, ct := range t.ColumnTypes() {
@@ -89,8 +93,13 @@ func runInspect(cmd *cobra.Command, path string, asJSON bool) error {
 	}
 	for _, s := range t.Sections() {
 		info.Sections = append(info.Sections, inspectSection{format.SectionName(s.Kind), s.Off, s.Len, fmt.Sprintf("%016x", s.Checksum)})
+		// The bits a key costs beyond its 64-bit slot: the perfect hash,
+		// or the bucket table and the empty slots of a bucketed index.
 		if s.Kind == format.SectionMPHF && t.Rows() > 0 {
-			info.HashBits = float64(8*s.Len) / float64(t.Rows())
+			info.HashBits += float64(8*s.Len) / float64(t.Rows())
+		}
+		if s.Kind == format.SectionSlots && t.Rows() > 0 {
+			info.HashBits += float64(8*s.Len)/float64(t.Rows()) - 64
 		}
 	}
 	if t.Rows() > 0 {
@@ -122,7 +131,7 @@ func runInspect(cmd *cobra.Command, path string, asJSON bool) error {
 	fmt.Fprintf(tw, "built:\t%s by %s\n", bt, info.Meta.Writer)
 	fmt.Fprintf(tw, "source:\t%d rows read, %d bad rows skipped, %d duplicates dropped (on duplicate: %s)\n",
 		info.Meta.SourceRows, info.Meta.SkippedRows, info.Meta.Duplicates, info.Meta.OnDuplicate)
-	fmt.Fprintf(tw, "hash:\txxh3-64, seed %s, perfect hash %.2f bits/key\n", info.Seed, info.HashBits)
+	fmt.Fprintf(tw, "hash:\txxh3-64, seed %s, %s %.2f bits/key\n", info.Seed, info.Index, info.HashBits)
 	fmt.Fprintf(tw, "sections:\n")
 	for _, s := range info.Sections {
 		fmt.Fprintf(tw, "  %s\toffset %d\tlength %d\txxh3 %s\n", s.Name, s.Offset, s.Length, s.Checksum)
