@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,13 +114,22 @@ func TestPartitionedDeterministic(t *testing.T) {
 					t.Fatalf("Lookup(%q) found a row", k+"x")
 				}
 			}
-			out := make([]reader.View, len(keys))
-			if n := tab.LookupBatch(keys, out); n != len(keys) {
-				t.Fatalf("LookupBatch found %d of %d keys", n, len(keys))
+			// The keys, each followed by a key that is not in the table.
+			found := len(keys)
+			for i := range found {
+				keys = append(keys, keys[i], append(slices.Clone(keys[i]), 'x'))
 			}
-			for i, k := range keys {
-				if string(out[i].Col(1)) != want[string(k)] {
-					t.Fatalf("LookupBatch(%q) = %q, want %q", k, out[i].Col(1), want[string(k)])
+			keys = keys[found:]
+			out := make([]reader.View, len(keys))
+			if n := tab.LookupBatch(keys, out); n != found {
+				t.Fatalf("LookupBatch found %d of %d keys", n, found)
+			}
+			for i := 0; i < len(keys); i += 2 {
+				if string(out[i].Col(1)) != want[string(keys[i])] {
+					t.Fatalf("LookupBatch(%q) = %q, want %q", keys[i], out[i].Col(1), want[string(keys[i])])
+				}
+				if out[i+1].Col(0) != nil {
+					t.Fatalf("LookupBatch(%q) found a row", keys[i+1])
 				}
 			}
 		})

@@ -28,7 +28,10 @@ import (
 //
 // A slot holds the entry of SLOTS (record offset / 8, fingerprint), or
 // EmptySlot. The slots of a bucket are filled from its first: a bucket's
-// empty slots follow its full ones.
+// empty slots follow its full ones. A key is in its second bucket only
+// when its first is full: a key goes to its second bucket only when its
+// first has no room, and a bucket that is full stays full, since a key
+// leaves a bucket only when another takes its slot.
 const (
 	// BucketEntries is the number of slots in a bucket.
 	BucketEntries = 8

@@ -48,7 +48,8 @@ func (t *Table) openIndex(mphf []byte) error {
 
 // verifyBuckets checks every bucket of a bucketed index: its full slots
 // first, each pointing at a well-formed record whose key's hash is of the
-// bucket's partition, chooses the bucket and has the slot's fingerprint,
+// bucket's partition, chooses the bucket (the second only when the first
+// is full) and has the slot's fingerprint,
 // and whose lookup finds that very record, in that slot alone (so that
 // no two slots hold one key); then as many full slots in each partition as its keys, and the
 // record (check).
@@ -83,6 +84,9 @@ func (t *Table) verifyBuckets(progress func(done, total uint64), check func(off 
 				b1, b2, part, _ := bk.Choices(h)
 				if part != i || (b1 != b && b2 != b) || format.Fingerprint(h) != format.SlotFingerprint(slot) {
 					return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "key %q does not find its own row (bucket %d, hash gives %d and %d)", r.Key(), b, b1, b2))
+				}
+				if b != b1 && binary.LittleEndian.Uint64(t.slots[(b1+1)*format.BucketSize-8:]) == format.EmptySlot {
+					return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "key %q is in its second bucket %d while its first, %d, has room", r.Key(), b, b1))
 				}
 				if live, ok := t.finder.Find(r.Key()); !ok || &live.Bytes()[0] != &r.Bytes()[0] || t.slotsOf(off, b1, b2) != 1 {
 					return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "key %q is in two slots", r.Key()))

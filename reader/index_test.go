@@ -178,6 +178,16 @@ func TestBucketedVerify(t *testing.T) {
 		{"key gone and another in two slots", "is in two slots", func(s [][format.BucketEntries]uint64) {
 			s[full][used-1] = s[full][0]
 		}},
+		{"key in its second bucket while its first has room", "has room", func(s [][format.BucketEntries]uint64) {
+			src, dst, e := secondBucketMove(t, s)
+			d := 0
+			for s[dst][d] != format.EmptySlot {
+				d++
+			}
+			s[dst][d] = s[src][e]
+			copy(s[src][e:], s[src][e+1:])
+			s[src][format.BucketEntries-1] = format.EmptySlot
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, off, s := bucketedFixture(t)
@@ -242,4 +252,50 @@ func TestBucketTableDamage(t *testing.T) {
 			}
 		}
 	}
+}
+
+// secondBucketMove finds, in the buckets of bucketed.lut, a key in its
+// first bucket whose second bucket has room: its bucket, slot, and second
+// bucket.
+func secondBucketMove(t *testing.T, s [][format.BucketEntries]uint64) (src, dst uint64, e int) {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/bucketed.lut")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := reader.OpenBytes(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := tbl.Header()
+	var data, mphf format.Section
+	for _, sec := range tbl.Sections() {
+		switch sec.Kind {
+		case format.SectionData:
+			data = sec
+		case format.SectionMPHF:
+			mphf = sec
+		}
+	}
+	bk, err := format.ParseBuckets(raw[mphf.Off:mphf.Off+mphf.Len], h.Rows, uint64(len(s))*format.BucketSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := range s {
+		for j, slot := range s[b] {
+			if slot == format.EmptySlot {
+				break
+			}
+			r, ok := format.ParseRecord(raw[data.Off:data.Off+data.Len], format.SlotRecord(slot), int(h.Columns))
+			if !ok {
+				t.Fatal("a malformed record")
+			}
+			b1, b2, _, _ := bk.Choices(format.HashKey(r.Key(), h.Seed))
+			if b1 == uint64(b) && b2 != b1 && s[b2][format.BucketEntries-1] == format.EmptySlot {
+				return b1, b2, j
+			}
+		}
+	}
+	t.Fatal("no key in its first bucket has room in its second")
+	return 0, 0, 0
 }
