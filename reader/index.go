@@ -1,10 +1,16 @@
 package reader
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/lutkit/lutkit/format"
+	"github.com/lutkit/lutkit/internal/prefetch"
 )
 
 // notWithBuckets are the feature bits a table with a bucketed index may
@@ -49,76 +55,143 @@ func (t *Table) openIndex(mphf []byte) error {
 // verifyBuckets checks every bucket of a bucketed index: its full slots
 // first, each pointing at a well-formed record whose key's hash is of the
 // bucket's partition, chooses the bucket (the second only when the first
-// is full) and has the slot's fingerprint,
-// and whose lookup finds that very record, in that slot alone (so that
-// no two slots hold one key); then as many full slots in each partition as its keys, and the
-// record (check).
+// is full) and has the slot's fingerprint, and that no other slot of the
+// key's buckets holds the key; then as many full slots in each partition
+// as its keys, and the record (check). The partitions are checked on
+// GOMAXPROCS goroutines, each starting the loads of the next bucket's
+// records while it checks a bucket, so that their cache misses overlap;
+// the error is that of the first damaged partition. check must be safe
+// for concurrent use: a bucketed table is an exact one, whose rows check
+// nothing shared.
 func (t *Table) verifyBuckets(progress func(done, total uint64), check func(off uint64, r format.Record) error) error {
-	dataOff, slotsOff := int64(t.sections[format.SectionData].Off), int64(t.sections[format.SectionSlots].Off)
-	bk := t.buckets
-	done := uint64(0)
-	for i := range bk.Partitions() {
-		base, nb, _, nkey := bk.Partition(i)
-		full := uint64(0)
-		for b := base; b < base+nb; b++ {
-			if progress != nil && b&0x1fff == 0 {
-				progress(done+full, t.header.Rows)
-			}
-			empty := false
-			for j := uint64(0); j < format.BucketEntries; j++ {
-				at := b*format.BucketSize + 8*j
-				slot := binary.LittleEndian.Uint64(t.slots[at:])
-				if slot == format.EmptySlot {
-					empty = true
-					continue
-				}
-				if empty {
-					return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(slotsOff+int64(at), "bucket %d holds a key after an empty slot", b))
-				}
-				off := format.SlotRecord(slot)
-				r, ok := format.ParseRecord(t.data, off, t.ncols)
-				if !ok || !r.Valid() {
-					return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "bucket %d points at a malformed record", b))
-				}
-				h := format.HashKey(r.Key(), t.header.Seed)
-				b1, b2, part, _ := bk.Choices(h)
-				if part != i || (b1 != b && b2 != b) || format.Fingerprint(h) != format.SlotFingerprint(slot) {
-					return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "key %q does not find its own row (bucket %d, hash gives %d and %d)", r.Key(), b, b1, b2))
-				}
-				if b != b1 && binary.LittleEndian.Uint64(t.slots[(b1+1)*format.BucketSize-8:]) == format.EmptySlot {
-					return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "key %q is in its second bucket %d while its first, %d, has room", r.Key(), b, b1))
-				}
-				if live, ok := t.finder.Find(r.Key()); !ok || &live.Bytes()[0] != &r.Bytes()[0] || t.slotsOf(off, b1, b2) != 1 {
-					return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "key %q is in two slots", r.Key()))
-				}
-				if err := check(off, r); err != nil {
-					return err
-				}
-				full++
-			}
+	np := t.buckets.Partitions()
+	errs := make([]error, np)
+	var (
+		next, done atomic.Uint64
+		failed     atomic.Bool
+		mu         sync.Mutex // serialises progress
+		wg         sync.WaitGroup
+	)
+	report := func(n uint64) {
+		if progress == nil {
+			return
 		}
-		if full != nkey {
-			return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(slotsOff+int64(base*format.BucketSize), "partition %d holds %d keys in its buckets, the bucket table says %d", i, full, nkey))
+		d := done.Add(n)
+		mu.Lock()
+		progress(d, t.header.Rows)
+		mu.Unlock()
+	}
+	for range min(runtime.GOMAXPROCS(0), np) {
+		wg.Go(func() {
+			// Partitions are taken in order and a worker stops only
+			// between them, so every partition below a damaged one is
+			// checked whole: the first error is always the same.
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= np {
+					return
+				}
+				if errs[i] = t.verifyPartition(i, check, report); errs[i] != nil {
+					failed.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
-		done += full
 	}
 	return nil
 }
 
-// slotsOf counts the slots of buckets b1 and b2 (once, when they are the
-// same) that point at the record at off.
-func (t *Table) slotsOf(off, b1, b2 uint64) int {
-	n := 0
+// verifyPartition is verifyBuckets for partition i; it calls report with
+// the keys checked since its last call, about every 65,536 keys.
+func (t *Table) verifyPartition(i int, check func(off uint64, r format.Record) error, report func(uint64)) error {
+	dataOff, slotsOff := int64(t.sections[format.SectionData].Off), int64(t.sections[format.SectionSlots].Off)
+	bk := t.buckets
+	le := binary.LittleEndian
+	base, nb, _, nkey := bk.Partition(i)
+	dataBase := uintptr(unsafe.Pointer(unsafe.SliceData(t.data)))
+	var pf prefetch.Batch
+	full, reported := uint64(0), uint64(0)
+	for b := base; b < base+nb; b++ {
+		if b+1 < base+nb {
+			for j := uint64(0); j < format.BucketEntries; j++ {
+				slot := le.Uint64(t.slots[(b+1)*format.BucketSize+8*j:])
+				if off := format.SlotRecord(slot); slot != format.EmptySlot && off < uint64(len(t.data)) {
+					pf.Add(dataBase + uintptr(off))
+				}
+			}
+			pf.Flush()
+		}
+		empty := false
+		for j := uint64(0); j < format.BucketEntries; j++ {
+			at := b*format.BucketSize + 8*j
+			slot := le.Uint64(t.slots[at:])
+			if slot == format.EmptySlot {
+				empty = true
+				continue
+			}
+			if empty {
+				return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(slotsOff+int64(at), "bucket %d holds a key after an empty slot", b))
+			}
+			off := format.SlotRecord(slot)
+			r, ok := format.ParseRecord(t.data, off, t.ncols)
+			if !ok || !r.Valid() {
+				return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "bucket %d points at a malformed record", b))
+			}
+			h := format.HashKey(r.Key(), t.header.Seed)
+			b1, b2, part, _ := bk.Choices(h)
+			if part != i || (b1 != b && b2 != b) || format.Fingerprint(h) != format.SlotFingerprint(slot) {
+				return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "key %q does not find its own row (bucket %d, hash gives %d and %d)", r.Key(), b, b1, b2))
+			}
+			if b != b1 && le.Uint64(t.slots[(b1+1)*format.BucketSize-8:]) == format.EmptySlot {
+				return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "key %q is in its second bucket %d while its first, %d, has room", r.Key(), b, b1))
+			}
+			if t.twin(at, slot, r.Key(), b1, b2) {
+				return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(dataOff+int64(off), "key %q is in two slots", r.Key()))
+			}
+			if err := check(off, r); err != nil {
+				return err
+			}
+			full++
+		}
+		if full-reported >= 1<<16 {
+			report(full - reported)
+			reported = full
+		}
+	}
+	if full != nkey {
+		return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(slotsOff+int64(base*format.BucketSize), "partition %d holds %d keys in its buckets, the bucket table says %d", i, full, nkey))
+	}
+	report(full - reported)
+	return nil
+}
+
+// twin reports whether a slot of buckets b1 and b2 other than the one at
+// byte at of SLOTS holds key too: the same record, or another record of
+// the same key. Only slots of the same fingerprint are compared, so that
+// another record is read one time in 2^32.
+func (t *Table) twin(at, slot uint64, key []byte, b1, b2 uint64) bool {
 	for _, b := range []uint64{b1, b2} {
 		for j := uint64(0); j < format.BucketEntries; j++ {
-			slot := binary.LittleEndian.Uint64(t.slots[b*format.BucketSize+8*j:])
-			if slot != format.EmptySlot && format.SlotRecord(slot) == off {
-				n++
+			o := b*format.BucketSize + 8*j
+			s := binary.LittleEndian.Uint64(t.slots[o:])
+			if o == at || s == format.EmptySlot || format.SlotFingerprint(s) != format.SlotFingerprint(slot) {
+				continue
+			}
+			if format.SlotRecord(s) == format.SlotRecord(slot) {
+				return true
+			}
+			if r, ok := format.ParseRecord(t.data, format.SlotRecord(s), t.ncols); ok && bytes.Equal(r.Key(), key) {
+				return true
 			}
 		}
 		if b1 == b2 {
 			break
 		}
 	}
-	return n
+	return false
 }
