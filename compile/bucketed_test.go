@@ -201,6 +201,26 @@ func TestBucketedOnDuplicate(t *testing.T) {
 	}
 }
 
+// TestBucketedSuffix compiles a large suffix table: it is bucketed like an
+// exact one, readers open it, and a name finds the row of its longest
+// suffix in the table.
+func TestBucketedSuffix(t *testing.T) {
+	const n = 3000
+	csv := csvOf("domain,v", n, func(i int) string { return fmt.Sprintf("Site%d.Example.com,v%d", i, i) })
+	_, tab := bucketedTable(t, csv, Options{Key: []string{"domain"}, Match: MatchSuffix})
+	var row reader.Row
+	for i := range n {
+		for _, q := range []string{fmt.Sprintf("site%d.example.com", i), fmt.Sprintf("www.a.SITE%d.example.com", i)} {
+			if want := fmt.Sprintf("v%d", i); !tab.Get([]byte(q), &row) || string(row.Col(1)) != want {
+				t.Fatalf("Get(%q) = %q, want %q", q, row.Col(1), want)
+			}
+		}
+	}
+	if tab.Get([]byte("example.com"), &row) || tab.Get([]byte(fmt.Sprintf("site%d.example.com", n)), &row) {
+		t.Fatalf("a name below no key of the table found %q", row.Col(1))
+	}
+}
+
 // TestBucketedDelta encodes the delta between two versions of a bucketed
 // table (rows changed, removed and added: other buckets, other records)
 // and applies it: the target is rebuilt byte for byte, and opens.

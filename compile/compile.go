@@ -455,8 +455,8 @@ func (c *compiler) finish(f *os.File, w *countingWriter, bw *bufio.Writer, secti
 		return nil, err
 	}
 	if c.match.on() {
-		// A table of a match kind is never spilled: its index is a
-		// perfect hash.
+		// A range or time-bounded table is never spilled (addEntry):
+		// its index is a perfect hash.
 		secs, err := c.match.sections(c, mphf.(*format.MPHF))
 		if err != nil {
 			return nil, err
