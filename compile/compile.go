@@ -743,7 +743,9 @@ func dedupeSorted(entries []entry, data dataFile, onDuplicate string) ([]entry, 
 			continue
 		}
 		// A run of equal hashes: group equal keys (almost always all of
-		// them; distinct keys with one hash are handled by a reseed).
+		// them; distinct keys with one hash are handled by a reseed of a
+		// perfect hash, and share their two buckets in a bucketed index,
+		// where a lookup compares the keys).
 		run := entries[i:j]
 		kept := make([]bool, len(run))
 		for a := range run {
