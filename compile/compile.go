@@ -455,8 +455,8 @@ func (c *compiler) finish(f *os.File, w *countingWriter, bw *bufio.Writer, secti
 		return nil, err
 	}
 	if c.match.on() {
-		// A table of a match kind is never spilled: its index is a
-		// perfect hash.
+		// A range or time-bounded table is never spilled (addEntry):
+		// its index is a perfect hash.
 		secs, err := c.match.sections(c, mphf.(*format.MPHF))
 		if err != nil {
 			return nil, err
@@ -743,7 +743,9 @@ func dedupeSorted(entries []entry, data dataFile, onDuplicate string) ([]entry, 
 			continue
 		}
 		// A run of equal hashes: group equal keys (almost always all of
-		// them; distinct keys with one hash are handled by a reseed).
+		// them; distinct keys with one hash are handled by a reseed of a
+		// perfect hash, and share their two buckets in a bucketed index,
+		// where a lookup compares the keys).
 		run := entries[i:j]
 		kept := make([]bool, len(run))
 		for a := range run {

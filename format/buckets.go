@@ -38,8 +38,9 @@ const (
 	// BucketSize is the size of a bucket in bytes: one cache line.
 	BucketSize = 8 * BucketEntries
 	// EmptySlot marks a slot that holds no key. No entry equals it: the
-	// compiler refuses a record at offset MaxDataSize-8 in a bucketed
-	// table.
+	// one that would (a record at offset MaxDataSize-8 whose key's
+	// fingerprint is 0xFFFFFFFF) fails the build of its partition with a
+	// seed error, and another seed gives the key another fingerprint.
 	EmptySlot = ^uint64(0)
 	// bucketsHeaderSize is n and k.
 	bucketsHeaderSize = 16
@@ -187,8 +188,9 @@ func ParseBuckets(b []byte, n, slotsLen uint64) (*Buckets, error) {
 // retries with another seed.
 var errBucketPlace = errors.New("no place for a key in its buckets")
 
-// errBucketData is returned by BuildBuckets for an entry equal to
-// EmptySlot.
+// errBucketData is returned by BuildBucketPartition for an entry equal
+// to EmptySlot; the caller retries with another seed, under which the
+// entry's fingerprint differs.
 var errBucketData = errors.New("a record at the last offset a slot addresses")
 
 // BuildBucketPartition places the entries of one partition, whose rotated

@@ -67,7 +67,8 @@ func TestBucketPartition(t *testing.T) {
 
 // TestBucketPartitionSharedHash checks the limit of keys with one hash:
 // two buckets hold 16 of them, and a 17th is an error another seed mends,
-// not a build that grows without end.
+// not a build that grows without end. An entry equal to EmptySlot is such
+// an error too: another seed gives it another fingerprint.
 func TestBucketPartitionSharedHash(t *testing.T) {
 	for _, n := range []int{2 * BucketEntries, 2*BucketEntries + 1} {
 		hs := make([]uint64, n)
@@ -84,8 +85,8 @@ func TestBucketPartitionSharedHash(t *testing.T) {
 			t.Fatalf("%d keys of one hash: %v, want a seed error", n, err)
 		}
 	}
-	if _, err := BuildBucketPartition([]uint64{1}, []uint64{EmptySlot}); !errors.Is(err, errBucketData) {
-		t.Fatalf("an entry equal to EmptySlot: %v", err)
+	if _, err := BuildBucketPartition([]uint64{1}, []uint64{EmptySlot}); !errors.Is(err, errBucketData) || !IsSeedError(err) {
+		t.Fatalf("an entry equal to EmptySlot: %v, want a seed error", err)
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 type Finder struct {
 	hasher KeyHasher
 	mphf   MPHF
-	// bk is the bucket table of a bucketed index (buckets.go), or nil:
-	// then slots holds its buckets.
+	// bk is the bucket table of a bucketed index (buckets.go), whose
+	// buckets slots then holds, or nil for a perfect hash (mphf).
 	bk    *Buckets
 	slots []byte
 	data  []byte

@@ -91,7 +91,8 @@ const (
 	FeaturePartitionedMPHF uint32 = 1 << 8
 	// FeatureBucketedSlots: the MPHF section holds a bucket table and
 	// SLOTS the buckets of a bucketed index (version 1.3, buckets.go),
-	// which no earlier reader can evaluate. Only an exact table has one.
+	// which no earlier reader can evaluate. Only an exact or a suffix
+	// table has one.
 	FeatureBucketedSlots uint32 = 1 << 9
 
 	knownIncompat = FeatureFoldCase | FeatureColumnTypes | FeatureSuffix | FeatureRange | FeatureTimeBound | FeaturePartitionedMPHF | FeatureRangeIPv4 |

@@ -324,7 +324,8 @@ func align8(n int) int { return (n + 7) &^ 7 }
 
 // IsSeedError reports whether err is a failure of BuildMPHF that another
 // hash seed avoids (two equal hashes, no pilot for a bucket), or of
-// BuildBucketPartition (no place for a key in its buckets).
+// BuildBucketPartition (no place for a key in its buckets, an entry equal
+// to EmptySlot).
 func IsSeedError(err error) bool {
-	return errors.Is(err, ErrDuplicateHash) || errors.Is(err, errPilotSearch) || errors.Is(err, errBucketPlace)
+	return errors.Is(err, ErrDuplicateHash) || errors.Is(err, errPilotSearch) || errors.Is(err, errBucketPlace) || errors.Is(err, errBucketData)
 }

@@ -14,8 +14,10 @@ import (
 )
 
 // notWithBuckets are the feature bits a table with a bucketed index may
-// not have: the compiler gives one to exact tables only.
-const notWithBuckets = format.FeaturePartitionedMPHF | format.FeatureSuffix | format.FeatureWildcard |
+// not have: the compiler gives one to exact and suffix tables only (a
+// suffix table's lookups are exact lookups of its key's suffixes), since
+// the others keep their entries in memory and get a perfect hash.
+const notWithBuckets = format.FeaturePartitionedMPHF | format.FeatureWildcard |
 	format.FeaturePattern | format.FeatureRange | format.FeatureTimeBound | format.FeatureRangeIPv4
 
 // openIndex reads the table's index from its MPHF section (a perfect

@@ -299,3 +299,51 @@ func secondBucketMove(t *testing.T, s [][format.BucketEntries]uint64) (src, dst 
 	t.Fatal("no key in its first bucket has room in its second")
 	return 0, 0, 0
 }
+
+// TestBucketedFingerprintCollision gives the first slot of a bucket the
+// fingerprint of the key in its second slot, pointing at another key's
+// record: a lookup of that key meets a candidate that is not its record
+// before its own slot, and Get and LookupBatch must both go on to it.
+func TestBucketedFingerprintCollision(t *testing.T) {
+	b, off, s := bucketedFixture(t)
+	tbl, err := reader.OpenBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []byte
+	for _, sec := range tbl.Sections() {
+		if sec.Kind == format.SectionData {
+			data = b[sec.Off : sec.Off+sec.Len]
+		}
+	}
+	full := -1
+	for i := range s {
+		if s[i][1] != format.EmptySlot {
+			full = i
+			break
+		}
+	}
+	if full < 0 {
+		t.Fatal("no bucket with two keys")
+	}
+	r, ok := format.ParseRecord(data, format.SlotRecord(s[full][1]), 2)
+	if !ok {
+		t.Fatal("the second slot does not point at a record")
+	}
+	key := string(r.Key())
+	s[full][0] = s[full][0]&0xffffffff | s[full][1]&^0xffffffff
+	binary.LittleEndian.PutUint64(b[off+uint64(full*format.BucketSize):], s[full][0])
+	reseal(t, b, format.SectionSlots)
+	if tbl, err = reader.OpenBytes(b); err != nil {
+		t.Fatal(err)
+	}
+	var row reader.Row
+	if !tbl.Get([]byte(key), &row) || string(row.Col(1)) != "name"+key {
+		t.Fatalf("Get(%s) = %q, want %q", key, row.Col(1), "name"+key)
+	}
+	keys := [][]byte{[]byte(key), []byte("absent")}
+	out := make([]reader.View, len(keys))
+	if n := tbl.LookupBatch(keys, out); n != 1 || string(out[0].Col(1)) != "name"+key {
+		t.Fatalf("LookupBatch(%s) found %d keys, the first %q; want %q", key, n, out[0].Col(1), "name"+key)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -305,5 +306,43 @@ func TestInspect(t *testing.T) {
 	}
 	if text := mustRun(t, "inspect", out); !strings.Contains(text, "rows:") || !strings.Contains(text, "MPHF") {
 		t.Fatalf("inspect text: %s", text)
+	}
+}
+
+// TestInspectBucketed inspects the reader's fixture of a bucketed index
+// and a small table: each names its index, and the bucketed one's bits
+// per key are those of its bucket table and of its slots beyond 64 bits a
+// key.
+func TestInspectBucketed(t *testing.T) {
+	const fixture = "../../reader/testdata/bucketed.lut"
+	if text := mustRun(t, "inspect", fixture); !strings.Contains(text, ", buckets ") {
+		t.Fatalf("inspect of a bucketed table does not say buckets:\n%s", text)
+	}
+	var info struct {
+		Rows     float64 `json:"rows"`
+		Index    string  `json:"index"`
+		HashBits float64 `json:"hash_bits_per_key"`
+		Sections []struct {
+			Name   string  `json:"name"`
+			Length float64 `json:"length"`
+		} `json:"sections"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "inspect", "--json", fixture)), &info); err != nil {
+		t.Fatal(err)
+	}
+	bits := -64.0
+	for _, s := range info.Sections {
+		if s.Name == "MPHF" || s.Name == "SLOTS" {
+			bits += 8 * s.Length / info.Rows
+		}
+	}
+	if info.Index != "buckets" || math.Abs(info.HashBits-bits) > 1e-9 {
+		t.Fatalf("inspect --json: index %q, %v bits/key; want buckets, %v", info.Index, info.HashBits, bits)
+	}
+	dir := t.TempDir()
+	small := filepath.Join(dir, "t.lut")
+	mustRun(t, "compile", "--key", "k", "--out", small, writeFile(t, filepath.Join(dir, "t.csv"), "k,v\na,1\n"))
+	if text := mustRun(t, "inspect", small); !strings.Contains(text, ", perfect hash ") {
+		t.Fatalf("inspect of a small table does not say perfect hash:\n%s", text)
 	}
 }
