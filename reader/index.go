@@ -63,8 +63,7 @@ func (t *Table) openIndex(mphf []byte) error {
 // GOMAXPROCS goroutines, each starting the loads of the next bucket's
 // records while it checks a bucket, so that their cache misses overlap;
 // the error is that of the first damaged partition. check must be safe
-// for concurrent use: a bucketed table is an exact one, whose rows check
-// nothing shared.
+// for concurrent use (a suffix table's records a label mask atomically).
 func (t *Table) verifyBuckets(progress func(done, total uint64), check func(off uint64, r format.Record) error) error {
 	np := t.buckets.Partitions()
 	errs := make([]error, np)

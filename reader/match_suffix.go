@@ -3,6 +3,7 @@ package reader
 import (
 	"bytes"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/lutkit/lutkit/format"
 )
@@ -74,7 +75,9 @@ func (c *matchCheck) suffixKey(k []byte) error {
 	if !bytes.Equal(n, k) {
 		return fmt.Errorf("suffix key %q is not normalised (%q)", k, n)
 	}
-	c.labels |= format.LabelBit(format.Labels(k))
+	// Atomic: the partitions of a bucketed index are verified in
+	// parallel (verifyBuckets).
+	atomic.OrUint64(&c.labels, format.LabelBit(format.Labels(k)))
 	return nil
 }
 
