@@ -2,7 +2,6 @@ package compile
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -10,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zeebo/xxh3"
-
 	"github.com/lutkit/lutkit/format"
 	"github.com/lutkit/lutkit/format/delta"
+	"github.com/lutkit/lutkit/format/formattest"
 	"github.com/lutkit/lutkit/reader"
 )
 
@@ -123,7 +121,7 @@ func TestBucketedColumnTypes(t *testing.T) {
 		t.Fatal("the value 7001234 is not in the table once")
 	}
 	bad[at+3] = 'x'
-	resealTable(t, bad, format.SectionData)
+	formattest.Reseal(t, bad, format.SectionData)
 	tab, err := reader.OpenBytes(bad)
 	if err != nil {
 		t.Fatal(err)
@@ -131,26 +129,6 @@ func TestBucketedColumnTypes(t *testing.T) {
 	if err := tab.Verify(); !errors.Is(err, reader.ErrVerify) || !strings.Contains(err.Error(), "not a number value") {
 		t.Fatalf("Verify of a row holding 700x234 in a number column: %v", err)
 	}
-}
-
-// resealTable rewrites the checksums of section kind and of the section
-// table in b (a table), so that damage there passes every checksum.
-func resealTable(t *testing.T, b []byte, kind uint32) {
-	t.Helper()
-	h, err := format.DecodeHeader(b, int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	le := binary.LittleEndian
-	table := b[h.SectionsOff : h.SectionsOff+uint64(h.SectionCount)*format.SectionEntrySize]
-	for e := table; len(e) > 0; e = e[format.SectionEntrySize:] {
-		if le.Uint32(e) == kind {
-			off, n := le.Uint64(e[8:]), le.Uint64(e[16:])
-			le.PutUint64(e[24:], xxh3.Hash(b[off:off+n]))
-		}
-	}
-	h.SectionsSum = xxh3.Hash(table)
-	h.Encode(b[:format.HeaderSize])
 }
 
 // TestBucketedOnDuplicate compiles a table that repeats keys with

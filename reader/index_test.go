@@ -10,9 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zeebo/xxh3"
-
 	"github.com/lutkit/lutkit/format"
+	"github.com/lutkit/lutkit/format/formattest"
 	"github.com/lutkit/lutkit/reader"
 )
 
@@ -77,27 +76,6 @@ func TestLargeTableIndexes(t *testing.T) {
 			}
 		})
 	}
-}
-
-// reseal rewrites the checksums of section kind and of the section table
-// in b (a table), so that damage there passes every checksum and only the
-// checks of the index can find it.
-func reseal(t *testing.T, b []byte, kind uint32) {
-	t.Helper()
-	h, err := format.DecodeHeader(b, int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	le := binary.LittleEndian
-	table := b[h.SectionsOff : h.SectionsOff+uint64(h.SectionCount)*format.SectionEntrySize]
-	for e := table; len(e) > 0; e = e[format.SectionEntrySize:] {
-		if le.Uint32(e) == kind {
-			off, n := le.Uint64(e[8:]), le.Uint64(e[16:])
-			le.PutUint64(e[24:], xxh3.Hash(b[off:off+n]))
-		}
-	}
-	h.SectionsSum = xxh3.Hash(table)
-	h.Encode(b[:format.HeaderSize])
 }
 
 // bucketedFixture returns the bytes of bucketed.lut, its SLOTS section's
@@ -197,7 +175,7 @@ func TestBucketedVerify(t *testing.T) {
 					binary.LittleEndian.PutUint64(b[off+uint64(i*format.BucketSize+8*j):], v)
 				}
 			}
-			reseal(t, b, format.SectionSlots)
+			formattest.Reseal(t, b, format.SectionSlots)
 			tbl, err := reader.OpenBytes(b)
 			if err != nil {
 				t.Fatal(err)
@@ -235,7 +213,7 @@ func TestBucketTableDamage(t *testing.T) {
 		for _, flip := range []byte{0x01, 0x80} {
 			b := bytes.Clone(good)
 			b[i] ^= flip
-			reseal(t, b, format.SectionMPHF)
+			formattest.Reseal(t, b, format.SectionMPHF)
 			tbl, err := reader.OpenBytes(b)
 			if err != nil {
 				if !errors.Is(err, format.ErrCorrupt) {
@@ -333,7 +311,7 @@ func TestBucketedFingerprintCollision(t *testing.T) {
 	key := string(r.Key())
 	s[full][0] = s[full][0]&0xffffffff | s[full][1]&^0xffffffff
 	binary.LittleEndian.PutUint64(b[off+uint64(full*format.BucketSize):], s[full][0])
-	reseal(t, b, format.SectionSlots)
+	formattest.Reseal(t, b, format.SectionSlots)
 	if tbl, err = reader.OpenBytes(b); err != nil {
 		t.Fatal(err)
 	}
