@@ -117,7 +117,7 @@ func TestBucketedColumnTypes(t *testing.T) {
 	// the row's values can find it.
 	bad := bytes.Clone(b)
 	at := bytes.Index(bad, []byte("7001234"))
-	if at < 0 || bytes.Index(bad[at+1:], []byte("7001234")) >= 0 {
+	if at < 0 || bytes.Contains(bad[at+1:], []byte("7001234")) {
 		t.Fatal("the value 7001234 is not in the table once")
 	}
 	bad[at+3] = 'x'
