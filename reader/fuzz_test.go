@@ -18,6 +18,11 @@ func FuzzOpenBytes(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
+		// The tables of 2,000 rows (bucketed.lut, partitioned.lut) are
+		// too slow an input for a short run: their own tests damage them.
+		if len(b) > 32<<10 {
+			continue
+		}
 		f.Add(b)
 		// Seeds with a damaged tail and a flipped byte in DATA.
 		f.Add(b[:len(b)-9])
