@@ -82,20 +82,7 @@ func TestLargeTableIndexes(t *testing.T) {
 // offset and its buckets, as 8 slots each.
 func bucketedFixture(t *testing.T) ([]byte, uint64, [][format.BucketEntries]uint64) {
 	t.Helper()
-	b, err := os.ReadFile("testdata/bucketed.lut")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := reader.OpenBytes(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s format.Section
-	for _, sec := range tbl.Sections() {
-		if sec.Kind == format.SectionSlots {
-			s = sec
-		}
-	}
+	b, s := fixtureSection(t, format.SectionSlots)
 	buckets := make([][format.BucketEntries]uint64, s.Len/format.BucketSize)
 	for i := range buckets {
 		for j := range format.BucketEntries {
@@ -192,20 +179,7 @@ func TestBucketedVerify(t *testing.T) {
 // turn, behind an intact checksum: Open must refuse the file or Verify
 // must, and lookups between must not panic.
 func TestBucketTableDamage(t *testing.T) {
-	good, err := os.ReadFile("testdata/bucketed.lut")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := reader.OpenBytes(good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s format.Section
-	for _, sec := range tbl.Sections() {
-		if sec.Kind == format.SectionMPHF {
-			s = sec
-		}
-	}
+	good, s := fixtureSection(t, format.SectionMPHF)
 	keys := [][]byte{[]byte("0"), []byte("7"), []byte("1999"), []byte("2000"), []byte("x")}
 	out := make([]reader.View, len(keys))
 	var row reader.Row
@@ -324,4 +298,24 @@ func TestBucketedFingerprintCollision(t *testing.T) {
 	if n := tbl.LookupBatch(keys, out); n != 1 || string(out[0].Col(1)) != "name"+key {
 		t.Fatalf("LookupBatch(%s) found %d keys, the first %q; want %q", key, n, out[0].Col(1), "name"+key)
 	}
+}
+
+// fixtureSection returns the bytes of bucketed.lut and its section of kind.
+func fixtureSection(t *testing.T, kind uint32) ([]byte, format.Section) {
+	t.Helper()
+	b, err := os.ReadFile("testdata/bucketed.lut")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := reader.OpenBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sec := range tbl.Sections() {
+		if sec.Kind == kind {
+			return b, sec
+		}
+	}
+	t.Fatalf("bucketed.lut has no section of kind %d", kind)
+	return nil, format.Section{}
 }
