@@ -69,19 +69,22 @@ last:
 
 // func needsEscapeAVX2(p *byte, n int) bool
 //
-// needsEscapeSSE2 32 bytes at a time, for n >= 32.
+// needsEscapeSSE2 32 bytes at a time, for n >= 32. Every vector
+// instruction here is VEX-encoded (VMOVQ, not MOVQ): a legacy SSE one
+// between 256-bit ones costs a save and restore of the upper halves on
+// some Intel CPUs (TestAVX2OnlyVEX).
 TEXT ·needsEscapeAVX2(SB), NOSPLIT, $0-17
 	MOVQ p+0(FP), SI
 	MOVQ n+8(FP), CX
 	LEAQ -32(SI)(CX*1), DI // the last block
 	MOVQ $0x2222222222222222, AX
-	MOVQ AX, X4
+	VMOVQ AX, X4
 	VPBROADCASTQ X4, Y4
 	MOVQ $0x5c5c5c5c5c5c5c5c, AX
-	MOVQ AX, X5
+	VMOVQ AX, X5
 	VPBROADCASTQ X5, Y5
 	MOVQ $0x2020202020202020, AX
-	MOVQ AX, X6
+	VMOVQ AX, X6
 	VPBROADCASTQ X6, Y6
 	VPXOR Y7, Y7, Y7 // the bytes found so far
 	CMPQ SI, DI
