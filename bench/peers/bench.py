@@ -7,7 +7,8 @@ Usage: bench.py [--reps 3] [--only ID,ID] [--interleave] [--stdin-peer ID[:cust|
                 [--tcp-peer ID[:cust|geo]=CMD] [--json FILE] [--md FILE]
 (run.sh installs the peers and prepares the data first: use it.)
 
-Peers (IDs): relay (control: the null relay, TCP in and file out only), enrichd, gomap, sngctx, sngboth, sngnull, rsyslog, rsyslognull, mc1, mc100,
+Peers (IDs): relay (control: the null relay, TCP in and file out only),
+relay-out (control: the null relay of enrichd's output lines), enrichd, gomap, sngctx, sngboth, sngnull, rsyslog, rsyslognull, mc1, mc100,
 sqlite, snggeo, gommdb (sngnull/rsyslognull are controls without any lookup);
 the four-lookup set on events-1m-dom.rfc5424: relay-dom (its control), enrichd-1,
 enrichd-dom, enrichd-3, enrichd-4, rsyslog-4, sng-4, printed again in a second
@@ -64,6 +65,9 @@ EVENTS = os.path.join(DATA, "events-1m.rfc5424")
 CHECK = os.path.join(DATA, "events-check.rfc5424")
 DOM = "events-1m-dom.rfc5424"  # the same events with dom=<name>: the four-lookup set
 RUNDIR = os.path.join(DATA, "run")
+# enrichd's output lines for EVENTS, written by the enrichd peer at the
+# start of an invocation that runs relay-out: the bytes that relay moves.
+ENRICHED = "run/enrichd-output.json"
 
 
 def log(*a):
@@ -611,6 +615,13 @@ def builtin_peers():
              cmd=b("nullrelay") + " --listen 127.0.0.1:{port} --out {out}"),
         Peer("enrichd", "enrichd, both lookups (.lut customers + city .mmdb)", "tcp", "cust+geo",
              cmd=b("enrichd") + " --config {data}/enrichd.yaml --tcp 127.0.0.1:{port} --out {out}"),
+        # The null relay of enrichd's output lines: what moving the bytes
+        # enrichd writes costs, input and output, when nothing is parsed,
+        # looked up or encoded (enrichd's output of the same events is
+        # about 6.5 times their bytes).
+        Peer("relay-out", "control: null relay of enrichd's output lines for the same events", "tcp", "none",
+             events=ENRICHED, relay_out=True,
+             cmd=b("nullrelay") + " --listen 127.0.0.1:{port} --out {out}"),
         Peer("enrichdq", "enrichd, both lookups, with the persistent disk queue (sync: 500ms)", "tcp",
              "cust+geo", yaml="queue: {type: disk, path: {work}/queue, max_bytes: 4GiB, sync: 500ms}\n",
              cmd=b("enrichd") + " --config {conf} --tcp 127.0.0.1:{port} --out {out}"),
@@ -706,7 +717,7 @@ def summarize(peer, runs):
     ok = [r for r in runs if "error" not in r]
     s = {"id": peer.id, "name": peer.name, "reps": len(ok), "errors": [r["error"] for r in runs if "error" in r],
          "events": peer.kw.get("events", os.path.basename(EVENTS)), "relay": bool(peer.kw.get("relay")),
-         "lookups": peer.kw.get("lookups")}
+         "relay_out": bool(peer.kw.get("relay_out")), "lookups": peer.kw.get("lookups")}
     if not ok:
         return s
     for k in ("load_s", "load_cpu_s", "rss_mb", "enrich_s", "cpu_s"):
@@ -758,17 +769,34 @@ def relay_multiple(s, summ):
     return f"{s['cpu_s'] / relay['cpu_s']:.2f}x"
 
 
+def out_relay_multiple(s, summ):
+    """A peer's CPU per event as a multiple of relay-out's, the null relay
+    of enrichd's output lines (same run): for a peer that writes those
+    lines, what its CPU per event is beside that of moving its bytes."""
+    r = next((r for r in summ if r.get("relay_out") and r.get("reps")), None)
+    if r is None or not r.get("cpu_s") or s.get("cpu_s") is None or s.get("relay") or s.get("relay_out"):
+        return "-"
+    return f"{s['cpu_s'] / r['cpu_s']:.2f}x"
+
+
 def table(summ):
-    rows = ["| peer | load s | load CPU s | RSS after load MB | enrich s | events/s | CPU s | events/CPU-s | cores used | CPU/event vs relay | check (sample) | check (5% miss file) |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    out = any(s.get("relay_out") for s in summ)
+    head = "| peer | load s | load CPU s | RSS after load MB | enrich s | events/s | CPU s | events/CPU-s | cores used | CPU/event vs relay |"
+    rule = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    if out:
+        head += " vs relay-out |"
+        rule += "---:|"
+    rows = [head + " check (sample) | check (5% miss file) |", rule + "---|---|"]
     for s in summ:
         if not s.get("reps"):
-            rows.append(f"| {s['name']} [{s['id']}] | FAILED: {'; '.join(s['errors'])[:200]} ||||||||||")
+            rows.append(f"| {s['name']} [{s['id']}] | FAILED: {'; '.join(s['errors'])[:200]} ||||||||||" +
+                        ("|" if out else ""))
             continue
         rows.append(f"| {s['name']} [{s['id']}] | {fmt(s['load_s'], 2)} | {fmt(s['load_cpu_s'], 2)} | "
                     f"{fmt(s['rss_mb'], 0)} | {fmt(s['enrich_s'], 2)} | {fmt(s['eps'])} | "
                     f"{fmt(s['cpu_s'], 2)} | {fmt(s['eps_per_cpu_s'])} | {fmt(s['cpu_cores'], 2)} | "
-                    f"{relay_multiple(s, summ)} | {chk(s.get('check_main'))} | {chk(s.get('check_miss'))} |")
+                    f"{relay_multiple(s, summ)} |" + (f" {out_relay_multiple(s, summ)} |" if out else "") +
+                    f" {chk(s.get('check_main'))} | {chk(s.get('check_miss'))} |")
     return "\n".join(rows)
 
 
@@ -835,6 +863,26 @@ def four_table(summ, n):
     return text
 
 
+def enriched_output(n_events):
+    """Writes ENRICHED: enrichd's output lines for EVENTS, by the enrichd
+    peer's command (the binary of this invocation), for relay-out to move."""
+    path = os.path.join(DATA, ENRICHED)
+    if os.path.exists(path):
+        os.remove(path)
+    p = next(p for p in builtin_peers() if p.id == "enrichd")
+    port = free_port()
+    wd = os.path.join(RUNDIR, "enriched-output.work")
+    shutil.rmtree(wd, ignore_errors=True)
+    os.makedirs(wd)
+    cmd = [subst(x, port, path) for x in shlex.split(p.kw["cmd"])]
+    log(f"writing enrichd's output of {n_events:,} events for relay-out ...")
+    run_daemon(cmd, port, path, None, os.path.join(wd, "peer.log"), EVENTS, n_events)
+    n = count_lines(path)
+    if n != n_events:
+        raise SystemExit(f"enrichd wrote {n} lines for {n_events} events")
+    log(f"  {os.path.getsize(path) / n:.0f} bytes a line, {os.path.getsize(EVENTS) / n_events:.0f} an event in")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
@@ -853,6 +901,8 @@ def main():
         peers = [p for p in peers if p.id in want]
     os.makedirs(RUNDIR, exist_ok=True)
     n_events, n_check = count_lines(EVENTS), count_lines(CHECK)
+    if any(p.kw.get("relay_out") for p in peers):
+        enriched_output(n_events)
     allruns = {p.id: [] for p in peers}
     # --interleave runs repetition 1 of every peer, then repetition 2...,
     # so that a load that changes during the invocation falls on all of
@@ -875,6 +925,8 @@ def main():
         for f in os.listdir(RUNDIR):  # keep the disk small between runs
             if f.endswith(".out") or f.endswith(".check"):
                 os.remove(os.path.join(RUNDIR, f))
+    if os.path.exists(os.path.join(DATA, ENRICHED)):
+        os.remove(os.path.join(DATA, ENRICHED))
     summ = [summarize(p, allruns[p.id]) for p in peers]
     v = versions()
     md = table(summ)
