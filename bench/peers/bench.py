@@ -905,11 +905,10 @@ def enriched_output(n_events):
     if n != n_events:
         raise SystemExit(f"enrichd wrote {n} lines for {n_events} events")
     log(f"  {os.path.getsize(path) / n:.0f} bytes a line, {os.path.getsize(EVENTS) / n_events:.0f} an event in")
-    # The first peer's run right after this write was twice as costly as
-    # the later ones on a Firecracker guest (3.7-3.9 s of CPU against
-    # 1.6-1.8 s, in three invocations), while the same runs without it
-    # were not: the guest's memory is settling (page cache writeback,
-    # the host's pages). Wait for that before any run is timed.
+    # On a Firecracker guest, the first enrichd run after this write took
+    # about twice the CPU of the later ones (3.75 and 3.87 s against
+    # 1.45-1.87 s, in two invocations); after a wait of SETTLE_S it did
+    # not. The cause was not found; the wait keeps it out of the runs.
     os.sync()
     time.sleep(SETTLE_S)
 
