@@ -249,6 +249,36 @@ func TestKafkaConfig(t *testing.T) {
 	}
 }
 
+// TestKafkaLinger: linger defaults to 1ms, takes 0 (send at once) and
+// refuses what kgo would not take, at the setting's line and column.
+func TestKafkaLinger(t *testing.T) {
+	parse := func(extra string) (*OutputConfig, error) {
+		t.Helper()
+		cfg, err := enrichd.ParseConfig("e.yaml", []byte("inputs: [{type: file, path: x}]\noutputs:\n  - {type: kafka, kafka: {brokers: [k:1], topic: t"+extra+"}}\n"))
+		if err != nil {
+			return nil, err
+		}
+		return cfg.Outputs[0].Settings.(*OutputConfig), nil
+	}
+	for extra, want := range map[string]time.Duration{"": DefaultLinger, ", linger: 0": 0, ", linger: 0s": 0, ", linger: 25ms": 25 * time.Millisecond, ", linger: 1m": time.Minute} {
+		k, err := parse(extra)
+		if err != nil {
+			t.Fatalf("%q: %v", extra, err)
+		}
+		if k.Linger != want {
+			t.Errorf("%q: linger %v, want %v", extra, k.Linger, want)
+		}
+	}
+	for extra, want := range map[string]string{
+		", linger: -1ms": `e.yaml:3:61: outputs[0].kafka.linger: must be a duration such as 5ms, 30s or 10m, not "-1ms"`,
+		", linger: 61s":  "e.yaml:3:61: outputs[0].kafka.linger: must be from 0 to 1m",
+	} {
+		if _, err := parse(extra); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", extra, err, want)
+		}
+	}
+}
+
 // TestKafkaTLSAndSASL runs the input and output against brokers that
 // require TLS and each SASL mechanism.
 func TestKafkaTLSAndSASL(t *testing.T) {

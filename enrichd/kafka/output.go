@@ -102,6 +102,7 @@ func newOutput(oc *enrichd.OutputConfig, env *enrichd.Env) (enrichd.Output, erro
 	opts = append(opts,
 		kgo.DefaultProduceTopic(kc.Topic),
 		kgo.ProducerBatchMaxBytes(int32(min(kc.BatchBytes, 1<<30))),
+		kgo.ProducerLinger(kc.Linger),
 		kgo.RetryBackoffFn(backoffFn(bmin, bmax)),
 		kgo.MetadataMinAge(time.Second),
 	)

@@ -2,10 +2,12 @@ package kafkae2e
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -62,6 +64,21 @@ func benchDir(b *testing.B) string {
 	return benchTables.dir
 }
 
+// BenchmarkKafkaInput is BenchmarkKafkaToKafka with its output written
+// to /dev/null instead of a topic: the Kafka input's share of the path,
+// beside BenchmarkTCPPath's TCP input to the same output.
+func BenchmarkKafkaInput(b *testing.B) {
+	benchKafka(b, &conf{outputs: "[{name: sink, type: file, path: /dev/null}]"})
+}
+
+// BenchmarkTCPToKafka is BenchmarkTCPPath with the Kafka output of
+// BenchmarkKafkaToKafka: the Kafka output's share of the path.
+func BenchmarkTCPToKafka(b *testing.B) {
+	c := kafkatest.Start(b, 3, 12, "out")
+	brokers := `["` + strings.Join(c.Addrs, `","`) + `"]`
+	benchTCP(b, fmt.Sprintf("[{name: kafka, type: kafka, kafka: {brokers: %s, topic: out}}]", brokers), mProduced)
+}
+
 func benchKafka(b *testing.B, cf *conf) {
 	cf.tables = benchDir(b)
 	pinSelf(b)
@@ -69,10 +86,14 @@ func benchKafka(b *testing.B, cf *conf) {
 	c := kafkatest.Start(b, 3, 12, "in", "out")
 	c.Produce(b, "in", 0, b.N, event(benchRows))
 
+	sample := mProduced
+	if cf.outputs != "" {
+		sample = "enrichd_events_out_total"
+	}
 	p := start1(b, c, cf)
-	cpu0, out0 := p.steady(b, mProduced)
+	cpu0, out0 := p.steady(b, sample)
 	b.ResetTimer()
-	first := waitAll(b, p, mProduced)
+	first := waitAll(b, p, sample)
 	cpu1 := p.cpuNow(b)
 	el := time.Since(first)
 	b.StopTimer()
@@ -94,7 +115,51 @@ func benchKafka(b *testing.B, cf *conf) {
 // compare with the Kafka path's.
 //
 //	go test -run XXX -bench 'KafkaToKafka$|TCPPath' -benchtime 1000000x ./enrichd/kafkae2e/
+//
+// Writing to /dev/null copies nothing, where a topic's every line is
+// copied into a produce request and then into the kernel's socket
+// buffers; BenchmarkTCPToFile and BenchmarkTCPToTCP are the same path
+// with outputs that move the lines: a file, and a TCP connection to a
+// reader in the benchmark's process.
 func BenchmarkTCPPath(b *testing.B) {
+	benchTCP(b, "[{name: sink, type: file, path: /dev/null}]", "enrichd_events_out_total")
+}
+
+// BenchmarkTCPToFile is BenchmarkTCPPath writing to a file, as the peer
+// harness's enrichd does (bench/peers).
+func BenchmarkTCPToFile(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "out.jsonl")
+	benchTCP(b, fmt.Sprintf("[{name: sink, type: file, path: %q}]", path), "enrichd_events_out_total")
+}
+
+// BenchmarkTCPToTCP is BenchmarkTCPPath writing to a TCP connection,
+// whose reader (on the benchmark's CPUs) discards the lines: the bytes
+// cross a loopback socket as they do to a broker.
+func BenchmarkTCPToTCP(b *testing.B) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				_, _ = io.Copy(io.Discard, c)
+				c.Close()
+			}()
+		}
+	}()
+	benchTCP(b, fmt.Sprintf("[{name: sink, type: tcp, address: %q}]", l.Addr().String()), "enrichd_events_out_total")
+}
+
+// benchTCP sends b.N framed events over TCP to an enrichd writing to
+// outputs (YAML), and reports as benchKafka does; sample is the metric
+// that counts the events out.
+func benchTCP(b *testing.B, outputs, sample string) {
 	dir := benchDir(b)
 	listen, httpAddr := freeAddr(b), freeAddr(b)
 	yml := fmt.Sprintf(`
@@ -105,11 +170,10 @@ rules:
   - {name: customer, table: customers, field: cust, target: customer}
   - {name: geo, table: geo, field: src, target: source.geo,
      mmdb_fields: {country_code: country_iso_code, city: city_name}}
-outputs:
-  - {name: sink, type: file, path: /dev/null}
+outputs: %s
 pipeline: {kv_fields: all}
 http: {listen: %q}
-`, listen, dir, httpAddr)
+`, listen, dir, outputs, httpAddr)
 	path := filepath.Join(b.TempDir(), "tcp.yaml")
 	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
 		b.Fatal(err)
@@ -126,7 +190,7 @@ http: {listen: %q}
 	pinSelf(b)
 	p := start(b, "enrichd", path, &conf{httpAddr: httpAddr, pin: true})
 	p.waitReady(b)
-	cpu0, _ := p.steady(b, "enrichd_events_out_total")
+	cpu0, _ := p.steady(b, sample)
 	conn, err := net.Dial("tcp", listen)
 	if err != nil {
 		b.Fatal(err)
@@ -137,7 +201,7 @@ http: {listen: %q}
 		b.Fatal(err)
 	}
 	conn.Close()
-	waitAll(b, p, "enrichd_events_out_total")
+	waitAll(b, p, sample)
 	cpu1 := p.cpuNow(b)
 	el := time.Since(begin)
 	b.StopTimer()

@@ -87,6 +87,7 @@ type conf struct {
 	columns  string // the customer rule's columns setting, e.g. `columns: ["Customer Id"]`
 	outTopic string // the output topic; "" for out
 	pipeline string // more pipeline settings, e.g. ", delivery: exactly_once"
+	outputs  string // the outputs section in place of the Kafka output, e.g. "[{name: sink, type: file, path: /dev/null}]"
 	httpAddr string // set by writeConfig
 	pin      bool   // run enrichd on CPU 0 alone (a benchmark: pin_test.go)
 }
@@ -106,6 +107,10 @@ func writeConfig(t testing.TB, c *kafkatest.Cluster, name string, cf *conf) stri
 	if out == "" {
 		out = "out"
 	}
+	outputs := cf.outputs
+	if outputs == "" {
+		outputs = fmt.Sprintf("[{name: kafka, type: kafka, kafka: {brokers: %s, topic: %s%s}}]", brokers, out, cf.output)
+	}
 	yml := fmt.Sprintf(`
 inputs:
   - name: kafka
@@ -116,13 +121,10 @@ rules:
   - {name: customer, table: customers, field: cust, target: customer%[5]s}
   - {name: geo, table: geo, field: src, target: source.geo,
      mmdb_fields: {country_code: country_iso_code, city: city_name}}
-outputs:
-  - name: kafka
-    type: kafka
-    kafka: {brokers: %[1]s, topic: %[8]s%[6]s}
-pipeline: {kv_fields: all%[9]s}
-http: {listen: %[7]q}
-`, brokers, group, cf.input, cf.tables, columns, cf.output, cf.httpAddr, out, cf.pipeline)
+outputs: %[7]s
+pipeline: {kv_fields: all%[8]s}
+http: {listen: %[6]q}
+`, brokers, group, cf.input, cf.tables, columns, cf.httpAddr, outputs, cf.pipeline)
 	path := filepath.Join(t.TempDir(), name+".yaml")
 	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
 		t.Fatal(err)
