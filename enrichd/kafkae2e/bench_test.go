@@ -136,24 +136,52 @@ func BenchmarkTCPToFile(b *testing.B) {
 // whose reader (on the benchmark's CPUs) discards the lines: the bytes
 // cross a loopback socket as they do to a broker.
 func BenchmarkTCPToTCP(b *testing.B) {
+	benchTCP(b, fmt.Sprintf("[{name: sink, type: tcp, address: %q}]", sink(b, false)), "enrichd_events_out_total")
+}
+
+// BenchmarkTCPToTCPKept is BenchmarkTCPToTCP with a reader that keeps
+// every byte it reads in memory until the benchmark ends, as a broker
+// keeps its log (kfake in memory): enrichd does the same work, beside
+// another core's writes to new memory.
+func BenchmarkTCPToTCPKept(b *testing.B) {
+	benchTCP(b, fmt.Sprintf("[{name: sink, type: tcp, address: %q}]", sink(b, true)), "enrichd_events_out_total")
+}
+
+// sink listens on loopback and reads every connection to its end,
+// keeping what it reads or not; it returns the address.
+func sink(b *testing.B, keep bool) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { l.Close() })
+	var kept [][]byte // until the reader ends, after the benchmark
+	done := make(chan struct{})
+	b.Cleanup(func() {
+		l.Close()
+		<-done
+	})
 	go func() {
+		defer close(done)
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
-			go func() {
+			if !keep {
 				_, _ = io.Copy(io.Discard, c)
-				c.Close()
-			}()
+			}
+			for keep {
+				buf := make([]byte, 64<<10)
+				n, err := c.Read(buf)
+				kept = append(kept, buf[:n])
+				if err != nil {
+					break
+				}
+			}
+			c.Close()
 		}
 	}()
-	benchTCP(b, fmt.Sprintf("[{name: sink, type: tcp, address: %q}]", l.Addr().String()), "enrichd_events_out_total")
+	return l.Addr().String()
 }
 
 // benchTCP sends b.N framed events over TCP to an enrichd writing to
