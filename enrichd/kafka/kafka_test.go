@@ -279,6 +279,29 @@ func TestKafkaLinger(t *testing.T) {
 	}
 }
 
+// TestKafkaLingerHolds: the output's events wait for linger. With
+// linger: 1m, events the input took are not produced 2 s later (kgo's
+// own linger, 10ms, would have sent them); shutdown flushes them, and
+// the topic then holds each once.
+func TestKafkaLingerHolds(t *testing.T) {
+	const n, rows = 10, 100
+	c := kafkatest.Start(t, 1, 1, "in", "out")
+	c.Produce(t, "in", 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
+	r := startDaemon(t, kafkaConfig(t, t.TempDir(), c, rows, "", ", linger: 1m"))
+	if got := waitMetric(t, r.d, `enrichd_events_in_total{input="kafka",type="kafka"}`, n); got != n {
+		t.Fatalf("events_in_total = %v, want %d", got, n)
+	}
+	time.Sleep(2 * time.Second)
+	if got := metric(t, r.d, `enrichd_kafka_produced_total{output="kafka"}`); got != 0 {
+		t.Fatalf("kafka_produced_total = %v 2 s into a linger of 1m, want 0", got)
+	}
+	r.stop(t)
+	ty := kafkatest.Check(c.Consume(t, "out", n, 30*time.Second), customerID)
+	if miss := ty.Missing(n); len(miss) > 0 || ty.Dups > 0 || len(ty.Bad) > 0 {
+		t.Fatalf("after shutdown: %d missing, %d duplicates, %d bad", len(miss), ty.Dups, len(ty.Bad))
+	}
+}
+
 // TestKafkaTLSAndSASL runs the input and output against brokers that
 // require TLS and each SASL mechanism.
 func TestKafkaTLSAndSASL(t *testing.T) {
