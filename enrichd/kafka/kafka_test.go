@@ -473,17 +473,31 @@ func TestKafkaCommitRetried(t *testing.T) {
 // longer than the session timeout: the outputs retry until the brokers
 // return, and then the delivered offsets are committed although the
 // group has forgotten the member (from outside the group, which has no
-// member then).
+// member then). The input has taken every event before the outage, and
+// the brokers refuse the second half's produce requests until then, so
+// that the outage always finds events to retry.
 func TestKafkaTermDuringOutage(t *testing.T) {
 	const n, rows = 2000, 50
+	gen := func(i int) []byte { return kafkatest.Event(i, rows) }
 	c := kafkatest.Start(t, 3, 4, "in", "out")
 	cfg := kafkaConfig(t, t.TempDir(), c, rows, ", session_timeout: 6s, heartbeat_interval: 500ms", "")
 	r := startDaemon(t, cfg)
 	waitMetric(t, r.d, `enrichd_kafka_rebalances_total{input="kafka"}`, 1)
 	pr := c.Producer(t, "in")
-	pr.Produce(t, 0, n, func(i int) []byte { return kafkatest.Event(i, rows) })
-	waitMetric(t, r.d, `enrichd_kafka_produced_total{output="kafka"}`, n/2)
+	pr.Produce(t, 0, n/2, gen)
+	if got := waitMetric(t, r.d, `enrichd_kafka_produced_total{output="kafka"}`, n/2); got != n/2 {
+		t.Fatalf("kafka_produced_total = %v, want %d", got, n/2)
+	}
+	refuse := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "out", Err: kerr.NotEnoughReplicas, Count: -1})
+	pr.Produce(t, n/2, n, gen)
+	if got := waitMetric(t, r.d, `enrichd_events_in_total{input="kafka",type="kafka"}`, n); got != n {
+		t.Fatalf("events_in_total = %v, want %d", got, n)
+	}
+	if got := metric(t, r.d, `enrichd_kafka_produced_total{output="kafka"}`); got != n/2 {
+		t.Fatalf("kafka_produced_total = %v while the brokers refuse produce requests, want %d", got, n/2)
+	}
 	c.StopBrokers()
+	refuse.Remove()
 	stopped := make(chan struct{})
 	go func() {
 		r.stop(t)
