@@ -88,7 +88,11 @@ func relpCounts(t testing.TB, path string) (map[int]int, int) {
 // sendNumbered sends events seq=0 .. seq=n-1 of the application app to
 // addr, newline framed, in the background; the channel gets the error or
 // nil once all are sent.
-func sendNumbered(addr, app string, n int) <-chan error {
+func sendNumbered(addr, app string, n int) <-chan error { return sendRange(addr, app, 0, n) }
+
+// sendRange is sendNumbered of the events seq=from .. seq=to-1, on a
+// connection of their own.
+func sendRange(addr, app string, from, to int) <-chan error {
 	done := make(chan error, 1)
 	go func() {
 		c, err := net.Dial("tcp", addr)
@@ -98,7 +102,7 @@ func sendNumbered(addr, app string, n int) <-chan error {
 		}
 		defer c.Close()
 		w := bufio.NewWriterSize(c, 64<<10)
-		for i := range n {
+		for i := from; i < to; i++ {
 			fmt.Fprintf(w, "<14>1 2026-12-03T08:00:00.000Z web-1 %s - - - seq=%06d user=alice action=login bytes=%d\n", app, i, i*7)
 		}
 		done <- w.Flush()
@@ -143,7 +147,10 @@ func killProc(t testing.TB, p *proc) {
 // stream goes on, and started again on the same port. Every event must be
 // in rsyslog's file; the duplicates are counted, at most the window per
 // break and at most what enrichd counts as sent again; enrichd's
-// events_out is every event, once.
+// events_out is every event, once. The events come in three parts, the
+// next sent once the receiver is killed, so that the output has events
+// to send on the session each kill breaks, however fast it delivered the
+// part before.
 func TestRELPOutputReceiverKilled(t *testing.T) {
 	rsyslogd(t)
 	const n, window = 100_000, 128
@@ -159,10 +166,10 @@ func TestRELPOutputReceiverKilled(t *testing.T) {
 outputs:
   - {name: relp, type: relp, address: "127.0.0.1:%s", window: %d, timeout: 10s}
 `, in, port, window))
-	sent := sendNumbered(in, "relptest", n)
+	sent := sendRange(in, "relptest", 0, n/3)
 
 	kills := 0
-	for _, at := range []int{n / 4, n / 2} {
+	for i, at := range []int{n / 4, n / 2} {
 		for countLines(out) < at {
 			if rs.exited() {
 				t.Fatalf("rsyslogd exited: %v\n%s", rs.err, rs.output())
@@ -172,6 +179,10 @@ outputs:
 		killProc(t, rs)
 		kills++
 		t.Logf("rsyslogd killed with %d lines written", countLines(out))
+		if err := <-sent; err != nil {
+			t.Fatal(err)
+		}
+		sent = sendRange(in, "relptest", (i+1)*n/3, (i+2)*n/3)
 		time.Sleep(500 * time.Millisecond)
 		rs = startRsyslog(t, dir, conf, "127.0.0.1:"+port)
 	}
