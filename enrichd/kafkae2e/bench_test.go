@@ -266,3 +266,11 @@ func waitAll(b *testing.B, p *proc, sample string) (first time.Time) {
 		}
 	}
 }
+
+// BenchmarkKafkaToKafkaCompressed is BenchmarkKafkaToKafka with the
+// output's record batches compressed: fewer bytes for the kernel to send.
+func BenchmarkKafkaToKafkaCompressed(b *testing.B) {
+	for _, codec := range []string{"snappy", "lz4", "zstd"} {
+		b.Run(codec, func(b *testing.B) { benchKafka(b, &conf{output: ", compression: " + codec}) })
+	}
+}
