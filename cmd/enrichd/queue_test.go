@@ -22,16 +22,25 @@ type seqReceiver struct {
 	ln   net.Listener
 	seen seqtally.Tally
 	wg   sync.WaitGroup
+	// slowEvery, when above 0, makes the receiver sleep a millisecond
+	// after each slowEvery lines of a connection: a slow peer.
+	slowEvery int
 }
 
 var seqRE = regexp.MustCompile(`seq=(\d+) `)
 
 func newSeqReceiver(t *testing.T, addr string) *seqReceiver {
+	return newSlowSeqReceiver(t, addr, 0)
+}
+
+// newSlowSeqReceiver is a seqReceiver that sleeps a millisecond after
+// every slowEvery lines (0: never).
+func newSlowSeqReceiver(t *testing.T, addr string, slowEvery int) *seqReceiver {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &seqReceiver{t: t, ln: ln}
+	r := &seqReceiver{t: t, ln: ln, slowEvery: slowEvery}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -45,7 +54,10 @@ func newSeqReceiver(t *testing.T, addr string) *seqReceiver {
 				defer r.wg.Done()
 				defer c.Close()
 				br := bufio.NewReaderSize(c, 64<<10)
-				for {
+				for lines := 1; ; lines++ {
+					if r.slowEvery > 0 && lines%r.slowEvery == 0 {
+						time.Sleep(time.Millisecond)
+					}
 					l, err := br.ReadSlice('\n')
 					if err != nil {
 						return
@@ -98,8 +110,14 @@ func (p *daemonProcess) kill9(t *testing.T) {
 // output's receiver is absent, and is killed with SIGKILL. Restarted with
 // the receiver up, it replays the queue, and is killed with SIGKILL again
 // in the middle of the replay. Restarted once more, it replays the rest:
-// the receiver holds every event (0 lost); the duplicates (what the
-// second process delivered after the last cursor it wrote) are counted.
+// the receiver holds every event (0 lost), and the duplicates (what the
+// second process delivered after the last delivered position it kept:
+// the cursor, written at most every 100ms while deliveries go on, and
+// the segments removed) are at most what the receiver got in the last
+// second before the kill. The receiver is slow (a
+// millisecond's sleep every n/4000 lines: a replay of 4 s or more), so
+// that the kill, 2 s into the replay, finds a second of deliveries
+// behind it; a queue that replayed from the start would fail.
 func TestQueueKill9DuringReplay(t *testing.T) {
 	n := 500_000
 	if testing.Short() {
@@ -142,18 +160,37 @@ shutdown_timeout: 5s
 	waitMetric(p, `enrichd_disk_queue_events_total{stage="written"}`, float64(n))
 	p.kill9(t)
 
-	rcv := newSeqReceiver(t, out)
+	rcv := newSlowSeqReceiver(t, out, n/4000)
 	p = startProcess(t, httpAddr, "--config", cfgPath)
+	// The receiver's count, sampled every millisecond from the first
+	// event replayed until the kill.
+	type sample struct {
+		at time.Time
+		n  int
+	}
+	var samples []sample
 	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(time.Millisecond) {
-		if d, _ := rcv.seen.Counts(); d >= n/5 {
-			break
+		d, _ := rcv.seen.Counts()
+		if d > 0 {
+			samples = append(samples, sample{time.Now(), d})
+			if time.Since(samples[0].at) >= 2*time.Second {
+				break
+			}
 		}
 		if time.Now().After(deadline) {
-			d, _ := rcv.seen.Counts()
 			t.Fatalf("the replay delivered %d of %d; stderr:\n%s", d, n, p.stderr.String())
 		}
 	}
 	p.kill9(t)
+	// What the receiver held a second before the kill had been delivered
+	// by then; the cursor was written after that.
+	killedAt := time.Now()
+	heldBefore := 0
+	for _, s := range samples {
+		if killedAt.Sub(s.at) >= time.Second {
+			heldBefore = s.n
+		}
+	}
 	time.Sleep(200 * time.Millisecond) // what was in flight on the connection is read
 	atKill, _ := rcv.seen.Counts()
 	if atKill >= n {
@@ -176,8 +213,15 @@ shutdown_timeout: 5s
 	waitMetric(p, "enrichd_events_out_total", p.metricValue(t, `enrichd_disk_queue_events_total{stage="read"}`))
 	p.stop(t)
 	distinct, dups := rcv.seen.Counts()
-	t.Logf("%d events, %d received before the second kill; at the end %d distinct, %d duplicates (%.2f%%)",
-		n, atKill, distinct, dups, 100*float64(dups)/float64(n))
+	t.Logf("%d events, %d received before the second kill (%d a second before it); at the end %d distinct, %d duplicates (%.2f%%)",
+		n, atKill, heldBefore, distinct, dups, 100*float64(dups)/float64(n))
+	if heldBefore == 0 {
+		t.Errorf("nothing received a second before the kill: the replay did not run for a second")
+	}
+	if dups > atKill-heldBefore {
+		t.Errorf("%d duplicates: more than the %d events received in the last second before the kill (%d in all, %d a second before): the queue did not keep its delivered position (cursor file, removed segments) as deliveries went on",
+			dups, atKill-heldBefore, atKill, heldBefore)
+	}
 	if miss := rcv.seen.Missing(n); len(miss) > 0 {
 		t.Errorf("%d events lost, the first seq %d", len(miss), miss[0])
 	}
