@@ -3,6 +3,7 @@ package kafkae2e
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -50,13 +51,57 @@ func readExactlyOnce(t *testing.T, c *kafkatest.Cluster, n int) (aborted int) {
 	return all - r.Total
 }
 
+// holdEnds makes the brokers close the connection of every EndTxn
+// request (commit or abort) until release is called, and returns the
+// transactional ids that asked: a member that asked has produced records
+// in a transaction it cannot end while the hold lasts.
+func holdEnds(c *kafkatest.Cluster) (asked func() int, release func()) {
+	var mu sync.Mutex
+	ids := map[string]bool{}
+	var released atomic.Bool
+	c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+		if released.Load() {
+			c.DropControl()
+			return nil, nil, false
+		}
+		c.KeepControl()
+		end, ok := req.(*kmsg.EndTxnRequest)
+		if !ok {
+			return nil, nil, false
+		}
+		mu.Lock()
+		ids[end.TransactionalID] = true
+		mu.Unlock()
+		return nil, errors.New("held"), true // kfake closes the connection
+	})
+	asked = func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(ids)
+	}
+	return asked, func() { released.Store(true) }
+}
+
+// waitAsked waits until n members have asked to end a transaction.
+func waitAsked(t *testing.T, asked func() int, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); asked() < n; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d members asked to end a transaction in 60 s, want %d", asked(), n)
+		}
+	}
+}
+
 // TestExactlyOnceKill runs two enrichd processes of a consumer group
 // with delivery: exactly_once and SIGKILLs one in the middle of the
-// stream, in a transaction: the survivor takes its partitions after the
-// session timeout and reads their events again from the group's
-// committed offsets; the brokers abort the dead member's transaction
-// after transaction_timeout. A read_committed reader of the output sees
-// every input event exactly once.
+// stream, in a transaction: the brokers hold every member's transaction
+// end (holdEnds) until both have records in a transaction they cannot
+// end, so that the kill always finds one. The survivor takes its
+// partitions after the session timeout and reads their events again from
+// the group's committed offsets; the brokers abort the dead member's
+// transaction after transaction_timeout. A read_committed reader of the
+// output sees every input event exactly once, and a read_uncommitted one
+// sees the aborted records besides.
 func TestExactlyOnceKill(t *testing.T) {
 	const n, rows = 200_000, 10_000
 	tables := tableDir(t, rows)
@@ -75,12 +120,16 @@ func TestExactlyOnceKill(t *testing.T) {
 	pr := c.Producer(t, "in")
 	pr.Produce(t, 0, n/2, event(rows))
 	waitOut(t, n/4, 120*time.Second, procs...)
+	asked, release := holdEnds(c)
+	pr.Produce(t, n/2, 3*n/4, event(rows))
+	waitAsked(t, asked, 2)
 	victim, survivor := procs[1], procs[0]
 	before := victim.metrics()
 	victim.kill(t)
-	t.Logf("killed %s with %v events produced by the group; it had produced %v in %v committed transactions",
+	release()
+	t.Logf("killed %s in a transaction it could not end, with %v events produced by the group; it had produced %v in %v committed transactions",
 		victim.name, sum(procs, mProduced), before[mProduced], before[mTxnCommitted])
-	pr.Produce(t, n/2, n, event(rows))
+	pr.Produce(t, 3*n/4, n, event(rows))
 
 	waitCommitted(t, c, 120*time.Second, survivor)
 	m := survivor.metrics()
@@ -90,14 +139,15 @@ func TestExactlyOnceKill(t *testing.T) {
 		t.Errorf("after the survivor stopped the group has %d events uncommitted, want 0", lag)
 	}
 	if aborted := readExactlyOnce(t, c, n); aborted == 0 {
-		t.Logf("no event of an aborted transaction in the output: the victim died between transactions")
+		t.Errorf("no event of an aborted transaction in the output: the victim's open transaction was not aborted, or it had none")
 	}
 }
 
 // TestExactlyOnceOutage stops all three brokers for 5 seconds in the
-// middle of an exactly-once stream: the transaction under way cannot
-// end; enrichd ends it (or the brokers abort it) once they are back, and
-// goes on. A read_committed reader of the output sees every input event
+// middle of an exactly-once stream, once the member has records in a
+// transaction it could not end (holdEnds): the transaction under way
+// cannot end; enrichd ends it (or the brokers abort it) once they are
+// back, and goes on. A read_committed reader of the output sees every input event
 // exactly once, and the group commits them all.
 func TestExactlyOnceOutage(t *testing.T) {
 	const n, rows = 200_000, 10_000
@@ -108,12 +158,16 @@ func TestExactlyOnceOutage(t *testing.T) {
 	pr := c.Producer(t, "in")
 	pr.Produce(t, 0, n/2, event(rows))
 	waitOut(t, n/4, 120*time.Second, p)
+	asked, release := holdEnds(c)
+	pr.Produce(t, n/2, 3*n/4, event(rows))
+	waitAsked(t, asked, 1)
 	before := p.metrics()
 	c.StopBrokers()
-	t.Logf("brokers stopped for 5s with %v events produced in %v committed transactions", before[mProduced], before[mTxnCommitted])
+	release()
+	t.Logf("brokers stopped for 5s in a transaction, with %v events produced in %v committed transactions", before[mProduced], before[mTxnCommitted])
 	time.Sleep(5 * time.Second)
 	c.StartBrokers(t)
-	pr.Produce(t, n/2, n, event(rows))
+	pr.Produce(t, 3*n/4, n, event(rows))
 	waitCommitted(t, c, 120*time.Second, p)
 	m := p.metrics()
 	t.Logf("%v transactions committed, %v aborted", m[mTxnCommitted], m[mTxnAborted])
