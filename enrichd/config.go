@@ -413,16 +413,14 @@ func (p *PipelineConfig) decode(d *config.Decoder, n *yaml.Node) {
 
 // Validate checks the pipeline section.
 func (p *PipelineConfig) Validate(s config.Scope) {
-	if p.Workers < 0 {
-		s.Errorf("workers", "must be 0 (GOMAXPROCS) or more, not %d", p.Workers)
+	if p.Workers < 0 || p.Workers > MaxWorkers {
+		s.Errorf("workers", "must be 0 (GOMAXPROCS) to %d, not %d", MaxWorkers, p.Workers)
 	}
 	for _, c := range []struct {
-		key string
-		n   int
-	}{{"batch_size", p.BatchSize}, {"batch_bytes", p.BatchBytes}, {"batches", p.Batches}} {
-		if c.n < 0 {
-			s.Errorf(c.key, "must be a positive integer, not %d", c.n)
-		}
+		key    string
+		n, max int
+	}{{"batch_size", p.BatchSize, MaxBatchSize}, {"batch_bytes", p.BatchBytes, MaxBufferBytes}, {"batches", p.Batches, MaxBatches}} {
+		checkSize(s, c.key, c.n, c.max)
 	}
 	if p.FlushInterval < 0 {
 		s.Errorf("flush_interval", "must not be negative")

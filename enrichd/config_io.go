@@ -225,6 +225,7 @@ func (in *InputConfig) Validate(s config.Scope) {
 		return
 	}
 	s.Check("format", in.Format.Validate())
+	checkSize(s, "max_message_size", in.MaxMessageSize, MaxBufferBytes)
 	checkEndpoint(s, string(in.Type), "input", kind.Endpoint, map[Endpoint]string{EndpointListen: in.Listen, EndpointPath: in.Path}, inputEndpoints())
 	if in.Settings != nil {
 		in.Settings.Validate(s)
@@ -242,9 +243,7 @@ func (o *OutputConfig) Validate(s config.Scope) {
 		s.Errorf("type", "must be one of %s, not %q", strings.Join(outputTypes(), ", "), o.Type)
 		return
 	}
-	if o.BufferSize < 0 {
-		s.Errorf("buffer_size", "must be a positive integer, not %d", o.BufferSize)
-	}
+	checkSize(s, "buffer_size", o.BufferSize, MaxBufferBytes)
 	checkEndpoint(s, string(o.Type), "output", kind.Endpoint, map[Endpoint]string{EndpointPath: o.Path, EndpointAddress: o.Address}, outputEndpoints())
 	if o.Settings != nil {
 		o.Settings.Validate(s)

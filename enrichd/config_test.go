@@ -33,7 +33,7 @@ func TestConfigOneErrorEach(t *testing.T) {
 		{in + "outputs:\n  - {type: stdout, path: x}\n", `e.yaml:3:26: outputs[0].path: only for a file output`},
 		{in + out + "tables: {path: d, verify: ful}\n", `e.yaml:3:27: tables.verify: must be one of full, digest, none, not "ful"`},
 		{in + out + "pipeline: {kv_fields: some}\n", `e.yaml:3:23: pipeline.kv_fields: must be one of used, all, none, not "some"`},
-		{in + out + "pipeline: {workers: -1}\n", `e.yaml:3:21: pipeline.workers: must be 0 (GOMAXPROCS) or more, not -1`},
+		{in + out + "pipeline: {workers: -1}\n", `e.yaml:3:21: pipeline.workers: must be 0 (GOMAXPROCS) to 1024, not -1`},
 		{in + out + "log: {level: loud}\n", `e.yaml:3:14: log.level: must be one of debug, info, warn, error, not "loud"`},
 		{in + out + "tables: {path: d}\nrules:\n  - {table: '', field: a}\n", `e.yaml:5:13: rules[0].table: must not be empty`},
 		{in + out + "tables: {path: d}\nrules:\n  - {field: a}\n", `e.yaml:5:5: rules[0].table: required`},

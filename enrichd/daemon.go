@@ -105,6 +105,9 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 			partial.closeAll()
 		}
 	}()
+	if err := CheckMemory(cfg); err != nil {
+		return nil, err
+	}
 	d.tablesCfg = cfg.Tables
 	if cfg.Tables.Path != "" {
 		set, err := openTables(&cfg.Tables, logger)

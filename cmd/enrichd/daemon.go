@@ -89,6 +89,9 @@ func watchConfig(ctx context.Context, path string, last []byte, reload chan<- os
 // checkConfig checks the rules against the tables present and says what
 // it checked.
 func checkConfig(cfg *enrichd.Config, stdout io.Writer) error {
+	if err := enrichd.CheckMemory(cfg); err != nil {
+		return &exitError{code: 2, msg: err.Error()}
+	}
 	checked, err := enrichd.CheckTables(cfg)
 	if err != nil {
 		return &exitError{code: 2, msg: err.Error()}

@@ -66,7 +66,7 @@ func TestFlagValues(t *testing.T) {
 		{[]string{"--tcp", "127.0.0.1:0", "--out", "-", "--tables", dir, "--verify", "ful"}, `--verify: must be one of full, digest, none, not "ful"`},
 		{[]string{"--tcp", "nohost", "--out", "-"}, `--tcp: must be HOST:PORT`},
 		{[]string{"--format", "json", "--out", "-"}, `--format: only with --tcp, --udp or --file`},
-		{[]string{"--file", "-", "--out", "-", "--workers", "-2"}, `--workers: must be 0 (GOMAXPROCS) or more, not -2`},
+		{[]string{"--file", "-", "--out", "-", "--workers", "-2"}, `--workers: must be 0 (GOMAXPROCS) to 1024, not -2`},
 		{[]string{"--file", "-", "--out", "-", "--http", "9514"}, `--http: must be HOST:PORT`},
 	} {
 		var out, errb bytes.Buffer
