@@ -60,6 +60,10 @@ func (r *Reader) LayoutFindings() []Finding {
 		}
 		got, err := ElasticsearchDatabaseType(r.buf, legacy)
 		switch {
+		case errors.Is(err, errTooSmallForLegacy):
+			// The size of what the file holds, not its layout: only
+			// more networks or data make it larger.
+			out = append(out, Finding{Reader: reader, Problem: err.Error()})
 		case err != nil:
 			out = append(out, Finding{Reader: reader, Problem: "cannot read database_type: " + err.Error(), Layout: true})
 		case got != want:
@@ -134,6 +138,10 @@ func libmaxminddbMetadata(s section) error {
 
 var databaseTypeKey = []byte("database_type")
 
+// errTooSmallForLegacy: Elasticsearch releases before PR #112888 read
+// the last 512 bytes of a file larger than that, and fail on the others.
+var errTooSmallForLegacy = errors.New("cannot read a file of 512 bytes or less")
+
 // ElasticsearchDatabaseType reads database_type the way Elasticsearch does
 // before it opens a file, without the MMDB reader (MMDBUtil.getDatabaseType
 // in its ingest-geoip module): it takes the last 2048 bytes of the file
@@ -148,7 +156,7 @@ func ElasticsearchDatabaseType(b []byte, legacy bool) (string, error) {
 	if legacy {
 		window = 512
 		if len(b) <= window {
-			return "", fmt.Errorf("the file has %d bytes; this release needs more than 512", len(b))
+			return "", fmt.Errorf("%w (this one has %d)", errTooSmallForLegacy, len(b))
 		}
 	}
 	tail := make([]byte, window)
