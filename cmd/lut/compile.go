@@ -115,11 +115,12 @@ below and "lut compile --help" in docs/mmdb.md.`,
 				}
 				return runCompile(cmd, "", &fl)
 			}
+			if mmdb {
+				// --base and --ioc are sources of their own.
+				return runCompileMMDB(cmd, args, &fl, mf)
+			}
 			if len(args) == 0 {
 				return &exitError{code: 2, msg: "compile: a SOURCE (or --postgres/--mysql with --query) is required"}
-			}
-			if mmdb {
-				return runCompileMMDB(cmd, args, &fl, mf)
 			}
 			if len(args) != 1 {
 				return &exitError{code: 2, msg: "compile: a .lut table takes exactly one SOURCE"}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,5 +100,49 @@ func TestMMDBCommands(t *testing.T) {
 	stdout, _, err = runLut(t, "get", asnOut, "1.0.5.1")
 	if err != nil || !strings.Contains(stdout, `"autonomous_system_number":38803`) || !strings.Contains(stdout, `"network":"1.0.4.0/22"`) {
 		t.Fatalf("get asn: %v %s", err, stdout)
+	}
+}
+
+// TestMMDBListOnly: an .mmdb of IoC lists alone (docs/mmdb.md's
+// example: no SOURCE, only --ioc), and one of --base alone, compile; a
+// file of 512 bytes or less is written with a warning for the old
+// Elasticsearch releases that cannot read it, not refused.
+func TestMMDBListOnly(t *testing.T) {
+	dir := t.TempDir()
+	feodo := filepath.Join(dir, "feodo.txt")
+	writeFile(t, feodo, "# Feodo\n1.2.3.4\n5.6.7.0/24\n")
+	ioc := filepath.Join(dir, "ioc.mmdb")
+	_, stderr, code := run(t, "compile", "--out", ioc, "--profile", "asn", "--database-type", "GeoLite2-ASN",
+		"--ioc-set", "autonomous_system_organization=IOC:feodo", "--ioc-set", "autonomous_system_number=1", "--ioc", feodo)
+	if code != 0 {
+		t.Fatalf("compile of an --ioc list alone: exit %d\n%s", code, stderr)
+	}
+	stdout, stderr, code := run(t, "get", ioc, "5.6.7.8")
+	if code != 0 || !strings.Contains(stdout, `"autonomous_system_organization":"IOC:feodo"`) {
+		t.Fatalf("get: exit %d, %s%s", code, stdout, stderr)
+	}
+	based := filepath.Join(dir, "based.mmdb")
+	if _, stderr, code := run(t, "compile", "--out", based, "--base", ioc); code != 0 {
+		t.Fatalf("compile of a --base alone: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := run(t, "compile", "--out", filepath.Join(dir, "none.mmdb")); code != 2 || !strings.Contains(stderr, "no sources: give CSV/MMDB files, --base or --ioc") {
+		t.Errorf("compile with no source: exit %d, %s", code, stderr)
+	}
+
+	one := filepath.Join(dir, "one.csv")
+	writeFile(t, one, "network,name\n10.0.0.0/8,a\n")
+	small := filepath.Join(dir, "one.mmdb")
+	_, stderr, code = run(t, "compile", "--network", "network", "--ip-version", "4", "--out", small, one)
+	if code != 0 {
+		t.Fatalf("compile of a one-network file: exit %d\n%s", code, stderr)
+	}
+	if want := "lut: warning: Elasticsearch ingest-geoip releases without PR #112888 (Sept 2024): cannot read a file of 512 bytes or less"; !strings.Contains(stderr, want) {
+		t.Errorf("no %q in\n%s", want, stderr)
+	}
+	if fi, err := os.Stat(small); err != nil || fi.Size() > 512 {
+		t.Fatalf("%v, %v: want a file of 512 bytes or less", fi, err)
+	}
+	if stdout, stderr, code := run(t, "get", small, "10.1.2.3"); code != 0 || !strings.Contains(stdout, `"name":"a"`) {
+		t.Errorf("get: exit %d, %s%s", code, stdout, stderr)
 	}
 }
