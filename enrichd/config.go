@@ -594,6 +594,7 @@ func (cfg *Config) validate(v *config.Validator) {
 		cfg.checkExactlyOnce(s)
 	}
 	cfg.checkDelivery(s)
+	cfg.checkListeners(s)
 	// A daemon with no inputs is a lookup server: it needs the tables and
 	// the HTTP API or the memcached listener.
 	server := cfg.Tables.Path != "" && (cfg.Memcached.Listen != "" || cfg.HTTP.Listen != "")

@@ -30,6 +30,9 @@ func decodeRule(d *config.Decoder, n *yaml.Node, field string) RuleConfig {
 			}
 		}
 	}
+	if config.Lookup(n, "field") != nil && config.Lookup(n, "fields") != nil {
+		d.Errorf(n, field, "give field or fields, not both")
+	}
 	d.Mapping(n, field, &r.At, config.Keys{
 		"name":   func(v *yaml.Node) { r.Name, _ = d.String(v, f("name")) },
 		"table":  func(v *yaml.Node) { r.Table, _ = d.String(v, f("table")) },
@@ -57,7 +60,13 @@ func decodeRule(d *config.Decoder, n *yaml.Node, field string) RuleConfig {
 		"on_miss": func(v *yaml.Node) {
 			d.Mapping(v, f("on_miss"), nil, config.Keys{
 				"tag":      func(v *yaml.Node) { r.MissTag, _ = d.String(v, f("on_miss.tag")) },
-				"defaults": func(v *yaml.Node) { r.Defaults = decodeRenames(d, v, f("on_miss.defaults"), nil, "") },
+				"defaults": func(v *yaml.Node) {
+					if v.Kind != yaml.MappingNode {
+						d.Errorf(v, f("on_miss.defaults"), "must be a mapping from output name to the value written on a miss")
+						return
+					}
+					r.Defaults = decodeRenames(d, v, f("on_miss.defaults"), nil, "")
+				},
 			})
 		},
 	})

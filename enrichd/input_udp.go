@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	RegisterInput(InputKind{Type: "udp", Endpoint: EndpointListen, Format: FormatSyslog,
+	RegisterInput(InputKind{Type: "udp", Endpoint: EndpointListen, Network: "udp", Format: FormatSyslog,
 		Settings: func() Settings { return &UDPInputConfig{} }, New: newUDPInput})
 }
 

@@ -29,6 +29,9 @@ type InputKind struct {
 	// Endpoint is the common key that locates the input (listen, path),
 	// required for it and refused for other types; EndpointNone for none.
 	Endpoint Endpoint
+	// Network is the network of its listener when Endpoint is
+	// EndpointListen: "tcp" (also when empty) or "udp".
+	Network string
 	// Format is the format of its events when the configuration gives
 	// none.
 	Format Format
