@@ -65,6 +65,14 @@ versions with a delta, a version is published full only.`,
 			if out == "" {
 				return &exitError{code: 2, msg: "build: --out is required"}
 			}
+			switch {
+			case jobs < 0:
+				return &exitError{code: 2, msg: fmt.Sprintf("build: --jobs must be 1 or more (0: one per CPU), not %d", jobs)}
+			case chain < 0:
+				return &exitError{code: 2, msg: fmt.Sprintf("build: --delta-chain must be 1 or more (0: the default, %d), not %d", tablebuild.DefaultDeltaChain, chain)}
+			case jobs == 0:
+				jobs = runtime.NumCPU()
+			}
 			cfg, err := tablebuild.LoadConfig(args[0])
 			if err != nil {
 				var ce tablebuild.ConfigErrors
@@ -79,9 +87,6 @@ versions with a delta, a version is published full only.`,
 			buildTime, err := compile.BuildTimeFromEnv()
 			if err != nil {
 				return &exitError{code: 2, msg: "build: " + err.Error()}
-			}
-			if jobs <= 0 {
-				jobs = runtime.NumCPU()
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -144,13 +149,13 @@ versions with a delta, a version is published full only.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&out, "out", "o", "", "output directory (created if needed)")
-	f.IntVarP(&jobs, "jobs", "j", runtime.NumCPU(), "tables compiled in parallel")
+	f.IntVarP(&jobs, "jobs", "j", runtime.NumCPU(), "tables compiled in parallel (0: one per CPU)")
 	f.BoolVar(&force, "force", false, "rebuild every table, changed or not")
 	f.BoolVar(&prune, "prune", false, "remove artifacts named by neither the new nor the previous manifest")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print failures only")
 	f.BoolVar(&dlt, "delta", false, "also write each rebuilt .lut table as a delta from its previous version")
-	f.IntVar(&chain, "delta-chain", tablebuild.DefaultDeltaChain, "consecutive versions of a table with a delta before one is published full only")
-	f.StringVar(&prog, "progress", "auto", "progress on stderr: auto (when a terminal), always or never")
+	f.IntVar(&chain, "delta-chain", tablebuild.DefaultDeltaChain, "consecutive versions of a table with a delta before one is published full only (0: the default)")
+	progressFlag(f, &prog, "progress on stderr: auto (when a terminal), always or never")
 	return cmd
 }
 

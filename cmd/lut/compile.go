@@ -153,7 +153,7 @@ below and "lut compile --help" in docs/mmdb.md.`,
 	f.BoolVar(&fl.spec.SkipBadRows, "skip-bad-rows", false, "skip malformed rows (counted and reported) instead of failing")
 	f.StringVar(&fl.src.SQLiteTable, "sqlite-table", "", "table to read from a SQLite source")
 	f.StringVar(&fl.src.SQLiteQuery, "sqlite-query", "", "SELECT to run on a SQLite source")
-	f.StringVar(&fl.progress, "progress", "auto", "progress on stderr: auto (when a terminal), always or never")
+	progressFlag(f, &fl.progress, "progress on stderr: auto (when a terminal), always or never")
 	mf.register(f)
 	return cmd
 }

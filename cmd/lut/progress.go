@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
 
@@ -100,3 +101,30 @@ func (m *countMeter) clear() {
 		m.drawn = false
 	}
 }
+
+// progressFlag defines the --progress flag on p: auto (the default),
+// always or never; any other value is refused as the flag is parsed.
+func progressFlag(f *pflag.FlagSet, p *string, usage string) {
+	*p = "auto"
+	f.Var(progressValue{p}, "progress", usage)
+}
+
+type progressValue struct{ p *string }
+
+func (v progressValue) Set(s string) error {
+	switch s {
+	case "auto", "always", "never":
+		*v.p = s
+		return nil
+	}
+	return fmt.Errorf("must be auto, always or never, not %q", s)
+}
+
+func (v progressValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return *v.p
+}
+
+func (v progressValue) Type() string { return "string" }

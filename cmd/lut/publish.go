@@ -79,7 +79,7 @@ AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), the shared credentials file
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&prog, "progress", "auto", "progress on stderr (artifacts and bytes sent): auto (when a terminal), always or never")
+	progressFlag(f, &prog, "progress on stderr (artifacts and bytes sent): auto (when a terminal), always or never")
 	f.StringVar(&opts.S3Endpoint, "s3-endpoint", "", "S3-compatible store at `HOST:PORT` or URL (http://host:port without TLS); default AWS, or AWS_ENDPOINT_URL_S3")
 	f.BoolVar(&opts.S3PathStyle, "s3-path-style", false, "address the bucket in the path (most S3-compatible stores), not the host name")
 	f.StringVar(&opts.S3Region, "s3-region", "", "S3 `REGION` (default AWS_REGION)")

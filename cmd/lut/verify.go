@@ -68,7 +68,7 @@ those failures.`,
 		},
 	}
 	cmd.Flags().BoolVar(&strict, "strict", false, "MMDB: fail on compatibility findings, not just on an invalid file")
-	cmd.Flags().StringVar(&prog, "progress", "auto", "progress of a .lut table's rows on stderr: auto (when a terminal), always or never")
+	progressFlag(cmd.Flags(), &prog, "progress of a .lut table's rows on stderr: auto (when a terminal), always or never")
 	return cmd
 }
 
