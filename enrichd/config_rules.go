@@ -59,7 +59,7 @@ func decodeRule(d *config.Decoder, n *yaml.Node, field string) RuleConfig {
 		},
 		"on_miss": func(v *yaml.Node) {
 			d.Mapping(v, f("on_miss"), nil, config.Keys{
-				"tag":      func(v *yaml.Node) { r.MissTag, _ = d.String(v, f("on_miss.tag")) },
+				"tag": func(v *yaml.Node) { r.MissTag, _ = d.String(v, f("on_miss.tag")) },
 				"defaults": func(v *yaml.Node) {
 					if v.Kind != yaml.MappingNode {
 						d.Errorf(v, f("on_miss.defaults"), "must be a mapping from output name to the value written on a miss")
