@@ -107,7 +107,7 @@ versions with a delta, a version is published full only.`,
 						}
 					default:
 						if !quiet {
-							fmt.Fprintf(w, "built     %-20s %s (%d rows, %s, %.2fs)\n", r.Name, r.Entry.File, r.Entry.Rows, humanBytes(r.Entry.Size), r.Elapsed.Seconds())
+							fmt.Fprintf(w, "built     %-20s %s (%d %s, %s, %.2fs)\n", r.Name, r.Entry.File, r.Entry.Rows, rowsUnit(r.Entry.Kind), humanBytes(r.Entry.Size), r.Elapsed.Seconds())
 							if d := r.Entry.Delta; d != nil {
 								fmt.Fprintf(w, "delta     %-20s %s (%s from %.16s, chain %d)\n", r.Name, d.File, humanBytes(d.Size), d.BaseSHA256, d.Chain)
 							}
@@ -171,11 +171,24 @@ func verifyBuiltDir(cmd *cobra.Command, dir string) error {
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s: FAILED: %v\n", r.File, r.Err)
 			continue
 		}
-		fmt.Fprintf(w, "%s: ok (table %s, %s, %d rows, digest and every checksum verified)\n", r.File, r.Name, r.Kind, r.Rows)
+		checked := "digest and every checksum verified"
+		if r.Kind == tables.KindMMDB {
+			checked = "digest and the search tree and data verified"
+		}
+		fmt.Fprintf(w, "%s: ok (table %s, %s, %d %s, %s)\n", r.File, r.Name, r.Kind, r.Rows, rowsUnit(r.Kind), checked)
 	}
 	if err != nil {
 		return &exitError{code: 1} // each failure is printed above
 	}
 	fmt.Fprintf(w, "%s: ok (%s and %d artifacts)\n", dir, tables.ManifestName, len(results))
 	return nil
+}
+
+// rowsUnit names what a manifest's rows count for a kind of table: the
+// rows of a .lut table, the search tree nodes of an .mmdb.
+func rowsUnit(k tables.Kind) string {
+	if k == tables.KindMMDB {
+		return "nodes"
+	}
+	return "rows"
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -190,5 +191,30 @@ func closeWritten(t *testing.T, f *os.File, w *bufio.Writer) {
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBuildReportsNodes: lut build and lut verify DIR count an .mmdb
+// table's search tree nodes as nodes, not rows, and say what they
+// verified of it.
+func TestBuildReportsNodes(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeKillFixture(t, dir, 10)
+	dist := filepath.Join(dir, "dist")
+	stdout, stderr, code := run(t, "build", cfg, "--out", dist, "--progress", "never")
+	if code != 0 {
+		t.Fatalf("build: exit %d\n%s", code, stderr)
+	}
+	if !regexp.MustCompile(`built +nets +nets-[0-9a-f]+\.mmdb \([0-9]+ nodes, `).MatchString(stdout) ||
+		!regexp.MustCompile(`built +alpha +alpha-[0-9a-f]+\.lut \(10 rows, `).MatchString(stdout) {
+		t.Errorf("build output:\n%s", stdout)
+	}
+	stdout, stderr, code = run(t, "verify", dist)
+	if code != 0 {
+		t.Fatalf("verify: exit %d\n%s", code, stderr)
+	}
+	if !regexp.MustCompile(`nets-[0-9a-f]+\.mmdb: ok \(table nets, mmdb, [0-9]+ nodes, digest and the search tree and data verified\)`).MatchString(stdout) ||
+		!regexp.MustCompile(`alpha-[0-9a-f]+\.lut: ok \(table alpha, lut, 10 rows, digest and every checksum verified\)`).MatchString(stdout) {
+		t.Errorf("verify output:\n%s", stdout)
 	}
 }
