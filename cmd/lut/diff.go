@@ -38,6 +38,11 @@ source order.`,
   lut diff --exit-code customers-old.lut customers.lut >/dev/null || echo changed`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, p := range args {
+				if err := notMMDB("diff", p); err != nil {
+					return err
+				}
+			}
 			differ, err := runDiff(cmd, args[0], args[1], limit)
 			if err == nil && differ && exitCode {
 				return &exitError{code: 1}

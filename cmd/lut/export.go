@@ -29,6 +29,9 @@ byte-identical table.`,
   lut export customers.lut --format jsonl | head`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := notMMDB("export", args[0]); err != nil {
+				return err
+			}
 			return runExport(cmd, args[0], formatName, out)
 		},
 	}

@@ -105,6 +105,9 @@ func (v latLonValue) Set(s string) error {
 	if !ok || err1 != nil || err2 != nil {
 		return fmt.Errorf("want LAT,LON, not %q", s)
 	}
+	if lat < -90 || lat > 90 || lon < -180 || lon > 180 {
+		return fmt.Errorf("want a latitude of -90 to 90 and a longitude of -180 to 180, not %q", s)
+	}
 	*v.p = &[2]float64{lat, lon}
 	return nil
 }

@@ -163,3 +163,12 @@ func runVerifyMMDB(cmd *cobra.Command, path string, strict bool) error {
 	fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (valid MaxMind DB, %s, %d nodes%s)\n", path, rep.DatabaseType, rep.Nodes, note)
 	return nil
 }
+
+// notMMDB refuses an .mmdb given to command, which reads .lut tables
+// only, as a usage error that says what reads it.
+func notMMDB(command, path string) error {
+	if isMMDBFile(path) {
+		return &exitError{code: 2, msg: fmt.Sprintf("%s: %s is a MaxMind DB (.mmdb); %s reads .lut tables (lut get, inspect and verify read .mmdb files)", command, path, command)}
+	}
+	return nil
+}

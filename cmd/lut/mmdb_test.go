@@ -146,3 +146,40 @@ func TestMMDBListOnly(t *testing.T) {
 		t.Errorf("get: exit %d, %s%s", code, stdout, stderr)
 	}
 }
+
+// TestMMDBLocationRange: a latitude or longitude out of range is refused
+// at its file:line:column, or as a flag value, where it was written into
+// the file (readers place such a point nowhere).
+func TestMMDBLocationRange(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "sites.csv")
+	writeFile(t, src, "cidr,site,lat,lon\n10.20.0.0/16,HQ,52.5,13.4\n10.21.0.0/16,X,45,-181\n")
+	args := []string{"compile", "--out", filepath.Join(dir, "s.mmdb"), "--profile", "city", "--network", "cidr",
+		"--field", "city.names.en=site", "--field", "location.latitude=lat", "--field", "location.longitude=lon", src}
+	if _, stderr, code := run(t, args...); code == 0 || !strings.Contains(stderr, "sites.csv:3:19: location.longitude: longitude -181 is outside -180 to 180") {
+		t.Errorf("longitude -181: exit %d, %s", code, stderr)
+	}
+	writeFile(t, src, "cidr,site\n10.20.0.0/16,HQ\n")
+	if _, stderr, code := run(t, "compile", "--out", filepath.Join(dir, "d.mmdb"), "--profile", "city", "--network", "cidr",
+		"--field", "city.names.en=site", "--default-location", "91,0", src); code != 2 || !strings.Contains(stderr, `want a latitude of -90 to 90 and a longitude of -180 to 180, not "91,0"`) {
+		t.Errorf("--default-location 91,0: exit %d, %s", code, stderr)
+	}
+}
+
+// TestLUTCommandsOnMMDB: export and diff, which read .lut tables, say
+// that an .mmdb is one and what reads it, instead of "bad magic".
+func TestLUTCommandsOnMMDB(t *testing.T) {
+	dir := t.TempDir()
+	list := filepath.Join(dir, "l.txt")
+	writeFile(t, list, "1.2.3.4\n")
+	db := filepath.Join(dir, "l.mmdb")
+	if _, stderr, code := run(t, "compile", "--out", db, "--ioc", list); code != 0 {
+		t.Fatalf("compile: %d %s", code, stderr)
+	}
+	for _, args := range [][]string{{"export", db}, {"diff", db, db}} {
+		_, stderr, code := run(t, args...)
+		if want := args[0] + ": " + db + " is a MaxMind DB (.mmdb); " + args[0] + " reads .lut tables"; code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("lut %v: exit %d, %q; want 2 and %q", args, code, stderr, want)
+		}
+	}
+}

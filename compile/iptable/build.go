@@ -45,8 +45,11 @@ func compileOnce(out string, opts Options, sources []Source) (*Stats, error) {
 	var fixer *locationFixer
 	if opts.Profile == ProfileCity {
 		fixer = &locationFixer{}
-		if opts.DefaultLocation != nil {
-			fixer.lat, fixer.lon = opts.DefaultLocation[0], opts.DefaultLocation[1]
+		if dl := opts.DefaultLocation; dl != nil {
+			if err := checkLatLon(dl[0], dl[1]); err != nil {
+				return nil, fmt.Errorf("default location: %w", err)
+			}
+			fixer.lat, fixer.lon = dl[0], dl[1]
 		}
 		w.fix = fixer.fix
 	}

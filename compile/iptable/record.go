@@ -159,6 +159,40 @@ func joinPath(segs []seg) string {
 	return strings.Join(parts, ".")
 }
 
+// checkLatLon refuses a latitude outside -90..90 or a longitude outside
+// -180..180: readers place such a point nowhere (Elasticsearch's
+// geo_point refuses it).
+func checkLatLon(lat, lon float64) error {
+	if lat < -90 || lat > 90 {
+		return fmt.Errorf("latitude %g is outside -90 to 90", lat)
+	}
+	if lon < -180 || lon > 180 {
+		return fmt.Errorf("longitude %g is outside -180 to 180", lon)
+	}
+	return nil
+}
+
+// checkCoordinate applies checkLatLon's bounds to a value written at
+// location.latitude or location.longitude.
+func checkCoordinate(path []seg, v mmdbtype.DataType) error {
+	var f float64
+	switch x := v.(type) {
+	case mmdbtype.Float64:
+		f = float64(x)
+	case mmdbtype.Float32:
+		f = float64(x)
+	default:
+		return nil
+	}
+	switch joinPath(path) {
+	case "location.latitude":
+		return checkLatLon(f, 0)
+	case "location.longitude":
+		return checkLatLon(0, f)
+	}
+	return nil
+}
+
 // parseValue converts text to a typed MMDB value.
 func parseValue(t Type, s string) (mmdbtype.DataType, error) {
 	switch t {

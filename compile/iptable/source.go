@@ -57,6 +57,9 @@ func compileConstants(o *Options, src *Source) ([]compiledField, error) {
 			}
 		}
 		v, err := parseValue(typ, c.Value)
+		if err == nil {
+			err = checkCoordinate(path, v)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: --set %s: %w", src.Path, c.Path, err)
 		}
@@ -209,6 +212,9 @@ func readCSV(o *Options, src *Source, emit func(entry) error) (rows int, err err
 				continue
 			}
 			v, err := parseValue(cf.typ, cell)
+			if err == nil {
+				err = checkCoordinate(cf.path, v)
+			}
 			if err != nil {
 				return rows, rowErr(cf.col, fmt.Errorf("%s: %w", cf.source, err))
 			}
