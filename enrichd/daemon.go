@@ -88,6 +88,7 @@ type Daemon struct {
 	shutdownAt atomic.Int64 // when the graceful shutdown began (0: not yet)
 	hardStop   chan struct{}
 	closeOnce  sync.Once
+	inClose    sync.Once // closeInputs
 }
 
 // New opens the tables, compiles the rules, makes the outputs and the
@@ -457,6 +458,17 @@ func (d *Daemon) Run(ctx context.Context) error {
 		} else {
 			d.log.Error("shutdown timed out; abandoning queued events", "queued_batches", len(d.q.work), "queued_outputs", len(d.outCh))
 		}
+		// The inputs and listeners close all the same: a Kafka input
+		// commits what was delivered and leaves its group, so that its
+		// partitions move at once, and the ports are free. The outputs
+		// and the tables stay: a worker or an output may still use them.
+		closed := make(chan struct{})
+		go func() { d.closeInputs(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(closeInputsGrace):
+			d.log.Error("closing the inputs after the shutdown timeout takes too long; leaving them", "waited_seconds", seconds(closeInputsGrace))
+		}
 		return errors.New("shutdown timed out before every event was written")
 	}
 	d.closeAll()
@@ -500,6 +512,21 @@ func (d *Daemon) closeAll() {
 		if d.queue != nil {
 			d.queue.close()
 		}
+		d.closeInputs()
+		if set := d.set.Load(); set != nil {
+			set.Close()
+		}
+	})
+}
+
+// closeInputsGrace bounds how long a shutdown that timed out waits for
+// the inputs to close.
+const closeInputsGrace = 10 * time.Second
+
+// closeInputs closes the inputs (a Kafka input commits what the outputs
+// delivered and leaves its group) and the listeners, once.
+func (d *Daemon) closeInputs() {
+	d.inClose.Do(func() {
 		d.inMu.RLock()
 		for _, in := range d.inputs {
 			in.Close()
@@ -510,9 +537,6 @@ func (d *Daemon) closeAll() {
 		}
 		if d.mcLn != nil {
 			d.mcLn.Close()
-		}
-		if set := d.set.Load(); set != nil {
-			set.Close()
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/lutkit/lutkit/enrichd"
 	"github.com/lutkit/lutkit/internal/kafkatest"
+	"github.com/lutkit/lutkit/internal/testfiles"
 )
 
 // kafkaConfig is a Kafka-to-Kafka configuration over a customers table
@@ -393,10 +395,12 @@ func TestKafkaKeysAndTopics(t *testing.T) {
 
 // TestKafkaFailedStreamOutput: events a file output could not write
 // (/dev/full) are never committed, nor counted out; the daemon retries
-// them until it gives up at shutdown_timeout.
+// them until it gives up at shutdown_timeout. A daemon of the same group
+// with a file it can write then reads every one of them again: the file
+// holds each event once.
 func TestKafkaFailedStreamOutput(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
-		t.Skip("no /dev/full")
+		testfiles.Missing(t, "/dev/full")
 	}
 	const n, rows = 200, 10
 	c := kafkatest.Start(t, 1, 2, "in", "out")
@@ -420,8 +424,37 @@ func TestKafkaFailedStreamOutput(t *testing.T) {
 	if err := <-r.done; err == nil {
 		t.Errorf("Run returned nil, although the output never wrote")
 	}
+	if r.d.Input("kafka").(*input).cl.Context().Err() == nil {
+		t.Errorf("the input's client is still open after the daemon gave up")
+	}
 	if lag := c.Lag(t, "enrichd", "in"); lag != n {
 		t.Errorf("group lag %d after the output failed, want all %d uncommitted", lag, n)
+	}
+
+	// The group reads them again.
+	out := filepath.Join(t.TempDir(), "out.json")
+	cfg2 := kafkaConfig(t, t.TempDir(), c, rows, ", commit_interval: 20ms", "")
+	cfg2.Outputs = []enrichd.OutputConfig{{Name: "file", Type: "file", Path: out, BufferSize: 4096}}
+	r2 := startDaemon(t, cfg2)
+	t0 := time.Now()
+	for metric(t, r2.d, `enrichd_events_out_total`) < n && time.Since(t0) < 20*time.Second {
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("the next daemon had all after %v", time.Since(t0))
+	if got := metric(t, r2.d, `enrichd_events_out_total`); got != n {
+		t.Fatalf("the next daemon of the group wrote %v events, want the %d the first could not", got, n)
+	}
+	r2.stop(t)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ty := kafkatest.Check(bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")), customerID)
+	if miss := ty.Missing(n); len(miss) > 0 || ty.Dups > 0 || len(ty.Bad) > 0 {
+		t.Errorf("the file holds %d of %d events, %d duplicates, %d bad", n-len(miss), n, ty.Dups, len(ty.Bad))
+	}
+	if lag := c.Lag(t, "enrichd", "in"); lag != 0 {
+		t.Errorf("group lag %d after the next daemon wrote every event, want 0", lag)
 	}
 }
 
