@@ -357,6 +357,13 @@ func stopAndCount(t *testing.T, r *running, rcv *lineReceiver, n int) {
 	if d, dups := rcv.counts(); d != n || dups != 0 {
 		t.Errorf("the receiver holds %d distinct events (%d twice), want %d once each", d, dups, n)
 	}
+	// The counters agree with the receiver.
+	if out := r.d.eventsOut.Load(); out != uint64(n) {
+		t.Errorf("events_out %d, the receiver holds %d", out, n)
+	}
+	if got := r.d.queue.st.Stats().Delivered; got != uint64(n) {
+		t.Errorf("the queue counts %d events delivered, the receiver holds %d", got, n)
+	}
 	for i := range n {
 		if got := rcv.seen.Seen(i); got != 1 {
 			t.Fatalf("seq %d received %d times", i, got)

@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lutkit/lutkit/internal/config"
+	"github.com/lutkit/lutkit/internal/testfiles"
 )
 
 // genInput is an input type made in a test as a new one would be: its
@@ -152,7 +153,7 @@ func TestNewTypes(t *testing.T) {
 		delivered bool
 	}{{out, true}, {"/dev/full", false}} {
 		if _, err := os.Stat(tc.file); tc.file == "/dev/full" && err != nil {
-			continue
+			testfiles.Missing(t, "/dev/full")
 		}
 		cfg, err := ParseConfig("e.yaml", []byte(fmt.Sprintf(`
 inputs: [{name: gen, type: test-gen, count: %d}]
@@ -225,6 +226,11 @@ shutdown_timeout: 5s
 			if lines := readLines(t, out); len(lines) != n {
 				t.Errorf("file output: %d lines", len(lines))
 			}
+		}
+		// Counted out: what every output delivered, nothing when one
+		// failed (the events the memory output got are not out).
+		if out := d.eventsOut.Load(); tc.delivered && out != n || !tc.delivered && out != 0 {
+			t.Errorf("%s: events_out %d, want %d", tc.file, out, map[bool]int{true: n, false: 0}[tc.delivered])
 		}
 	}
 }
