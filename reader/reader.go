@@ -62,7 +62,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -70,6 +69,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/lutkit/lutkit/format"
+	"github.com/lutkit/lutkit/internal/fsutil"
 )
 
 // Table is an open .lut table.
@@ -124,18 +124,13 @@ func Open(path string) (*Table, error) { return OpenWith(path, Options{}) }
 
 // OpenWith is Open with options.
 func OpenWith(path string, opts Options) (*Table, error) {
-	f, err := os.Open(path)
+	// A named pipe, a directory or a device is refused before a read (a
+	// pipe with no writer would block the open).
+	f, fi, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
 	size := fi.Size()
 	if int64(int(size)) != size {
 		return nil, fmt.Errorf("%s: file too large", path)

@@ -115,7 +115,7 @@ func (s *Set) reject(err *RejectError) {
 // loadManifest loads a manifest as one unit: every table opens and
 // verifies, or the manifest is rejected and the current snapshot stays.
 func (s *Set) loadManifest(mp string, start time.Time, force bool) error {
-	b, err := os.ReadFile(mp)
+	b, err := fsutil.ReadRegular(mp) // a named pipe must not block the load
 	if err != nil {
 		rerr := &RejectError{File: mp, Err: fmt.Errorf("reading the manifest: %w", fsutil.UnwrapPath(err))}
 		if errors.Is(err, fs.ErrNotExist) {
@@ -247,7 +247,7 @@ func (s *Set) loadDir(start time.Time, force bool) error {
 		c := cand{name: name, kind: kind, path: path}
 		c.id, c.err = statID(path)
 		if c.err == nil && !c.id.mode.IsRegular() {
-			c.err = fmt.Errorf("not a regular file (%s)", describeMode(c.id.mode))
+			c.err = fmt.Errorf("not a regular file (%s)", fsutil.DescribeMode(c.id.mode))
 		}
 		count[name]++
 		cands = append(cands, c)
@@ -371,22 +371,6 @@ func cmpErr(first error, err error) error {
 	return err
 }
 
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return m.String()
-}
-
 // publishEntries builds a snapshot of entries and publishes it. Entries
 // reused from the current snapshot get a reference; opened ones already
 // hold theirs.
@@ -426,7 +410,7 @@ func (s *Set) publishEntries(entries, opened []*entry, source, manifestDigest st
 // SHA256 ("" in a directory without a manifest).
 func (s *Set) openEntry(name string, kind Kind, path string, id fileID, digest string, gen uint64) (*entry, error) {
 	if !id.mode.IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", describeMode(id.mode))
+		return nil, fmt.Errorf("not a regular file (%s)", fsutil.DescribeMode(id.mode))
 	}
 	e := &entry{name: name, kind: kind, path: path, id: id, size: id.size, gen: gen, verify: s.opts.DataVerify}
 	t0 := time.Now()
@@ -528,15 +512,11 @@ func (t *trimmed) Unwrap() error { return t.err }
 // hashSameFile hashes the file at path if it still is the file identified
 // by id (the one that was opened).
 func hashSameFile(path string, id fileID) (string, error) {
-	f, err := os.Open(path)
+	f, fi, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return "", fmt.Errorf("computing the digest: %w", fsutil.UnwrapPath(err))
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", fmt.Errorf("computing the digest: %w", fsutil.UnwrapPath(err))
-	}
 	if dev, ino, _ := sysIDs(fi); dev != id.dev || ino != id.ino || fi.Size() != id.size {
 		return "", errors.New("the file was replaced while it was being loaded")
 	}

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/lutkit/lutkit/internal/fsutil"
 )
 
 // Kind is the kind of a table: a .lut key-value table or an .mmdb IP table.
@@ -169,7 +170,7 @@ func ParseManifest(path string, b []byte) (*Manifest, error) {
 
 // ReadManifest reads and checks the manifest at path.
 func ReadManifest(path string) (*Manifest, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsutil.ReadRegular(path)
 	if err != nil {
 		return nil, err
 	}

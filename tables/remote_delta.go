@@ -81,7 +81,7 @@ func (r *remote) fetchDelta(ctx context.Context, t *ManifestTable, part string) 
 
 // applyDelta writes the file that delta b rebuilds from base into part.
 func (r *remote) applyDelta(base string, baseSize int64, b []byte, part string) error {
-	bf, err := os.Open(base)
+	bf, _, err := fsutil.OpenRegular(base)
 	if err != nil {
 		return err
 	}

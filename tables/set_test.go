@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -447,6 +448,38 @@ func TestOpenFailures(t *testing.T) {
 	}
 	if _, err := Open(filepath.Join(dir, "nope"), Options{}); err == nil {
 		t.Error("Open of a missing path succeeded")
+	}
+}
+
+// TestFIFOManifestRefused: a manifest that is a named pipe with no writer
+// (in a directory, or named itself) fails Open, VerifyDir and
+// ReadManifest at once with "not a regular file" and its path; reading it
+// would block until a writer comes.
+func TestFIFOManifestRefused(t *testing.T) {
+	dir := t.TempDir()
+	mp := filepath.Join(dir, ManifestName)
+	must(t, syscall.Mkfifo(mp, 0o644))
+	want := mp + ": reading the manifest: not a regular file (a named pipe)"
+	for _, c := range []struct {
+		what string
+		try  func() error
+		want string
+	}{
+		{"Open of the directory", func() error { _, err := Open(dir, Options{NoWatch: true}); return err }, want},
+		{"Open of the manifest", func() error { _, err := Open(mp, Options{NoWatch: true}); return err }, want},
+		{"VerifyDir", func() error { _, err := VerifyDir(dir); return err }, mp + ": not a regular file (a named pipe)"},
+		{"ReadManifest", func() error { _, err := ReadManifest(mp); return err }, mp + ": not a regular file (a named pipe)"},
+	} {
+		done := make(chan error, 1)
+		go func() { done <- c.try() }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: %v, want %q", c.what, err, c.want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: still blocked after 10 s", c.what)
+		}
 	}
 }
 

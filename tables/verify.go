@@ -64,7 +64,7 @@ func verifyArtifact(path string, t *ManifestTable) error {
 		return fsutil.UnwrapPath(err)
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("not a regular file (%s)", describeMode(fi.Mode().Type()))
+		return fmt.Errorf("not a regular file (%s)", fsutil.DescribeMode(fi.Mode().Type()))
 	}
 	if fi.Size() != t.Size {
 		return fmt.Errorf("size %d, the manifest says %d", fi.Size(), t.Size)
@@ -89,7 +89,7 @@ func verifyArtifact(path string, t *ManifestTable) error {
 // verifyDelta checks a table's delta file: size, SHA256, and a header
 // that names the manifest's base and artifact.
 func verifyDelta(path string, t *ManifestTable) error {
-	b, err := os.ReadFile(path)
+	b, err := fsutil.ReadRegular(path)
 	if err != nil {
 		return fsutil.UnwrapPath(err)
 	}

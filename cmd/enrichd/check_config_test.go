@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lutkit/lutkit/internal/testfiles"
 )
@@ -86,5 +88,32 @@ func TestCheckConfigRefuses(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"--config", p, "--check-config"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+}
+
+// TestCheckConfigFIFOManifest: --check-config with a tables directory
+// whose MANIFEST.json is a named pipe (no writer) fails at once with
+// "not a regular file" and the manifest's path; it blocked in the read.
+func TestCheckConfigFIFOManifest(t *testing.T) {
+	tdir := filepath.Join(t.TempDir(), "fdir")
+	if err := os.Mkdir(tdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mp := filepath.Join(tdir, "MANIFEST.json")
+	if err := syscall.Mkfifo(mp, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"--tables", tdir, "--http", "127.0.0.1:0", "--check-config"}, &stdout, &stderr)
+	}()
+	select {
+	case code := <-done:
+		if want := mp + ": reading the manifest: not a regular file (a named pipe)"; code != 2 || !strings.Contains(stderr.String(), want) {
+			t.Fatalf("exit %d, stderr %q, want exit 2 and %q", code, stderr.String(), want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("--check-config still running after 10 s")
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -14,21 +13,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lutkit/lutkit/compile/iptable"
+	"github.com/lutkit/lutkit/internal/fsutil"
 	"github.com/lutkit/lutkit/reader/mmdb"
 )
 
 // isMMDBFile reports whether the file at path is an MMDB: its last 128 KiB
 // hold the metadata marker.
 func isMMDBFile(path string) bool {
-	f, err := os.Open(path)
+	f, st, err := fsutil.OpenRegular(path) // a named pipe must not block
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return false
-	}
 	off := max(st.Size()-mmdb.MetadataMaxSize, 0)
 	buf := make([]byte, st.Size()-off)
 	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {

@@ -5,12 +5,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 )
 
-// FileSHA256 returns the lowercase hex SHA256 and the size of a file.
+// FileSHA256 returns the lowercase hex SHA256 and the size of a regular
+// file (anything else is refused, as OpenRegular does).
 func FileSHA256(path string) (string, int64, error) {
-	f, err := os.Open(path)
+	f, _, err := OpenRegular(path)
 	if err != nil {
 		return "", 0, err
 	}

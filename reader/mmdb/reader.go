@@ -44,13 +44,13 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
 	"runtime"
 	"sync/atomic"
 
 	"github.com/oschwald/maxminddb-golang/v2"
 
 	damage "github.com/lutkit/lutkit/internal/corrupt"
+	"github.com/lutkit/lutkit/internal/fsutil"
 )
 
 // Reader is an open MMDB file.
@@ -77,17 +77,15 @@ type options struct{ verify bool }
 func WithVerify() Option { return func(o *options) { o.verify = true } }
 
 // Open maps the file at path read-only and opens it. If the file system
-// cannot map files, the file is read into memory instead.
+// cannot map files, the file is read into memory instead. A path that is
+// not a regular file (a named pipe, a directory, a device) is refused at
+// once with a *fsutil.NotRegularError.
 func Open(path string, opts ...Option) (*Reader, error) {
-	f, err := os.Open(path)
+	f, st, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	size := int(st.Size())
 	if int64(size) != st.Size() {
 		return nil, fmt.Errorf("%s: file too large", path)

@@ -71,7 +71,7 @@ func writeDelta(dir, name string, old *tables.ManifestTable, path, sum string, c
 // soundBase returns the previous artifact's bytes, or nil when dir no
 // longer holds it as the manifest describes it (pruned, or damaged).
 func soundBase(path string, old *tables.ManifestTable) []byte {
-	b, err := os.ReadFile(path)
+	b, err := fsutil.ReadRegular(path)
 	if err != nil || int64(len(b)) != old.Size || fsutil.BytesSHA256(b) != old.SHA256 {
 		return nil
 	}

@@ -60,7 +60,7 @@ func Publish(ctx context.Context, dir, dest string, opts PublishOptions) (*Publi
 		return nil, fmt.Errorf("%s does not verify, nothing published: %w", dir, err)
 	}
 	mp := filepath.Join(dir, tables.ManifestName)
-	raw, err := os.ReadFile(mp)
+	raw, err := fsutil.ReadRegular(mp)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func (d *dirTarget) has(_ context.Context, name string, size int64, sha256hex st
 }
 
 func (d *dirTarget) put(_ context.Context, name, path string, _ int64) error {
-	src, err := os.Open(path)
+	src, _, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return err
 	}
@@ -209,7 +209,7 @@ func (d *dirTarget) put(_ context.Context, name, path string, _ int64) error {
 }
 
 func (d *dirTarget) manifestVersion(context.Context) (string, error) {
-	b, err := os.ReadFile(d.manifestName())
+	b, err := fsutil.ReadRegular(d.manifestName())
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
@@ -280,7 +280,7 @@ func (s *s3Target) has(ctx context.Context, name string, size int64, _ string) (
 }
 
 func (s *s3Target) put(ctx context.Context, name, path string, size int64) error {
-	f, err := os.Open(path)
+	f, _, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return err
 	}
