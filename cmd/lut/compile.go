@@ -82,7 +82,10 @@ counted in the summary, and an error with --strict-patterns.
 
 The output is written atomically (a temporary file in the same directory,
 then a rename) and is byte-for-byte reproducible: the build time is only
-recorded when SOURCE_DATE_EPOCH is set.
+recorded when SOURCE_DATE_EPOCH is set. An --out that is a symbolic link
+stays one: the file it names is replaced. An --out that is a device or a
+named pipe (/dev/stdout) is written into: the table is assembled in a
+scratch file under $TMPDIR, then copied.
 
 An output name ending in .mmdb compiles IP data instead; see the IP flags
 below and "lut compile --help" in docs/mmdb.md.`,

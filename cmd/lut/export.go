@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -80,8 +79,8 @@ func runExport(cmd *cobra.Command, path, formatName, out string) error {
 	if out == "-" {
 		n, err = write(cmd.OutOrStdout())
 	} else {
-		err = fsutil.WriteFile(out, func(f *os.File) (err error) {
-			n, err = write(f)
+		err = fsutil.WriteStream(out, func(w io.Writer) (err error) {
+			n, err = write(w)
 			return err
 		})
 	}

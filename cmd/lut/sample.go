@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"syscall"
 
@@ -59,30 +58,14 @@ func countArg(s string) (int, error) {
 	return n, nil
 }
 
-// writeOutput runs write on stdout, or on a temporary file in out's
-// directory renamed to out when write succeeded.
+// writeOutput runs write on stdout, or writes out as fsutil.WriteStream
+// does: a regular file (or the file a symbolic link names) atomically, a
+// device or a named pipe in place.
 func writeOutput(cmd *cobra.Command, out string, write func(io.Writer) error) error {
 	if out == "" || out == "-" {
 		return write(cmd.OutOrStdout())
 	}
-	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	defer fsutil.TrackTemp(f.Name())()
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), out)
+	return fsutil.WriteStream(out, write)
 }
 
 func newSampleCustomersCommand() *cobra.Command {
