@@ -12,6 +12,7 @@ import (
 	"github.com/lutkit/lutkit/compile"
 	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/internal/config"
+	"github.com/lutkit/lutkit/internal/fsutil"
 )
 
 // compileFlags are the flags of "lut compile" for .lut output: they
@@ -85,7 +86,8 @@ then a rename) and is byte-for-byte reproducible: the build time is only
 recorded when SOURCE_DATE_EPOCH is set. An --out that is a symbolic link
 stays one: the file it names is replaced. An --out that is a device or a
 named pipe (/dev/stdout) is written into: the table is assembled in a
-scratch file under $TMPDIR, then copied.
+scratch file under $TMPDIR, then copied. An --out that is one of the
+inputs (SOURCE, --base, an --ioc list, --password-file) is refused.
 
 An output name ending in .mmdb compiles IP data instead; see the IP flags
 below and "lut compile --help" in docs/mmdb.md.`,
@@ -107,6 +109,9 @@ below and "lut compile --help" in docs/mmdb.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if fl.out == "" {
 				return &exitError{code: 2, msg: "compile: --out is required"}
+			}
+			if err := fsutil.CheckNotInput(fl.out, compileInputs(args, &fl, mf)...); err != nil {
+				return &exitError{code: 2, msg: "compile: " + err.Error()}
 			}
 			mmdb := mf.mmdb || strings.EqualFold(filepath.Ext(fl.out), ".mmdb")
 			if db := fl.src.Database(); db != "" {
@@ -159,6 +164,19 @@ below and "lut compile --help" in docs/mmdb.md.`,
 	progressFlag(f, &fl.progress, "progress on stderr: auto (when a terminal), always or never")
 	mf.register(f)
 	return cmd
+}
+
+// compileInputs lists the files lut compile reads: the sources, --base,
+// the --ioc lists and --password-file.
+func compileInputs(args []string, fl *compileFlags, mf *mmdbFlags) []string {
+	in := append([]string{fl.src.PasswordFile, mf.base}, args...)
+	for _, spec := range mf.iocs {
+		if _, path, ok := strings.Cut(spec, "="); ok {
+			spec = path // NAME=FILE, as sources reads it
+		}
+		in = append(in, spec)
+	}
+	return in
 }
 
 func runCompile(cmd *cobra.Command, path string, fl *compileFlags) error {

@@ -44,6 +44,11 @@ func runExport(cmd *cobra.Command, path, formatName, out string) error {
 	if formatName == "parquet" && out == "-" {
 		return &exitError{code: 2, msg: "export: Parquet output needs a file (--out FILE)"}
 	}
+	if out != "-" {
+		if err := fsutil.CheckNotInput(out, path); err != nil {
+			return &exitError{code: 2, msg: "export: " + err.Error()}
+		}
+	}
 	t, err := reader.Open(path)
 	if err != nil {
 		return err

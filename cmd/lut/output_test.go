@@ -195,3 +195,55 @@ func TestOutputThroughLink(t *testing.T) {
 		t.Errorf("left: %v", left)
 	}
 }
+
+// TestOutputIsInput: an output that is one of the command's inputs (by
+// its name, a link or a hard link) is refused before anything is written:
+// exit 2, the input unchanged, no temporary file.
+func TestOutputIsInput(t *testing.T) {
+	dir := t.TempDir()
+	outputFixture(t, dir)
+	src, nets, table := filepath.Join(dir, "s.csv"), filepath.Join(dir, "n.csv"), filepath.Join(dir, "s.lut")
+	base := filepath.Join(dir, "base.mmdb")
+	mustRun(t, "compile", "--network", "net", "--out", base, nets)
+	link := filepath.Join(dir, "link.csv")
+	if err := os.Symlink("s.csv", link); err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(dir, "hard.lut")
+	if err := os.Link(table, hard); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]string{}
+	for _, p := range []string{src, nets, table, base} {
+		before[p] = sha(t, p)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"export", table, "-o", table}, "export: the output " + table + " is also an input: refusing to overwrite it"},
+		{[]string{"export", table, "--format", "parquet", "--out", hard}, "export: the output " + hard + " is the input " + table},
+		{[]string{"compile", "--key", "k", "--out", src, src}, "compile: the output " + src + " is also an input"},
+		{[]string{"compile", "--key", "k", "--out", link, src}, "compile: the output " + link + " is the input " + src},
+		{[]string{"compile", "--key", "k", "--out", src, "--password-file", src, "--postgres", "postgres://u@127.0.0.1:1/db", "--query", "SELECT 1"}, "compile: the output " + src + " is also an input"},
+		{[]string{"compile", "--mmdb", "--network", "net", "--out", nets, nets}, "compile: the output " + nets + " is also an input"},
+		{[]string{"compile", "--network", "net", "--base", base, "--out", base, nets}, "compile: the output " + base + " is also an input"},
+		{[]string{"compile", "--network", "net", "--ioc", "bad=" + src, "--out", src, nets}, "compile: the output " + src + " is also an input"},
+	} {
+		_, stderr, code := run(t, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("lut %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(c.args, " "), code, stderr, c.want)
+		}
+	}
+	for p, s := range before {
+		if sha(t, p) != s {
+			t.Errorf("%s was changed", p)
+		}
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v", err)
+	}
+	if left := tempFiles(t, dir); len(left) > 0 {
+		t.Errorf("left: %v", left)
+	}
+}

@@ -122,3 +122,54 @@ func TestRemoveTempsDirectory(t *testing.T) {
 		t.Fatalf("the untracked directory lost its file: %v", err)
 	}
 }
+
+// TestCheckNotInput: an output that is one of the inputs, by its name, a
+// link or a hard link, is refused; other outputs, missing ones and
+// inputs that cannot be looked at are not.
+func TestCheckNotInput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	other := filepath.Join(dir, "other.csv")
+	for _, p := range []string{in, other} {
+		if err := os.WriteFile(p, []byte("k\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link, hard := filepath.Join(dir, "link"), filepath.Join(dir, "hard")
+	if err := os.Symlink("in.csv", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(in, hard); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{in, link, hard} {
+		err := CheckNotInput(out, other, in)
+		if err == nil || !strings.Contains(err.Error(), "the output "+out) || !strings.Contains(err.Error(), "refusing to overwrite it") {
+			t.Errorf("output %s: %v", out, err)
+		}
+	}
+	if err := CheckNotInput(in, "", in); err == nil || err.Error() != "the output "+in+" is also an input: refusing to overwrite it" {
+		t.Errorf("the same name: %v", err)
+	}
+	for _, c := range [][]string{
+		{other, in},
+		{filepath.Join(dir, "new.csv"), in},
+		{other, filepath.Join(dir, "missing.csv")},
+	} {
+		if err := CheckNotInput(c[0], c[1:]...); err != nil {
+			t.Errorf("%v: %v", c, err)
+		}
+	}
+	// Standard input as "-".
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	stdin := os.Stdin
+	os.Stdin = f
+	defer func() { os.Stdin = stdin }()
+	if err := CheckNotInput(link, "-"); err == nil || !strings.Contains(err.Error(), "is the standard input") {
+		t.Errorf("standard input: %v", err)
+	}
+}
