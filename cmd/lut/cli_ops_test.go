@@ -104,6 +104,76 @@ func TestCompileInterrupted(t *testing.T) {
 	}
 }
 
+// TestSignalMessage runs the built lut get, blocked writing rows to a
+// pipe nobody reads (it writes no file), and sends SIGTERM: stderr gets
+// "lut: terminated: stopped" with no count of temporary files and, not
+// being a terminal, no escape sequence; on a terminal the line is erased
+// first.
+func TestSignalMessage(t *testing.T) {
+	bin := lutBinary(t)
+	dir := t.TempDir()
+	table := filepath.Join(dir, "c.lut")
+	src := filepath.Join(dir, "c.csv")
+	writeCustomers(t, src, 2000, 1)
+	mustRun(t, "compile", "--key", "Index", "--out", table, src)
+	args := []string{"get", table}
+	for i := 1; i <= 2000; i++ {
+		args = append(args, fmt.Sprint(i)) // 2000 rows: far more than a pipe holds
+	}
+	// stopped runs lut get with stderr on stderr, waits until it is blocked
+	// writing rows, sends SIGTERM and returns once it exited 143.
+	stopped := func(stderr *os.File) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Rows on stdout: lut runs, its signal handler installed; it
+		// then fills the pipe and blocks.
+		if _, err := out.Read(make([]byte, 1)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		err = cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
+			t.Fatalf("lut get after SIGTERM: %v, want exit status %d", err, 128+int(syscall.SIGTERM))
+		}
+	}
+
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped(w)
+	w.Close()
+	got, _ := io.ReadAll(r)
+	r.Close()
+	if string(got) != "lut: terminated: stopped\n" {
+		t.Errorf("stderr on a pipe: %q, want %q", got, "lut: terminated: stopped\n")
+	}
+
+	m, s := openPTY(t)
+	defer m.Close()
+	var term bytes.Buffer
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(&term, m); close(done) }()
+	stopped(s)
+	s.Close()
+	<-done
+	if !strings.Contains(term.String(), "\r\033[Klut: terminated: stopped\r\n") {
+		t.Errorf("stderr on a terminal: %q", term.String())
+	}
+}
+
 // openPTY opens a pseudo-terminal pair: the master, read by the test, and
 // the slave, a real terminal for the program.
 func openPTY(t *testing.T) (master, slave *os.File) {

@@ -23,8 +23,10 @@ func claimSignals() (release func()) {
 
 // handleSignals makes SIGINT and SIGTERM end lut after removing the
 // temporary files it is writing (fsutil.RemoveTemps): a compile or build
-// interrupted leaves no .NAME.tmp-* or .NAME.build-* behind. The exit
-// status is 128 plus the signal's number, as a shell reports it.
+// interrupted leaves no .NAME.tmp-* or .NAME.build-* behind. It says so on
+// stderr, with the count of files removed when there were any, and erases
+// a progress line first only when stderr is a terminal. The exit status is
+// 128 plus the signal's number, as a shell reports it.
 func handleSignals() {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
@@ -34,12 +36,18 @@ func handleSignals() {
 				continue
 			}
 			n := fsutil.RemoveTemps()
-			files := "files"
-			if n == 1 {
-				files = "file"
+			msg := fmt.Sprintf("lut: %v: stopped", sig)
+			switch {
+			case n == 1:
+				msg += ", 1 temporary file removed"
+			case n > 1:
+				msg += fmt.Sprintf(", %d temporary files removed", n)
 			}
-			// A progress line may be drawn: end it first.
-			fmt.Fprintf(os.Stderr, "\r\033[Klut: %v: stopped, %d temporary %s removed\n", sig, n, files)
+			if isTerminal(os.Stderr) {
+				// A progress line may be drawn: erase it first.
+				msg = "\r\033[K" + msg
+			}
+			fmt.Fprintln(os.Stderr, msg)
 			code := 128 + int(syscall.SIGINT)
 			if sig == syscall.SIGTERM {
 				code = 128 + int(syscall.SIGTERM)
