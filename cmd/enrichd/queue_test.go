@@ -29,10 +29,6 @@ type seqReceiver struct {
 
 var seqRE = regexp.MustCompile(`seq=(\d+) `)
 
-func newSeqReceiver(t *testing.T, addr string) *seqReceiver {
-	return newSlowSeqReceiver(t, addr, 0)
-}
-
 // newSlowSeqReceiver is a seqReceiver that sleeps a millisecond after
 // every slowEvery lines (0: never).
 func newSlowSeqReceiver(t *testing.T, addr string, slowEvery int) *seqReceiver {

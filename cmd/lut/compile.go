@@ -87,7 +87,8 @@ recorded when SOURCE_DATE_EPOCH is set. An --out that is a symbolic link
 stays one: the file it names is replaced. An --out that is a device or a
 named pipe (/dev/stdout) is written into: the table is assembled in a
 scratch file under $TMPDIR, then copied. An --out that is one of the
-inputs (SOURCE, --base, an --ioc list, --password-file) is refused.
+inputs (SOURCE, an --ioc list, --password-file) is refused, except an
+.mmdb read as a layer (--base, an .mmdb SOURCE): the new file replaces it.
 
 An output name ending in .mmdb compiles IP data instead; see the IP flags
 below and "lut compile --help" in docs/mmdb.md.`,
@@ -110,10 +111,10 @@ below and "lut compile --help" in docs/mmdb.md.`,
 			if fl.out == "" {
 				return &exitError{code: 2, msg: "compile: --out is required"}
 			}
-			if err := fsutil.CheckNotInput(fl.out, compileInputs(args, &fl, mf)...); err != nil {
+			mmdb := mf.mmdb || strings.EqualFold(filepath.Ext(fl.out), ".mmdb")
+			if err := fsutil.CheckNotInput(fl.out, compileInputs(args, &fl, mf, mmdb)...); err != nil {
 				return &exitError{code: 2, msg: "compile: " + err.Error()}
 			}
-			mmdb := mf.mmdb || strings.EqualFold(filepath.Ext(fl.out), ".mmdb")
 			if db := fl.src.Database(); db != "" {
 				if mmdb {
 					return &exitError{code: 2, msg: "compile: a --" + db + " source compiles .lut tables only"}
@@ -167,9 +168,20 @@ below and "lut compile --help" in docs/mmdb.md.`,
 }
 
 // compileInputs lists the files lut compile reads: the sources, --base,
-// the --ioc lists and --password-file.
-func compileInputs(args []string, fl *compileFlags, mf *mmdbFlags) []string {
-	in := append([]string{fl.src.PasswordFile, mf.base}, args...)
+// the --ioc lists and --password-file. For an .mmdb output, the .mmdb
+// files read as layers (--base, an .mmdb SOURCE) are left out: each is
+// read whole before the new file is renamed over it, so one of them may
+// be the output, updated in place.
+func compileInputs(args []string, fl *compileFlags, mf *mmdbFlags, mmdb bool) []string {
+	in := []string{fl.src.PasswordFile}
+	if !mmdb {
+		in = append(in, mf.base)
+	}
+	for _, a := range args {
+		if !mmdb || !isMMDBFile(a) {
+			in = append(in, a)
+		}
+	}
 	for _, spec := range mf.iocs {
 		if _, path, ok := strings.Cut(spec, "="); ok {
 			spec = path // NAME=FILE, as sources reads it
