@@ -310,8 +310,7 @@ func (c *compiler) key(dst []byte, fields [][]byte) ([]byte, error) {
 // returns err, an error of the source or about one of its rows, as a
 // *SourceError.
 func (c *compiler) badRow(err error) error {
-	var re *source.RowError
-	if !c.opts.SkipBadRows || !errors.As(err, &re) {
+	if !c.opts.SkipBadRows || !source.Skippable(err) {
 		return &SourceError{Err: err}
 	}
 	c.stats.SkippedRows++

@@ -91,8 +91,7 @@ func (r *rowReader) run(src source.Reader, progress func(int64)) {
 				break
 			}
 			if err != nil {
-				var re *source.RowError
-				final = !errors.As(err, &re) // a read error ends the source
+				final = !source.Skippable(err) // a read error or a final row error ends the source
 				b.rows = append(b.rows, batchRow{err: err})
 				continue
 			}

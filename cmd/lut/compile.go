@@ -204,7 +204,9 @@ func runCompile(cmd *cobra.Command, path string, fl *compileFlags) error {
 	}
 	src, err := source.Open(path, fl.src)
 	if err != nil {
-		return err
+		// Readers that read the source through once to find its columns
+		// (JSON, NDJSON, YAML) report a bad document here.
+		return dataError(err)
 	}
 	defer src.Close()
 	if n, ok := src.(interface{ Name() string }); ok {

@@ -439,7 +439,8 @@ func (r *csvReader) fill() error {
 	}
 	if r.end == len(r.buf) {
 		if len(r.buf) >= maxRecordSize {
-			r.err = fmt.Errorf("%s:%d: record longer than %d MiB (unbalanced quotes?)", r.name, r.line, maxRecordSize>>20)
+			r.rowLine = r.line
+			r.err = &RowError{File: r.name, Line: r.line, Err: fmt.Errorf("record longer than %d MiB (unbalanced quotes?)", maxRecordSize>>20), Final: true}
 			return r.err
 		}
 		nb := make([]byte, min(2*len(r.buf), maxRecordSize))

@@ -18,6 +18,7 @@
 package source
 
 import (
+	"errors"
 	"fmt"
 )
 
@@ -33,7 +34,8 @@ type Reader interface {
 	// At the end of the source it returns io.EOF. A row that is wrong
 	// (wrong number of fields, invalid UTF-8) is reported as a *RowError;
 	// the caller may then call Next again to continue with the next row.
-	// Any other error is final.
+	// Any other error, and a *RowError marked Final, is final (see
+	// Skippable).
 	Next() ([][]byte, error)
 	// Line returns the 1-based line number (for CSV, JSON, NDJSON and
 	// YAML, the line on which the last returned row starts, or for a bad
@@ -66,11 +68,17 @@ type Typed interface {
 // and the byte column of the fault for the JSON, NDJSON and YAML readers
 // and for the errors of compile/iptable about a field's value
 // (file:3:12), as they point into a line.
+//
+// Final marks a fault the reader cannot go past, as a syntax error in a
+// JSON array ends the document: the error is still placed in the source
+// (a data error, not an I/O error), but reading ends with it and a
+// compile fails on it even when it skips bad rows.
 type RowError struct {
 	File   string
 	Line   int64
 	Column int // 0 when the whole row is at fault
 	Err    error
+	Final  bool
 }
 
 func (e *RowError) Error() string {
@@ -82,6 +90,13 @@ func (e *RowError) Error() string {
 
 // Unwrap returns the cause.
 func (e *RowError) Unwrap() error { return e.Err }
+
+// Skippable reports whether err is a bad row that reading can go on
+// past: a *RowError that is not Final.
+func Skippable(err error) bool {
+	var re *RowError
+	return errors.As(err, &re) && !re.Final
+}
 
 // Writer writes rows of a fixed set of columns in one output format.
 type Writer interface {

@@ -3,6 +3,7 @@ package document_test
 import (
 	"bufio"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -342,5 +343,39 @@ func TestJSONColumnTypes(t *testing.T) {
 			t.Errorf("header %v: columns %v typed %q, want %q", tc.opts.Header, r.Columns(), got, tc.want)
 		}
 		r.Close()
+	}
+}
+
+// TestFinalErrors: a fault that ends a document (a syntax error, values
+// nested too deep) is a final *source.RowError at its
+// position: a data error, which reading does not go past.
+func TestFinalErrors(t *testing.T) {
+	for _, c := range []struct {
+		file, data string
+		header     []string
+		want       sourcetest.Result
+	}{
+		{"f.json", "[{\"a\":1},\n {\"a\":2,}, {\"a\":3}]", []string{"a"}, sourcetest.Result{Columns: []string{"a"},
+			Rows: []string{"1:1"},
+			Errs: []string{"final: :2:9: invalid character '}' looking for beginning of object key string"}}},
+		{"f.json", "{\"x\": 1,\n \"y\": 2} 3", []string{"key", "value"}, sourcetest.Result{Columns: []string{"key", "value"},
+			Rows: []string{"1:x|1", "2:y|2"},
+			Errs: []string{"final: :2:10: a number after the end of the document"}}},
+		{"f.yaml", "a: 1\nb: &x [*x]\nc: 2\n", []string{"key", "value"}, sourcetest.Result{Columns: []string{"key", "value"},
+			Rows: []string{"1:a|1"},
+			Errs: []string{"final: :2:4: values nest more than 1000 deep"}}},
+	} {
+		t.Run(c.data, func(t *testing.T) {
+			if got := read(t, write(t, c.file, c.data), source.Options{Header: c.header, Nested: source.NestedJSON}); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got  %#v\nwant %#v", got, c.want)
+			}
+		})
+	}
+	// Found by the first pass, the fault fails Open, still as a final
+	// row error.
+	_, err := source.Open(write(t, "f.json", "[{\"a\":1},\n {\"a\":2,}]"), source.Options{})
+	var re *source.RowError
+	if !errors.As(err, &re) || !re.Final || re.Line != 2 || re.Column != 9 || source.Skippable(err) {
+		t.Errorf("open: %#v", err)
 	}
 }

@@ -41,6 +41,9 @@ func fuzzRead(t *testing.T, path string, data []byte) {
 				if re.Line < 1 || re.Line != r.Line() {
 					t.Fatalf("row error at line %d, Line() %d: %v", re.Line, r.Line(), err)
 				}
+				if re.Final {
+					break
+				}
 				continue
 			}
 			if err != nil {

@@ -45,8 +45,7 @@ func openJSON(path string, opts source.Options, ndjson bool) (source.Reader, err
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		var re *source.RowError
-		if err != nil && !errors.As(err, &re) {
+		if err != nil && !source.Skippable(err) {
 			scan.Close()
 			return nil, err
 		}
@@ -117,8 +116,7 @@ func (r *jsonReader) Next() ([][]byte, error) {
 	}
 	fields, err := r.next()
 	if err != nil {
-		var re *source.RowError
-		if !errors.As(err, &re) {
+		if !source.Skippable(err) {
 			r.err = err
 		}
 		return nil, err
@@ -175,10 +173,9 @@ func (r *jsonReader) next() ([][]byte, error) {
 	if r.b.err != nil {
 		line, col := r.lc.pos(r.b.errOff)
 		r.line = line
-		if errors.Is(r.b.err, errTooManyColumns) {
-			return nil, fmt.Errorf("%s:%d:%d: %w", r.name, line, col, r.b.err)
-		}
-		return nil, &source.RowError{File: r.name, Line: line, Column: col, Err: r.b.err}
+		// Too many columns: the document is not a table, and reading ends.
+		final := errors.Is(r.b.err, errTooManyColumns)
+		return nil, &source.RowError{File: r.name, Line: line, Column: col, Err: r.b.err, Final: final}
 	}
 	return r.b.finish(), nil
 }
@@ -352,15 +349,17 @@ func (r *jsonReader) here() int64 {
 	}
 }
 
-// errorAt places err at offset off of the file. An error reading the
-// file (a failed read, bad gzip data) only names the file.
+// errorAt places err at offset off of the file: a final *source.RowError,
+// as the document cannot be read past it. An error reading the file (a
+// failed read, bad gzip data) only names the file.
 func (r *jsonReader) errorAt(off int64, err error) error {
 	var re *readError
 	if errors.As(err, &re) {
 		return fmt.Errorf("%s: %w", r.name, re.err)
 	}
 	line, col := r.lc.pos(off)
-	return fmt.Errorf("%s:%d:%d: %w", r.name, line, col, err)
+	r.line = line
+	return &source.RowError{File: r.name, Line: line, Column: col, Err: err, Final: true}
 }
 
 // kind names the kind of value tok starts.

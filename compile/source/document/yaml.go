@@ -55,7 +55,7 @@ func openYAML(path string, opts source.Options) (_ source.Reader, err error) {
 		if err != nil {
 			return nil, yamlError(path, err)
 		}
-		return nil, fmt.Errorf("%s:%d:%d: a second document; a YAML source holds one", path, next.Line, next.Column)
+		return nil, finalAt(path, next.Line, next.Column, errors.New("a second document; a YAML source holds one"))
 	}
 	r := &yamlReader{name: path, nested: opts.Nested}
 	if r.nested == "" {
@@ -70,7 +70,7 @@ func openYAML(path string, opts source.Options) (_ source.Reader, err error) {
 		r.dict = true
 	case yaml.SequenceNode:
 	default:
-		return nil, fmt.Errorf("%s:%d:%d: the document is %s; want a mapping (a dictionary) or a sequence of mappings", path, root.Line, root.Column, nodeKind(root))
+		return nil, finalAt(path, root.Line, root.Column, fmt.Errorf("the document is %s; want a mapping (a dictionary) or a sequence of mappings", nodeKind(root)))
 	}
 	r.rows = root.Content
 	// Aliases may repeat a node many times over; the walk stops at 16
@@ -89,8 +89,7 @@ func openYAML(path string, opts source.Options) (_ source.Reader, err error) {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			var re *source.RowError
-			if err != nil && !errors.As(err, &re) {
+			if err != nil && !source.Skippable(err) {
 				return nil, err
 			}
 		}
@@ -117,12 +116,26 @@ func countNodes(n *yaml.Node, depth int) int {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// yamlError places an error of the YAML parser in the file.
+// yamlError places an error of the YAML parser in the file, as a final
+// *source.RowError when the parser names a line.
 func yamlError(path string, err error) error {
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		return fmt.Errorf("%s:%s: %s", path, m[1], m[2])
+		line, _ := strconv.Atoi(m[1])
+		return finalAt(path, line, 0, errors.New(m[2]))
 	}
 	return fmt.Errorf("%s: %w", path, err)
+}
+
+// finalAt is err at line and column (0: none) of the document, which
+// cannot be read past it: a final *source.RowError.
+func finalAt(path string, line, col int, err error) error {
+	return &source.RowError{File: path, Line: int64(line), Column: col, Err: err, Final: true}
+}
+
+// errorAt is finalAt for the reader, whose Line then names the line.
+func (r *yamlReader) errorAt(line, col int, err error) error {
+	r.line = int64(line)
+	return finalAt(r.name, line, col, err)
 }
 
 func (r *yamlReader) Columns() []string { return r.b.columns }
@@ -183,11 +196,13 @@ func (r *yamlReader) Next() ([][]byte, error) {
 		}
 		pos := r.b.errOff
 		r.line = pos >> 32
+		err := &source.RowError{File: r.name, Line: r.line, Column: int(pos & (1<<32 - 1)), Err: r.b.err}
 		if errors.Is(r.b.err, errTooManyColumns) {
-			r.err = fmt.Errorf("%s:%d:%d: %w", r.name, r.line, pos&(1<<32-1), r.b.err)
-			return nil, r.err
+			// The document is not a table, and reading ends.
+			err.Final = true
+			r.err = err
 		}
-		return nil, &source.RowError{File: r.name, Line: r.line, Column: int(pos & (1<<32 - 1)), Err: r.b.err}
+		return nil, err
 	}
 	return r.b.finish(), nil
 }
@@ -218,12 +233,12 @@ var errBudget = errors.New("aliases expand the document more than 16 times over"
 // its path under prefix.
 func (r *yamlReader) mapping(prefix string, n *yaml.Node, depth int) error {
 	if depth > maxDepth {
-		return fmt.Errorf("%s:%d:%d: %w", r.name, n.Line, n.Column, errTooDeep)
+		return r.errorAt(n.Line, n.Column, errTooDeep)
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := r.resolve(n.Content[i])
 		if k == nil {
-			return fmt.Errorf("%s:%d:%d: %w", r.name, n.Line, n.Column, errBudget)
+			return r.errorAt(n.Line, n.Column, errBudget)
 		}
 		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
 			r.fail(n.Content[i], "a field name must be a scalar (merge keys are not supported)")
@@ -240,7 +255,7 @@ func (r *yamlReader) mapping(prefix string, n *yaml.Node, depth int) error {
 func (r *yamlReader) value(name string, n *yaml.Node, depth int) error {
 	at := n
 	if n = r.resolve(n); n == nil {
-		return fmt.Errorf("%s:%d:%d: %w", r.name, at.Line, at.Column, errBudget)
+		return r.errorAt(at.Line, at.Column, errBudget)
 	}
 	switch n.Kind {
 	case yaml.ScalarNode:
@@ -257,7 +272,7 @@ func (r *yamlReader) value(name string, n *yaml.Node, depth int) error {
 	default:
 		r.text.reset()
 		if err := r.encode(n, 0); err != nil {
-			return fmt.Errorf("%s:%d:%d: %w", r.name, at.Line, at.Column, err)
+			return r.errorAt(at.Line, at.Column, err)
 		}
 		r.b.set(name, r.text.buf, 0)
 	}

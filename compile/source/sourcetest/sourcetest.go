@@ -25,8 +25,10 @@ type Rows interface {
 	Line() int64
 }
 
-// ReadAll reads r to the end, continuing after row errors, and checks that
-// row errors carry the reader's line and that the end is sticky.
+// ReadAll reads r to the end, continuing after row errors (but for final
+// ones, recorded with the prefix "final: " as other final errors are),
+// and checks that row errors carry the reader's line and that the end
+// and a final row error are sticky.
 func ReadAll(t testing.TB, r Rows) Result {
 	t.Helper()
 	var res Result
@@ -45,6 +47,13 @@ func ReadAll(t testing.TB, r Rows) Result {
 		if errors.As(err, &re) {
 			if re.Line != r.Line() {
 				t.Errorf("RowError line %d, Line() %d", re.Line, r.Line())
+			}
+			if re.Final {
+				res.Errs = append(res.Errs, "final: "+err.Error())
+				if _, again := r.Next(); !errors.Is(again, err) {
+					t.Errorf("final row error %v, then %v", err, again)
+				}
+				break
 			}
 			res.Errs = append(res.Errs, err.Error())
 			continue

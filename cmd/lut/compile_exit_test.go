@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// compileExit runs lut compile on a file named name holding content and
+// checks the exit status and that stderr holds want (the file's path
+// stands for "FILE").
+func compileExit(t *testing.T, name, content string, args []string, code int, want string) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := writeFile(t, filepath.Join(dir, name), content)
+	out := filepath.Join(dir, "t.lut")
+	for i, a := range args {
+		if a == "OUT" {
+			args[i] = filepath.Join(dir, "t.mmdb")
+			out = args[i]
+		}
+	}
+	if !strings.Contains(strings.Join(args, " "), "--out") {
+		args = append(args, "--out", out)
+	}
+	_, stderr, got := run(t, append(append([]string{"compile"}, args...), src)...)
+	want = strings.ReplaceAll(want, "FILE", src)
+	if got != code || !strings.Contains(stderr, want) {
+		t.Errorf("compile %s %q: exit %d, stderr %q; want exit %d and %q", name, content, got, stderr, code, want)
+	}
+	if code != 0 {
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("a failed compile left %s", out)
+		}
+	}
+	return stderr
+}
+
+// TestCompileDocumentErrorExit: a syntax error in a JSON or YAML
+// document is a data error at its file:line:column, exit status 1, as a
+// bad CSV row is; it ends the document, so --skip-bad-rows does not skip
+// it.
+func TestCompileDocumentErrorExit(t *testing.T) {
+	trail := "[\n{\"id\":1,\"n\":\"a\"},\n{\"id\":2,\"n\":\"b\",}\n]\n"
+	for _, args := range [][]string{{"--key", "id"}, {"--key", "id", "--skip-bad-rows"}, {"--key", "id", "--header", "id,n"}} {
+		compileExit(t, "trail.json", trail, args, 1, "FILE:3:17: invalid character '}' looking for beginning of object key string")
+	}
+	compileExit(t, "second.yaml", "a: 1\n---\nb: 2\n", []string{"--key", "key"}, 1, "FILE:2:1: a second document; a YAML source holds one")
+	compileExit(t, "scalar.json", ` "x"`, []string{"--key", "key"}, 1, "FILE:1:2: the document is a string")
+}
