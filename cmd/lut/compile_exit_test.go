@@ -49,3 +49,13 @@ func TestCompileDocumentErrorExit(t *testing.T) {
 	compileExit(t, "second.yaml", "a: 1\n---\nb: 2\n", []string{"--key", "key"}, 1, "FILE:2:1: a second document; a YAML source holds one")
 	compileExit(t, "scalar.json", ` "x"`, []string{"--key", "key"}, 1, "FILE:1:2: the document is a string")
 }
+
+// TestCompileHeaderErrorExit: a CSV header that repeats a name, or is
+// blank, is a data error at line 1 (and the repeated name's field), exit
+// status 1.
+func TestCompileHeaderErrorExit(t *testing.T) {
+	compileExit(t, "duph.csv", "id,n,n\n1,a,b\n", []string{"--key", "id"}, 1, `FILE:1:3: duplicate column name "n" (columns 2 and 3)`)
+	compileExit(t, "blank.csv", "\n1,a\n", []string{"--key", "id"}, 1, "FILE:1: empty header")
+	// A --header that repeats a name is a usage error.
+	compileExit(t, "noh.csv", "1,a\n", []string{"--key", "id", "--header", "id,id"}, 2, `duplicate column name "id"`)
+}

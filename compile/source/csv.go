@@ -72,7 +72,8 @@ type syntaxErr struct {
 // magic bytes. The name is used in error messages (and, when
 // opts.Format is empty, to choose the delimiter: ".tsv" and ".tab" mean
 // tab). The header row is read before NewCSVReader returns; a header that
-// is missing or blank, holds invalid UTF-8 or repeats a name is an error.
+// is missing or blank, holds invalid UTF-8 or repeats a name is an error,
+// a *RowError at line 1 (and the field at fault).
 // Close does not close r.
 //
 // The dialect is RFC 4180: fields may be quoted, a quote inside a quoted
@@ -182,7 +183,7 @@ func (r *csvReader) readHeader(names []string) error {
 		return err
 	}
 	if blank || (r.pos == r.end && r.eof) {
-		return fmt.Errorf("%s:1: empty header", r.name)
+		return &RowError{File: r.name, Line: 1, Err: errors.New("empty header"), Final: true}
 	}
 	next, lines, serr, err := r.parse()
 	if err != nil {
@@ -203,8 +204,9 @@ func (r *csvReader) readHeader(names []string) error {
 	for i, f := range r.fields {
 		cols[i] = string(f)
 	}
-	if err := CheckColumnNames(cols); err != nil {
-		return fmt.Errorf("%s:1: %w", r.name, err)
+	if i, j := duplicateName(cols); j >= 0 {
+		// A data error at the second name, as a repeated key is.
+		return &RowError{File: r.name, Line: 1, Column: j + 1, Err: duplicateNameError(cols, i, j), Final: true}
 	}
 	r.columns = cols
 	r.pos = next
@@ -219,14 +221,27 @@ func CheckColumnNames(names []string) error {
 	if len(names) == 0 {
 		return errors.New("empty header")
 	}
+	if i, j := duplicateName(names); j >= 0 {
+		return duplicateNameError(names, i, j)
+	}
+	return nil
+}
+
+// duplicateName returns the indexes of the first name repeated in names
+// and of its repetition, or -1, -1.
+func duplicateName(names []string) (first, second int) {
 	seen := make(map[string]int, len(names))
 	for i, n := range names {
 		if j, ok := seen[n]; ok {
-			return fmt.Errorf("duplicate column name %q (columns %d and %d)", n, j+1, i+1)
+			return j, i
 		}
 		seen[n] = i
 	}
-	return nil
+	return -1, -1
+}
+
+func duplicateNameError(names []string, i, j int) error {
+	return fmt.Errorf("duplicate column name %q (columns %d and %d)", names[j], i+1, j+1)
 }
 
 func (r *csvReader) Columns() []string { return r.columns }

@@ -253,7 +253,7 @@ var csvCases = []csvCase{
 	{
 		name:    "duplicate header",
 		in:      "a,b,a\n1,2,3\n",
-		openErr: `t.csv:1: duplicate column name "a" (columns 1 and 3)`,
+		openErr: `t.csv:1:3: duplicate column name "a" (columns 1 and 3)`,
 	},
 	{
 		name:    "duplicate Options.Header",
@@ -421,7 +421,7 @@ func TestCSVFiles(t *testing.T) {
 		if err := os.WriteFile(dup, []byte("a,a\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := source.Open(dup, source.Options{}); err == nil || err.Error() != dup+`:1: duplicate column name "a" (columns 1 and 2)` {
+		if _, err := source.Open(dup, source.Options{}); err == nil || err.Error() != dup+`:1:2: duplicate column name "a" (columns 1 and 2)` {
 			t.Errorf("duplicate: %v", err)
 		}
 	})
