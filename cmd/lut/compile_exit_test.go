@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -15,6 +16,7 @@ func compileExit(t *testing.T, name, content string, args []string, code int, wa
 	dir := t.TempDir()
 	src := writeFile(t, filepath.Join(dir, name), content)
 	out := filepath.Join(dir, "t.lut")
+	args = slices.Clone(args)
 	for i, a := range args {
 		if a == "OUT" {
 			args[i] = filepath.Join(dir, "t.mmdb")
@@ -58,4 +60,16 @@ func TestCompileHeaderErrorExit(t *testing.T) {
 	compileExit(t, "blank.csv", "\n1,a\n", []string{"--key", "id"}, 1, "FILE:1: empty header")
 	// A --header that repeats a name is a usage error.
 	compileExit(t, "noh.csv", "1,a\n", []string{"--key", "id", "--header", "id,id"}, 2, `duplicate column name "id"`)
+}
+
+// TestCompileMMDBRowErrorExit: a bad row of an MMDB CSV source is a data
+// error at its file:line:column, exit status 1, as it is for a .lut
+// table; a ragged row is placed at its first field too many, or where
+// the first one missing would start.
+func TestCompileMMDBRowErrorExit(t *testing.T) {
+	mmdb := []string{"--network", "network", "--out", "OUT"}
+	compileExit(t, "badnet.csv", "network,n\n1.0.0.0/8,a\nnot-a-net,b\n", mmdb, 1, `FILE:3:1: "not-a-net" is not an address`)
+	compileExit(t, "ragnet.csv", "network,n\n1.0.0.0/8,a\n2.0.0.0/8,b,c\n", mmdb, 1, "FILE:3:13: 3 fields, want 2")
+	compileExit(t, "shortnet.csv", "network,n\n1.0.0.0/8,a\n2.0.0.0/8\n", mmdb, 1, "FILE:3:10: 1 fields, want 2")
+	compileExit(t, "ioc.csv", "network,n\n1.0.0.0/8,a\n", []string{"--network", "network", "--out", "OUT", "--ioc", "missing.txt"}, 2, "missing.txt")
 }

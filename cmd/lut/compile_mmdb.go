@@ -166,7 +166,7 @@ func runCompileMMDB(cmd *cobra.Command, args []string, fl *compileFlags, m *mmdb
 	}
 	st, err := iptable.Compile(fl.out, m.opts, srcs)
 	if err != nil {
-		return err
+		return dataError(err)
 	}
 	w := cmd.ErrOrStderr()
 	for _, warn := range st.Warnings {

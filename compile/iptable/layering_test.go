@@ -276,7 +276,11 @@ func TestCompileErrors(t *testing.T) {
 		{"asn network key", "cidr,asn\n10.0.0.0/8,1\n", Options{Profile: ProfileASN},
 			[]Field{{Path: "network", Column: "asn"}}, "decodes \"network\" itself"},
 		{"bad db type", "cidr,asn\n10.0.0.0/8,1\n", Options{Profile: ProfileCity, DatabaseType: "Acme-Sites"}, nil, "must end in -City"},
-		{"short row", "cidr,asn\n10.0.0.0/8\n", Options{}, nil, "bad.csv:2: 1 fields, want 2"},
+		// A ragged row: at the first field too many, or just past the
+		// last field where one is missing.
+		{"short row", "cidr,asn\n10.0.0.0/8\n", Options{}, nil, "bad.csv:2:11: 1 fields, want 2"},
+		{"long row", "cidr,asn\n10.0.0.0/8,1,\"x\ny\"\n", Options{}, nil, "bad.csv:2:14: 3 fields, want 2"},
+		{"short quoted row", "cidr,asn\n\"10.0.0.0/8\n\"\r\n", Options{}, nil, "bad.csv:3:2: 1 fields, want 2"},
 		{"quote", "cidr,asn\n10.0.0.0/8,\"x\n", Options{}, nil, "bad.csv:2:"},
 	}
 	for _, c := range cases {

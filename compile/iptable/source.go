@@ -196,7 +196,13 @@ func readCSV(o *Options, src *Source, emit func(entry) error) (rows int, err err
 		line := int(r.Line())
 		rows++
 		if len(rec) != len(header) {
-			return rows, &source.RowError{File: src.Path, Line: int64(line), Err: fmt.Errorf("%d fields, want %d", len(rec), len(header))}
+			// At the first field too many, or where the first one
+			// missing would start.
+			l, c := r.EndPos()
+			if len(rec) > len(header) {
+				l, c = r.FieldPos(len(header))
+			}
+			return rows, &source.RowError{File: src.Path, Line: l, Column: c, Err: fmt.Errorf("%d fields, want %d", len(rec), len(header))}
 		}
 		rowErr := func(i int, err error) error {
 			l, c := r.FieldPos(i)
@@ -409,6 +415,9 @@ func readList(o *Options, src *Source, emit func(entry) error) (rows int, err er
 		}
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return rows, &source.RowError{File: src.Path, Line: int64(line + 1), Err: err, Final: true}
+		}
 		return rows, fmt.Errorf("%s:%d: %w", src.Path, line+1, err)
 	}
 	return rows, nil

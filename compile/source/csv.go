@@ -354,6 +354,17 @@ func (r *csvReader) fieldPos(i int) (line int64, column int) {
 	return line, len(before) - bytes.LastIndexByte(before, '\n')
 }
 
+// endPos returns the line and the 1-based byte column just past the last
+// field of the record last returned by Next (where a field missing from
+// it would start).
+func (r *csvReader) endPos() (line int64, column int) {
+	rec := r.buf[r.recStart:r.pos]
+	rec = bytes.TrimSuffix(rec, []byte{'\n'})
+	rec = bytes.TrimSuffix(rec, []byte{'\r'})
+	line = r.rowLine + int64(bytes.Count(rec, []byte{'\n'}))
+	return line, len(rec) - bytes.LastIndexByte(rec, '\n')
+}
+
 // blankRow returns one pending blank line: a row with one empty field for
 // a single-column table, a RowError otherwise.
 func (r *csvReader) blankRow() ([][]byte, error) {

@@ -55,5 +55,10 @@ func (c *CSVRecords) Line() int64 { return c.r.Line() }
 // quoted field).
 func (c *CSVRecords) FieldPos(i int) (line int64, column int) { return c.r.fieldPos(i) }
 
+// EndPos returns the line and the 1-based byte column just past the last
+// field of the record last returned by Next: where a field missing from
+// it would start.
+func (c *CSVRecords) EndPos() (line int64, column int) { return c.r.endPos() }
+
 // Close closes the file.
 func (c *CSVRecords) Close() error { return c.r.Close() }
