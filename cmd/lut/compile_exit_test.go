@@ -73,3 +73,14 @@ func TestCompileMMDBRowErrorExit(t *testing.T) {
 	compileExit(t, "shortnet.csv", "network,n\n1.0.0.0/8,a\n2.0.0.0/8\n", mmdb, 1, "FILE:3:10: 1 fields, want 2")
 	compileExit(t, "ioc.csv", "network,n\n1.0.0.0/8,a\n", []string{"--network", "network", "--out", "OUT", "--ioc", "missing.txt"}, 2, "missing.txt")
 }
+
+// TestCompileNDJSONBadLine: an NDJSON line that is not one object is a
+// bad row at its own line, exit status 1, which --skip-bad-rows skips.
+func TestCompileNDJSONBadLine(t *testing.T) {
+	nd := "{\"id\":1,\"n\":\"a\"}\n{\"id\":2,\"n\":\"b\"\n{\"id\":3,\"n\":\"c\"}\n"
+	compileExit(t, "nd.ndjson", nd, []string{"--key", "id"}, 1, "FILE:2:16: unexpected EOF")
+	stderr := compileExit(t, "nd.ndjson", nd, []string{"--key", "id", "--skip-bad-rows"}, 0, "FILE:2:16: unexpected EOF")
+	if !strings.Contains(stderr, "compiled") || !strings.Contains(stderr, ": 2 rows") || !strings.Contains(stderr, "1 bad rows skipped") {
+		t.Errorf("--skip-bad-rows: %s", stderr)
+	}
+}

@@ -203,8 +203,9 @@ func TestErrors(t *testing.T) {
 		{"e.json", `{"a": {"key": 1}}`, sourcetest.Result{
 			Columns: []string{"key"},
 			Errs:    []string{`:1:8: column "key" is given twice in the row`}}},
-		{"e.ndjson", "{\"a\":1}\n{\"a\":2", sourcetest.Result{Errs: []string{"open: :2:7: unexpected EOF"}}},
-		{"e.ndjson", "{\"a\":1}\n]", sourcetest.Result{Errs: []string{"open: :2:1: invalid character ']' looking for beginning of value"}}},
+		// An NDJSON line that is not one object is a bad row of its own.
+		{"e.ndjson", "{\"a\":1}\n{\"a\":2", sourcetest.Result{Columns: []string{"a"}, Rows: []string{"1:1"}, Errs: []string{":2:7: unexpected EOF"}}},
+		{"e.ndjson", "{\"a\":1}\n]", sourcetest.Result{Columns: []string{"a"}, Rows: []string{"1:1"}, Errs: []string{":2:1: invalid character ']' looking for beginning of value"}}},
 		{"e.yaml", "a: 1\nb: [1,\n", sourcetest.Result{Errs: []string{"open: :2: did not find expected node content"}}},
 		{"e.yaml", "a: 1\n---\nb: 2\n", sourcetest.Result{Errs: []string{"open: :2:1: a second document; a YAML source holds one"}}},
 		{"e.yaml", "just text", sourcetest.Result{Errs: []string{"open: :1:1: the document is a scalar; want a mapping (a dictionary) or a sequence of mappings"}}},
@@ -377,5 +378,34 @@ func TestFinalErrors(t *testing.T) {
 	var re *source.RowError
 	if !errors.As(err, &re) || !re.Final || re.Line != 2 || re.Column != 9 || source.Skippable(err) {
 		t.Errorf("open: %#v", err)
+	}
+}
+
+// TestNDJSONLines: each NDJSON line is decoded on its own, so that a bad
+// line is a bad row at that line (not at the next one, where a stream
+// decoder finds out) and the lines after it are read as if it were not
+// there.
+func TestNDJSONLines(t *testing.T) {
+	long := strings.Repeat("x", 200<<10) // longer than the read buffer
+	for _, c := range []struct {
+		name, data string
+		want       sourcetest.Result
+	}{
+		{"unclosed object", "{\"id\":1,\"n\":\"a\"}\n{\"id\":2,\"n\":\"b\"\n{\"id\":3,\"n\":\"c\"}\n", sourcetest.Result{
+			Columns: []string{"id", "n"}, Rows: []string{"1:1|a", "3:3|c"}, Errs: []string{":2:16: unexpected EOF"}}},
+		{"two objects on a line", "{\"id\":1} {\"id\":2}\n{\"id\":3}", sourcetest.Result{
+			Columns: []string{"id"}, Rows: []string{"2:3"}, Errs: []string{":1:10: an object after the row's object"}}},
+		{"junk after the object", "{\"id\":1},\r\n{\"id\":2}\r\n", sourcetest.Result{
+			Columns: []string{"id"}, Rows: []string{"2:2"}, Errs: []string{":1:9: invalid character ',' looking for beginning of value"}}},
+		{"object over two lines", "{\"id\":\n1}\n{\"id\":2}\n", sourcetest.Result{
+			Columns: []string{"id"}, Rows: []string{"3:2"}, Errs: []string{":1:7: unexpected EOF", ":2:1: the row is a number, not an object"}}},
+		{"blank lines and a long one", "\n  \t\r\n{\"id\":1,\"n\":\"" + long + "\"}\n\n{\"id\":2}", sourcetest.Result{
+			Columns: []string{"id", "n"}, Rows: []string{"3:1|" + long, "5:2|"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := read(t, write(t, "l.ndjson", c.data), source.Options{}); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got  %.500q\nwant %.500q", got, c.want)
+			}
+		})
 	}
 }

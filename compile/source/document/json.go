@@ -1,6 +1,8 @@
 package document
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,15 +14,25 @@ import (
 // jsonReader reads a JSON document (a dictionary or an array of objects)
 // or NDJSON, streaming: encoding/json's Decoder hands it one token at a
 // time.
+//
+// NDJSON is read a line at a time, each line decoded on its own: every
+// line is a JSON text, so a bad one is a bad row at its own line, and the
+// next line is read as if it were not there.
 type jsonReader struct {
 	name   string
 	ndjson bool
 	nested string
 	file   io.ReadCloser
-	lc     *lineCounter
+	lc     *lineCounter // a JSON document: offsets to lines and columns
 	dec    *json.Decoder
+	// NDJSON: the file, the line being decoded (its number, its bytes and
+	// a reader of them) and a buffer for lines longer than lines'.
+	lines   *bufio.Reader
+	lineNo  int64
+	lineRd  bytes.Reader
+	lineBuf []byte
 	// shape is what the document turned out to be: '{' a dictionary, '['
-	// an array, 'n' NDJSON, 'e' read to the end, 0 not started.
+	// an array, 'e' read to the end, 0 not started (and NDJSON).
 	shape byte
 	b     *rowBuilder
 	types []string // ColumnTypes, from the first pass
@@ -88,11 +100,18 @@ func newJSONReader(path string, opts source.Options, ndjson bool, columns []stri
 	if r.nested == "" {
 		r.nested = source.NestedFlatten
 	}
+	if ndjson {
+		r.lines = bufio.NewReaderSize(f, 64<<10)
+		return r, nil
+	}
 	r.lc = newLineCounter(f)
 	r.dec = json.NewDecoder(r.lc)
 	r.dec.UseNumber()
 	return r, nil
 }
+
+// maxLine bounds the bytes of one NDJSON line.
+const maxLine = 64 << 20
 
 func (r *jsonReader) Columns() []string { return r.b.columns }
 
@@ -125,6 +144,9 @@ func (r *jsonReader) Next() ([][]byte, error) {
 }
 
 func (r *jsonReader) next() ([][]byte, error) {
+	if r.ndjson {
+		return r.nextLine()
+	}
 	if r.shape == 0 {
 		if err := r.start(); err != nil {
 			return nil, err
@@ -136,6 +158,76 @@ func (r *jsonReader) next() ([][]byte, error) {
 	if !r.dec.More() {
 		return nil, r.end()
 	}
+	return r.row()
+}
+
+// nextLine reads the row of the next NDJSON line that is not blank.
+func (r *jsonReader) nextLine() ([][]byte, error) {
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimLeft(line, " \t\r")) == 0 {
+			continue
+		}
+		r.lineRd.Reset(line)
+		r.dec = json.NewDecoder(&r.lineRd)
+		r.dec.UseNumber()
+		r.line = r.lineNo
+		fields, err := r.row()
+		if err != nil {
+			return nil, err
+		}
+		// The object is all the line holds.
+		rest := bytes.TrimLeft(line[r.dec.InputOffset():], " \t\r")
+		if len(rest) == 0 {
+			return fields, nil
+		}
+		off := int64(len(line) - len(rest))
+		tok, err := r.dec.Token()
+		if err == nil {
+			err = fmt.Errorf("%s after the row's object", kind(tok))
+		}
+		return nil, r.errorAt(off, err)
+	}
+}
+
+// readLine returns the next line of an NDJSON file without its newline,
+// valid until the next call, or io.EOF at the end.
+func (r *jsonReader) readLine() ([]byte, error) {
+	r.lineNo++
+	r.lineBuf = r.lineBuf[:0]
+	for {
+		chunk, err := r.lines.ReadSlice('\n')
+		if len(r.lineBuf)+len(chunk) > maxLine {
+			r.line = r.lineNo
+			return nil, &source.RowError{File: r.name, Line: r.lineNo, Err: fmt.Errorf("line longer than %d MiB", maxLine>>20), Final: true}
+		}
+		switch {
+		case err == nil:
+			if len(r.lineBuf) == 0 {
+				return chunk[:len(chunk)-1], nil
+			}
+			r.lineBuf = append(r.lineBuf, chunk[:len(chunk)-1]...)
+			return r.lineBuf, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			r.lineBuf = append(r.lineBuf, chunk...)
+		case errors.Is(err, io.EOF):
+			r.lineBuf = append(r.lineBuf, chunk...)
+			if len(r.lineBuf) == 0 {
+				return nil, io.EOF
+			}
+			return r.lineBuf, nil
+		default:
+			return nil, fmt.Errorf("%s: %w", r.name, err)
+		}
+	}
+}
+
+// row reads the next row: a dictionary's entry, an array's object or an
+// NDJSON line's.
+func (r *jsonReader) row() ([][]byte, error) {
 	start := r.here()
 	var key string
 	if r.shape == '{' {
@@ -149,8 +241,10 @@ func (r *jsonReader) next() ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.lc.trim(start)
-	r.line, _ = r.lc.pos(start)
+	if r.lc != nil {
+		r.lc.trim(start)
+	}
+	r.line, _ = r.pos(start)
 	r.b.begin()
 	obj := tok == json.Delim('{')
 	switch {
@@ -171,7 +265,7 @@ func (r *jsonReader) next() ([][]byte, error) {
 		return nil, err
 	}
 	if r.b.err != nil {
-		line, col := r.lc.pos(r.b.errOff)
+		line, col := r.pos(r.b.errOff)
 		r.line = line
 		// Too many columns: the document is not a table, and reading ends.
 		final := errors.Is(r.b.err, errTooManyColumns)
@@ -182,10 +276,6 @@ func (r *jsonReader) next() ([][]byte, error) {
 
 // start reads the opening of the document.
 func (r *jsonReader) start() error {
-	if r.ndjson {
-		r.shape = 'n'
-		return nil
-	}
 	r.dec.More() // fills the buffer, for here
 	off := r.here()
 	tok, err := r.dec.Token()
@@ -205,10 +295,8 @@ func (r *jsonReader) start() error {
 
 // end reads the end of the document, after the last row.
 func (r *jsonReader) end() error {
-	if r.shape != 'n' {
-		if _, err := r.token(); err != nil { // the closing '}' or ']'
-			return err
-		}
+	if _, err := r.token(); err != nil { // the closing '}' or ']'
+		return err
 	}
 	off := r.here()
 	tok, err := r.dec.Token()
@@ -349,17 +437,27 @@ func (r *jsonReader) here() int64 {
 	}
 }
 
-// errorAt places err at offset off of the file: a final *source.RowError,
-// as the document cannot be read past it. An error reading the file (a
+// errorAt places err at offset off of the file (of the line, for
+// NDJSON): a *source.RowError, final for a JSON document, which cannot be
+// read past it, but not for an NDJSON line. An error reading the file (a
 // failed read, bad gzip data) only names the file.
 func (r *jsonReader) errorAt(off int64, err error) error {
 	var re *readError
 	if errors.As(err, &re) {
 		return fmt.Errorf("%s: %w", r.name, re.err)
 	}
-	line, col := r.lc.pos(off)
+	line, col := r.pos(off)
 	r.line = line
-	return &source.RowError{File: r.name, Line: line, Column: col, Err: err, Final: true}
+	return &source.RowError{File: r.name, Line: line, Column: col, Err: err, Final: !r.ndjson}
+}
+
+// pos returns the line and byte column of offset off of the input the
+// decoder reads: the file, or for NDJSON the line.
+func (r *jsonReader) pos(off int64) (line int64, col int) {
+	if r.ndjson {
+		return r.lineNo, int(off) + 1
+	}
+	return r.lc.pos(off)
 }
 
 // kind names the kind of value tok starts.

@@ -10,7 +10,10 @@
 //     value goes to a column "value", an object value's fields are
 //     columns of their own;
 //   - an array (a YAML sequence) of objects, one row each;
-//   - NDJSON (JSON lines): one object per line, one row each.
+//   - NDJSON (JSON lines): one object per line, one row each. Each line
+//     is a JSON text of its own: a line that is not one object is a bad
+//     row at that line, and reading goes on with the next one. Blank
+//     lines are skipped.
 //
 // The columns are the fields in the order they first appear in the
 // document ("key" first for a dictionary), found by a first pass over the
