@@ -84,3 +84,10 @@ func TestCompileNDJSONBadLine(t *testing.T) {
 		t.Errorf("--skip-bad-rows: %s", stderr)
 	}
 }
+
+// TestCompileYAMLErrorLine: a YAML syntax error names its own line (the
+// open '[' here, where the library named the line before it), exit
+// status 1.
+func TestCompileYAMLErrorLine(t *testing.T) {
+	compileExit(t, "yl4.yaml", "- id: 1\n  n: a\n- id: 2\n  n: [1, 2\n", []string{"--key", "id"}, 1, "FILE:4: did not find expected ',' or ']'")
+}

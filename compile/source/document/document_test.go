@@ -409,3 +409,30 @@ func TestNDJSONLines(t *testing.T) {
 		})
 	}
 }
+
+// TestYAMLErrorLines: a YAML syntax error names the line where the fault,
+// or the construct it is in, starts. The library counts the lines of its
+// parser's errors from 0 and those of its scanner's from 1; the end of
+// the input is on the last line.
+func TestYAMLErrorLines(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{"- id: 1\n  n: a\n- id: 2\n  n: [1, 2\n", ":4: did not find expected ',' or ']'"}, // the open '['
+		{"x: 1\ny: {a: 1\n", ":2: did not find expected ',' or '}'"},
+		{"x: 1\na:\n  b: 1\n c: 2\n", ":4: did not find expected key"},
+		{"x: 1\n- a\n", ":2: did not find expected key"},
+		{"x: 1\ny: !foo!bar 1\n", ":2: found undefined tag handle"},
+		{"[1, 2", ":1: did not find expected ',' or ']'"},
+		{"a: 1\nb: \"x\n", ":2: found unexpected end of stream"}, // scanner errors
+		{"x: 1\na: b: c\n", ":2: mapping values are not allowed in this context"},
+		{"a: b: c\n", ":1: mapping values are not allowed in this context"},
+		{"x: 1\n\ty: 2\n", ":2: found a tab character that violates indentation"},
+		{"x: &x 1\ny: [*x, *nope]\n", ":2:9: unknown anchor 'nope' referenced"},
+	} {
+		path := write(t, "e.yaml", c.data)
+		_, err := source.Open(path, source.Options{})
+		var re *source.RowError
+		if !errors.As(err, &re) || !re.Final || strings.TrimPrefix(err.Error(), path) != c.want {
+			t.Errorf("%q: %v, want the final row error %q", c.data, err, c.want)
+		}
+	}
+}

@@ -28,7 +28,8 @@
 // construction, never the document, so a dictionary of millions of
 // entries compiles in bounded memory. YAML cannot be read that way: the
 // YAML reader parses the whole document into a node tree first (see
-// yamlReader). Errors name file:line:column, the byte column.
+// yamlReader). Errors name file:line:column, the byte column (a YAML
+// syntax error file:line: the YAML library names no column).
 package document
 
 import (

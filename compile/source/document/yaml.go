@@ -1,12 +1,14 @@
 package document
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -37,23 +39,29 @@ type yamlReader struct {
 }
 
 func openYAML(path string, opts source.Options) (_ source.Reader, err error) {
+	// The parser reads the whole document before it returns anyway; held
+	// here, it places the parser's errors.
 	f, err := source.OpenText(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	dec := yaml.NewDecoder(f)
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s: the document is empty", path)
 		}
-		return nil, yamlError(path, err)
+		return nil, yamlError(path, data, err)
 	}
 	var next yaml.Node
 	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return nil, yamlError(path, err)
+			return nil, yamlError(path, data, err)
 		}
 		return nil, finalAt(path, next.Line, next.Column, errors.New("a second document; a YAML source holds one"))
 	}
@@ -114,16 +122,82 @@ func countNodes(n *yaml.Node, depth int) int {
 	return c
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+// yamlSyntax matches a syntax error of the YAML library: its scanner's
+// and its parser's errors, which name the line where the fault (or the
+// construct it is in) starts, or no line for the first line.
+var yamlSyntax = regexp.MustCompile(`^yaml: (?:line (\d+): )?((?:found|did not find|could not find|mapping (?:keys|values) are not allowed|block sequence entries are not allowed) .*)$`)
 
-// yamlError places an error of the YAML parser in the file, as a final
-// *source.RowError when the parser names a line.
-func yamlError(path string, err error) error {
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return finalAt(path, line, 0, errors.New(m[2]))
+// parserProblems are the errors of the YAML library's parser, as opposed
+// to its scanner's. It counts their lines from 0 (go.yaml.in/yaml/v3
+// v3.0.5, parser.fail: "line 3" is the fourth line), and the scanner's
+// from 1.
+var parserProblems = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"found undefined tag handle":             true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found duplicate %TAG directive":         true,
+}
+
+// unknownAnchor matches the YAML library's error for an alias of no
+// anchor, which names no line.
+var unknownAnchor = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+
+// findAlias returns the line and byte column of the first alias *name
+// in data: one after a space, a flow indicator or the start of a line,
+// and before a space, a flow indicator or the end of a line.
+func findAlias(data []byte, name string) (line, col int, ok bool) {
+	alias := "*" + name
+	for from := 0; ; {
+		i := bytes.Index(data[from:], []byte(alias))
+		if i < 0 {
+			return 0, 0, false
+		}
+		i += from
+		end := i + len(alias)
+		before := i == 0 || strings.IndexByte(" \t\n[{,", data[i-1]) >= 0
+		after := end == len(data) || strings.IndexByte(" \t\r\n]},", data[end]) >= 0
+		if before && after {
+			nl := bytes.LastIndexByte(data[:i], '\n')
+			return bytes.Count(data[:i], []byte{'\n'}) + 1, i - nl, true
+		}
+		from = i + 1
 	}
-	return fmt.Errorf("%s: %w", path, err)
+}
+
+// yamlError places an error of the YAML library in the document data: a
+// syntax error is a final *source.RowError at its line (the library
+// gives no column). The end of the input is on the last line, as an
+// editor shows it: the library puts it on a line of its own after a last
+// line without a newline.
+func yamlError(path string, data []byte, err error) error {
+	m := yamlSyntax.FindStringSubmatch(err.Error())
+	if m == nil {
+		if m := unknownAnchor.FindStringSubmatch(err.Error()); m != nil {
+			if line, col, ok := findAlias(data, m[1]); ok {
+				return finalAt(path, line, col, errors.New(strings.TrimPrefix(err.Error(), "yaml: ")))
+			}
+		}
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	line := 1 // no line named: the first
+	if m[1] != "" {
+		line, _ = strconv.Atoi(m[1])
+		if parserProblems[m[2]] {
+			line++
+		}
+	}
+	last := bytes.Count(data, []byte{'\n'})
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		last++
+	}
+	return finalAt(path, max(min(line, last), 1), 0, errors.New(m[2]))
 }
 
 // finalAt is err at line and column (0: none) of the document, which
