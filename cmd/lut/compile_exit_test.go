@@ -91,3 +91,18 @@ func TestCompileNDJSONBadLine(t *testing.T) {
 func TestCompileYAMLErrorLine(t *testing.T) {
 	compileExit(t, "yl4.yaml", "- id: 1\n  n: a\n- id: 2\n  n: [1, 2\n", []string{"--key", "id"}, 1, "FILE:4: did not find expected ',' or ']'")
 }
+
+// TestCompileJSONInvalidUTF8: invalid UTF-8 in JSON fails the compile at
+// the byte, exit status 1 (it was read as U+FFFD); --skip-bad-rows skips
+// an NDJSON line holding it, but a JSON document fails as a whole.
+func TestCompileJSONInvalidUTF8(t *testing.T) {
+	nd := "{\"id\":1,\"n\":\"\xff\"}\n{\"id\":2,\"n\":\"b\"}\n"
+	compileExit(t, "badutf.ndjson", nd, []string{"--key", "id"}, 1, `FILE:1:14: invalid UTF-8 in field "n"`)
+	stderr := compileExit(t, "badutf.ndjson", nd, []string{"--key", "id", "--skip-bad-rows"}, 0, `FILE:1:14: invalid UTF-8 in field "n"`)
+	if !strings.Contains(stderr, ": 1 rows") || !strings.Contains(stderr, "1 bad rows skipped") {
+		t.Errorf("--skip-bad-rows: %s", stderr)
+	}
+	doc := "[{\"id\":1,\"n\":\"a\"},\n {\"id\":2,\"n\":\"\xff\"}]"
+	compileExit(t, "badutf.json", doc, []string{"--key", "id"}, 1, `FILE:2:15: invalid UTF-8 in field "n"`)
+	compileExit(t, "badutf.json", doc, []string{"--key", "id", "--skip-bad-rows"}, 1, `FILE:2:15: invalid UTF-8 in field "n"`)
+}

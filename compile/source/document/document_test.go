@@ -436,3 +436,45 @@ func TestYAMLErrorLines(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidUTF8: JSON text is UTF-8, and encoding/json reads other
+// bytes as U+FFFD without a word. A byte that is not UTF-8 is an error at
+// its line and column, naming what it is in: a bad row for an NDJSON
+// line, the end of a JSON document.
+func TestInvalidUTF8(t *testing.T) {
+	for _, c := range []struct {
+		file, data string
+		opts       source.Options
+		want       sourcetest.Result
+	}{
+		{"u.ndjson", "{\"id\":1,\"n\":\"a\"}\n{\"id\":2,\"n\":\"\xff\"}\n{\"id\":3,\"n\":\"c\"}\n", source.Options{}, sourcetest.Result{
+			Columns: []string{"id", "n"}, Rows: []string{"1:1|a", "3:3|c"}, Errs: []string{`:2:14: invalid UTF-8 in field "n"`}}},
+		{"u.ndjson", "{\"id\":1,\"g\":{\"c\":\"K\xc3\xb6ln \xc3\"}}\n{\"id\":2,\"\xe2\x82\":1}\n{\"id\":3,\"g\":\xfe}\n{\"id\":4}", source.Options{}, sourcetest.Result{
+			Columns: []string{"id"}, Rows: []string{"4:4"}, Errs: []string{
+				`:1:25: invalid UTF-8 in field "g.c"`,
+				":2:10: invalid UTF-8 in a field name",
+				`:3:13: invalid UTF-8 in field "g"`,
+			}}},
+		{"u.ndjson", "{\"id\":1,\"t\":[\"a\",{\"x\":\"\xf0\x9f\x9a\"}]}\n{\"id\":2}\n", source.Options{Nested: source.NestedJSON}, sourcetest.Result{
+			Columns: []string{"id"}, Rows: []string{"2:2"}, Errs: []string{`:1:24: invalid UTF-8 in field "t"`}}},
+		{"u.json", "[{\"id\":1,\"n\":\"a\"},\n {\"id\":2,\"n\":\"x\xffy\"}]", source.Options{}, sourcetest.Result{
+			Errs: []string{`open: :2:16: invalid UTF-8 in field "n"`}}},
+		{"u.json", "[{\"id\":1,\"n\":\"a\"},\n {\"id\":2,\"n\":\"x\xffy\"}]", source.Options{Header: []string{"id", "n"}}, sourcetest.Result{
+			Columns: []string{"id", "n"}, Rows: []string{"1:1|a"}, Errs: []string{`final: :2:16: invalid UTF-8 in field "n"`}}},
+		{"u.json.gz", "{\"a\": 1,\n \"b\xff\": 2}", source.Options{}, sourcetest.Result{
+			Errs: []string{"open: :2:4: invalid UTF-8 in the key"}}},
+		{"u.json", "{\"a\": {\"x\": 1}, \"b\": {\"x\": \xc0\xaf}}", source.Options{}, sourcetest.Result{
+			Errs: []string{`open: :1:28: invalid UTF-8 in field "x"`}}},
+		{"u.json", "[{\"a\": \"x\xe2\x82\"}]", source.Options{}, sourcetest.Result{
+			Errs: []string{`open: :1:10: invalid UTF-8 in field "a"`}}},
+		// UTF-8 where JSON has no place for it is a syntax error.
+		{"u.json", "[{\"a\": 1}]\n\u00e9", source.Options{}, sourcetest.Result{
+			Errs: []string{"open: :2:1: invalid character 'Ã' looking for beginning of value"}}},
+	} {
+		t.Run(c.data, func(t *testing.T) {
+			if got := read(t, write(t, c.file, c.data), c.opts); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got  %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}

@@ -1,29 +1,37 @@
 package document_test
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/lutkit/lutkit/compile/source"
 )
 
 // fuzzRead reads data as the file path with every nested policy and
 // checks what a reader promises: no panic, every row as wide as the
-// columns, a row error placed in the file, and an end. A worker runs one
+// columns, a row error placed in the file, an end, and an error for
+// input that is not UTF-8 (a document in UTF-16 aside). A worker runs one
 // input at a time, so each target rewrites one file of its own directory
 // (a directory made and removed per input took most of each run).
 func fuzzRead(t *testing.T, path string, data []byte) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Bytes that are not UTF-8 are an error somewhere (gzip data is
+	// checked once decompressed; YAML may be UTF-16).
+	mustFail := !utf8.Valid(data) && !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) &&
+		!bytes.HasPrefix(data, []byte{0xfe, 0xff}) && !bytes.HasPrefix(data, []byte{0xff, 0xfe})
 	for _, nested := range []string{source.NestedFlatten, source.NestedJSON} {
 		r, err := source.Open(path, source.Options{Nested: nested})
 		if err != nil {
 			continue
 		}
+		failed := false
 		cols := r.Columns()
 		if len(cols) == 0 {
 			t.Fatal("a reader without columns")
@@ -37,6 +45,9 @@ func fuzzRead(t *testing.T, path string, data []byte) {
 				break
 			}
 			var re *source.RowError
+			if err != nil {
+				failed = true
+			}
 			if errors.As(err, &re) {
 				if re.Line < 1 || re.Line != r.Line() {
 					t.Fatalf("row error at line %d, Line() %d: %v", re.Line, r.Line(), err)
@@ -54,6 +65,9 @@ func fuzzRead(t *testing.T, path string, data []byte) {
 			}
 		}
 		r.Close()
+		if mustFail && !failed {
+			t.Fatalf("%q is not UTF-8, and it read without an error", data)
+		}
 	}
 }
 
@@ -62,12 +76,14 @@ func FuzzJSON(f *testing.F) {
 	f.Add([]byte(`[{"a":1,"b":{"c":[1,{"d":null}]}},{"a":"x\u00e9"}]`))
 	f.Add([]byte(`{"k":{"key":1}}`))
 	f.Add([]byte(`[[[{"a":1}]]]`))
+	f.Add([]byte("[{\"a\":\"x\xe2\x82\"},{\"b\":1}]"))
 	path := filepath.Join(f.TempDir(), "f.json")
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, path, data) })
 }
 
 func FuzzNDJSON(f *testing.F) {
 	f.Add([]byte("{\"id\":1,\"n\":\"a\"}\n{\"id\":2,\"x\":{\"y\":[1]}}\n"))
+	f.Add([]byte("{\"id\":1,\"n\":\"\xff\"}\n{\"id\":2,\"\xe2\x82\":1}\n"))
 	f.Add([]byte("{\"a\":1}\n5\n{\"a\":2,\"a\":3}\n"))
 	path := filepath.Join(f.TempDir(), "f.ndjson")
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, path, data) })

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"github.com/lutkit/lutkit/compile/source"
 )
@@ -31,6 +32,11 @@ type jsonReader struct {
 	lineNo  int64
 	lineRd  bytes.Reader
 	lineBuf []byte
+	lineBad int64 // the offset of the line's first invalid UTF-8 byte, -1 if none
+	// What the decoder reads, for an error about invalid UTF-8: a
+	// dictionary's key, a field name, or the value of field.
+	at    readingWhat
+	field string
 	// shape is what the document turned out to be: '{' a dictionary, '['
 	// an array, 'e' read to the end, 0 not started (and NDJSON).
 	shape byte
@@ -171,6 +177,10 @@ func (r *jsonReader) nextLine() ([][]byte, error) {
 		if len(bytes.TrimLeft(line, " \t\r")) == 0 {
 			continue
 		}
+		r.lineBad = -1
+		if !utf8.Valid(line) {
+			r.lineBad = int64(firstInvalid(line))
+		}
 		r.lineRd.Reset(line)
 		r.dec = json.NewDecoder(&r.lineRd)
 		r.dec.UseNumber()
@@ -185,7 +195,11 @@ func (r *jsonReader) nextLine() ([][]byte, error) {
 			return fields, nil
 		}
 		off := int64(len(line) - len(rest))
+		r.at = readingNone
 		tok, err := r.dec.Token()
+		if uerr := r.utf8Error(err); uerr != nil {
+			return nil, uerr
+		}
 		if err == nil {
 			err = fmt.Errorf("%s after the row's object", kind(tok))
 		}
@@ -230,12 +244,15 @@ func (r *jsonReader) readLine() ([]byte, error) {
 func (r *jsonReader) row() ([][]byte, error) {
 	start := r.here()
 	var key string
+	r.at = readingNone
 	if r.shape == '{' {
+		r.at = readingKey
 		t, err := r.token()
 		if err != nil {
 			return nil, err
 		}
 		key = t.(string) // the decoder allows only a string here
+		r.at, r.field = readingValue, ValueColumn
 	}
 	tok, err := r.token()
 	if err != nil {
@@ -278,7 +295,11 @@ func (r *jsonReader) row() ([][]byte, error) {
 func (r *jsonReader) start() error {
 	r.dec.More() // fills the buffer, for here
 	off := r.here()
+	r.at = readingNone
 	tok, err := r.dec.Token()
+	if uerr := r.utf8Error(err); uerr != nil {
+		return uerr
+	}
 	if errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s: the document is empty", r.name)
 	}
@@ -299,7 +320,11 @@ func (r *jsonReader) end() error {
 		return err
 	}
 	off := r.here()
+	r.at = readingNone
 	tok, err := r.dec.Token()
+	if uerr := r.utf8Error(err); uerr != nil {
+		return uerr
+	}
 	switch {
 	case errors.Is(err, io.EOF):
 		r.shape = 'e'
@@ -317,6 +342,7 @@ func (r *jsonReader) object(prefix string, depth int) error {
 		return r.errorAt(r.dec.InputOffset()-1, errTooDeep) // at the '{'
 	}
 	for r.dec.More() {
+		r.at = readingName
 		t, err := r.token()
 		if err != nil {
 			return err
@@ -324,11 +350,13 @@ func (r *jsonReader) object(prefix string, depth int) error {
 		key := t.(string) // the decoder allows only a string here
 		// Where the key starts (exact unless it has escapes).
 		off := r.dec.InputOffset() - int64(len(key)) - 2
+		name := join(prefix, key)
+		r.at, r.field = readingValue, name
 		v, err := r.token()
 		if err != nil {
 			return err
 		}
-		if err := r.value(join(prefix, key), v, depth, off); err != nil {
+		if err := r.value(name, v, depth, off); err != nil {
 			return err
 		}
 	}
@@ -402,6 +430,9 @@ func (r *jsonReader) encode(open json.Delim) error {
 // token returns the next token; the end of the input is an error here.
 func (r *jsonReader) token() (json.Token, error) {
 	t, err := r.dec.Token()
+	if uerr := r.utf8Error(err); uerr != nil {
+		return nil, uerr
+	}
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
@@ -409,6 +440,78 @@ func (r *jsonReader) token() (json.Token, error) {
 		return nil, r.errorAt(r.here(), err)
 	}
 	return t, nil
+}
+
+// readingWhat is what the decoder reads, for an error about invalid
+// UTF-8.
+type readingWhat uint8
+
+const (
+	readingNone  readingWhat = iota
+	readingKey               // a dictionary's key
+	readingName              // a field name
+	readingValue             // the value of jsonReader.field
+)
+
+// utf8Error returns the error for the invalid UTF-8 the decoder has read
+// into (a string, whose bad bytes it replaced with U+FFFD) or stopped at
+// (the syntax error err), placed at the first bad byte; nil if it has not
+// reached any. JSON text is UTF-8: for NDJSON the line is a bad row, and a
+// JSON document fails.
+func (r *jsonReader) utf8Error(err error) error {
+	bad := r.lineBad
+	if !r.ndjson {
+		bad = r.lc.bad
+	}
+	if bad < 0 {
+		return nil
+	}
+	if err == nil && bad >= r.dec.InputOffset() {
+		return nil
+	}
+	if err != nil {
+		// Where the syntax error is: a token error is at the decoder's
+		// offset; one of a value the decoder scans is counted from the
+		// value's start, where the decoder's offset stays.
+		var se *json.SyntaxError
+		if !errors.As(err, &se) {
+			return nil
+		}
+		at := se.Offset
+		if off := r.dec.InputOffset(); at != off {
+			at = off + se.Offset - 1
+		}
+		if bad > at {
+			return nil // a syntax error before the bad byte
+		}
+	}
+	msg := "invalid UTF-8"
+	switch r.at {
+	case readingKey:
+		msg += " in the key"
+	case readingName:
+		msg += " in a field name"
+	case readingValue:
+		msg += fmt.Sprintf(" in field %q", r.field)
+	}
+	return r.errorAt(bad, errors.New(msg))
+}
+
+// firstInvalid returns the offset of the first byte of b that is not
+// part of a valid UTF-8 character, or -1.
+func firstInvalid(b []byte) int {
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		c, size := utf8.DecodeRune(b[i:])
+		if c == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
 }
 
 // here returns the offset of the next token: the decoder's offset past

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"io"
 	"sort"
+	"unicode/utf8"
 )
 
 // lineCounter passes a stream through, noting where its lines start, so
 // that a byte offset into the stream (a decoder's InputOffset) can be
 // turned into a line and column. It keeps the newlines from the last
-// trim on: memory bounded by how far the decoder reads ahead.
+// trim on: memory bounded by how far the decoder reads ahead. It also
+// notes where the first byte that is not valid UTF-8 is: encoding/json
+// reads such bytes as U+FFFD without a word.
 type lineCounter struct {
 	r       io.Reader
 	off     int64   // bytes read so far
@@ -18,12 +21,17 @@ type lineCounter struct {
 	before  int64   // newlines before the trim point
 	lastNL  int64   // offset of the last newline before the trim point, -1 if none
 	trimmed int64
+	bad     int64  // offset of the first invalid UTF-8 byte, -1 if none yet
+	cut     []byte // the start of a character the end of the last read cut off
 }
 
-func newLineCounter(r io.Reader) *lineCounter { return &lineCounter{r: r, lastNL: -1} }
+func newLineCounter(r io.Reader) *lineCounter { return &lineCounter{r: r, lastNL: -1, bad: -1} }
 
 func (c *lineCounter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
+	if c.bad < 0 {
+		c.checkUTF8(p[:n], err != nil)
+	}
 	b := p[:n]
 	for {
 		i := bytes.IndexByte(b, '\n')
@@ -38,6 +46,50 @@ func (c *lineCounter) Read(p []byte) (int, error) {
 		err = &readError{err}
 	}
 	return n, err
+}
+
+// checkUTF8 checks the bytes b read at offset c.off, the last ones when
+// end is set, setting c.bad at the first invalid one. A character cut off
+// by the end of b is checked with the next read.
+func (c *lineCounter) checkUTF8(b []byte, end bool) {
+	base := c.off
+	if len(c.cut) > 0 {
+		start := base - int64(len(c.cut))
+		k := 0
+		for k < len(b) && !utf8.FullRune(c.cut) {
+			c.cut = append(c.cut, b[k])
+			k++
+		}
+		if !utf8.FullRune(c.cut) {
+			if end {
+				c.bad = start
+			}
+			return
+		}
+		if r, size := utf8.DecodeRune(c.cut); r == utf8.RuneError && size == 1 {
+			c.bad = start
+			return
+		}
+		c.cut = c.cut[:0]
+		b, base = b[k:], base+int64(k)
+	}
+	n := len(b)
+	if !end {
+		// Hold back a character that the next read completes.
+		for i := len(b) - 1; i >= 0 && i > len(b)-utf8.UTFMax; i-- {
+			if utf8.RuneStart(b[i]) {
+				if !utf8.FullRune(b[i:]) {
+					n = i
+				}
+				break
+			}
+		}
+	}
+	if !utf8.Valid(b[:n]) {
+		c.bad = base + int64(firstInvalid(b[:n]))
+		return
+	}
+	c.cut = append(c.cut, b[n:]...)
 }
 
 // readError is an error reading the stream, as opposed to one about its
