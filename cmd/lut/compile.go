@@ -64,8 +64,9 @@ Rows are validated as they stream: a row with the wrong number of fields
 or invalid UTF-8 fails the compile with its file, line and column (or is
 counted and reported with --skip-bad-rows). An NDJSON line that is not
 one object in UTF-8 is such a row; a syntax error or invalid UTF-8 in a
-JSON document fails the compile at its line and column even with
---skip-bad-rows, as the rows after it cannot be told apart. A repeated
+JSON or YAML document fails the compile at its line and column (a YAML
+syntax error at its line) even with --skip-bad-rows, as the rows after it
+cannot be told apart. A repeated
 key fails with both line numbers unless --on-duplicate says which row
 wins.
 

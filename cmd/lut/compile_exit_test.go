@@ -106,3 +106,12 @@ func TestCompileJSONInvalidUTF8(t *testing.T) {
 	compileExit(t, "badutf.json", doc, []string{"--key", "id"}, 1, `FILE:2:15: invalid UTF-8 in field "n"`)
 	compileExit(t, "badutf.json", doc, []string{"--key", "id", "--skip-bad-rows"}, 1, `FILE:2:15: invalid UTF-8 in field "n"`)
 }
+
+// TestCompileYAMLInvalidUTF8: invalid UTF-8 in YAML fails the compile at
+// the byte, exit status 1, where the library named no line; a YAML
+// document fails as a whole, with --skip-bad-rows too.
+func TestCompileYAMLInvalidUTF8(t *testing.T) {
+	doc := "- id: 1\n  n: a\n- id: 2\n  n: \xff\n"
+	compileExit(t, "badutf.yaml", doc, []string{"--key", "id"}, 1, "FILE:4:6: invalid UTF-8")
+	compileExit(t, "badutf.yaml", doc, []string{"--key", "id", "--skip-bad-rows"}, 1, "FILE:4:6: invalid UTF-8")
+}

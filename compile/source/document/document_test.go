@@ -467,6 +467,16 @@ func TestInvalidUTF8(t *testing.T) {
 			Errs: []string{`open: :1:28: invalid UTF-8 in field "x"`}}},
 		{"u.json", "[{\"a\": \"x\xe2\x82\"}]", source.Options{}, sourcetest.Result{
 			Errs: []string{`open: :1:10: invalid UTF-8 in field "a"`}}},
+		// YAML text is UTF-8 (or UTF-16) without control characters: the
+		// library refuses other bytes, naming no line.
+		{"u.yaml", "- id: 1\n  n: a\n- id: 2\n  n: \"x\xffy\"\n", source.Options{}, sourcetest.Result{
+			Errs: []string{"open: :4:8: invalid UTF-8"}}},
+		{"u.yml.gz", "a: 1\nb: K\xc3\xb6ln\x01\n", source.Options{}, sourcetest.Result{
+			Errs: []string{"open: :2:9: control character U+0001, which YAML does not allow"}}},
+		{"u.yaml", "a: 1\nb: \xc2\x9b\n", source.Options{}, sourcetest.Result{
+			Errs: []string{"open: :2:4: control character U+009B, which YAML does not allow"}}},
+		{"u.yaml", "\xff\xfea\x00:\x00 \x001\x00\n\x00", source.Options{}, sourcetest.Result{ // UTF-16
+			Columns: []string{"key", "value"}, Rows: []string{"1:a|1"}}},
 		// UTF-8 where JSON has no place for it is a syntax error.
 		{"u.json", "[{\"a\": 1}]\n\u00e9", source.Options{}, sourcetest.Result{
 			Errs: []string{"open: :2:1: invalid character 'Ã' looking for beginning of value"}}},

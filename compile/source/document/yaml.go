@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -49,6 +50,10 @@ func openYAML(path string, opts source.Options) (_ source.Reader, err error) {
 	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if off, fault := badYAMLText(data); off >= 0 {
+		nl := bytes.LastIndexByte(data[:off], '\n')
+		return nil, finalAt(path, bytes.Count(data[:off], []byte{'\n'})+1, off-nl, fault)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
@@ -109,6 +114,37 @@ func openYAML(path string, opts source.Options) (_ source.Reader, err error) {
 	}
 	r.budget = limit
 	return r, nil
+}
+
+// badYAMLText returns the offset of the first byte of data that YAML text
+// cannot hold, and why: a byte that is not UTF-8, or a control character
+// (YAML 1.2's c-printable: tab, LF, CR, NEL and the printable characters).
+// The YAML library refuses them too, but names no line. It returns -1
+// for a document in UTF-16, which the library reads.
+func badYAMLText(data []byte) (int, error) {
+	if bytes.HasPrefix(data, []byte{0xfe, 0xff}) || bytes.HasPrefix(data, []byte{0xff, 0xfe}) {
+		return -1, nil
+	}
+	for i := 0; i < len(data); {
+		c := data[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+				return i, fmt.Errorf("control character %U, which YAML does not allow", c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return i, errors.New("invalid UTF-8")
+		case r == 0x85, r >= 0xa0 && r <= 0xd7ff, r >= 0xe000 && r <= 0xfffd, r >= 0x10000:
+		default:
+			return i, fmt.Errorf("control character %U, which YAML does not allow", r)
+		}
+		i += size
+	}
+	return -1, nil
 }
 
 // countNodes counts the nodes of the tree under n, not following aliases.
