@@ -52,6 +52,8 @@ For a .lut table (the default), SOURCE is one of:
     .yml): a mapping or a sequence of mappings, as JSON. Nested objects
     become dotted columns ("geo.city"), or JSON text with --nested json
   a SQLite database (.db, .sqlite, .sqlite3) with --sqlite-table or --sqlite-query
+    (a BLOB is its bytes when they are UTF-8 text; select a text form of
+    binary data, such as hex(col), with --sqlite-query)
   a Parquet file (.parquet) or an Arrow IPC file (.arrow, .feather, .ipc)
 --format overrides the detection by extension.
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,4 +115,34 @@ func TestCompileYAMLInvalidUTF8(t *testing.T) {
 	doc := "- id: 1\n  n: a\n- id: 2\n  n: \xff\n"
 	compileExit(t, "badutf.yaml", doc, []string{"--key", "id"}, 1, "FILE:4:6: invalid UTF-8")
 	compileExit(t, "badutf.yaml", doc, []string{"--key", "id", "--skip-bad-rows"}, 1, "FILE:4:6: invalid UTF-8")
+}
+
+// TestCompileSQLiteNotUTF8: a SQLite TEXT value with invalid UTF-8, or a
+// BLOB of binary data, is a bad row naming the table, row and column,
+// exit status 1 (it compiled, the bytes as they were).
+func TestCompileSQLiteNotUTF8(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "inv.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{
+		`CREATE TABLE assets (id INTEGER, n TEXT, raw BLOB)`,
+		`INSERT INTO assets VALUES (1, 'a', NULL), (2, CAST(x'ff' AS TEXT), NULL), (3, 'c', x'ff00626c6f62')`,
+	} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	out := filepath.Join(dir, "t.lut")
+	_, stderr, code := run(t, "compile", "--key", "id", "--out", out, path)
+	if code != 1 || !strings.Contains(stderr, path+`:2:2: invalid UTF-8 in column "n" of table "assets", row 2`) {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	_, stderr, code = run(t, "compile", "--key", "id", "--skip-bad-rows", "--out", out, path)
+	if code != 0 || !strings.Contains(stderr, path+`:3:3: BLOB in column "raw" of table "assets", row 3, is not UTF-8 text`) || !strings.Contains(stderr, "2 bad rows skipped") {
+		t.Errorf("--skip-bad-rows: exit %d: %s", code, stderr)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -19,6 +20,7 @@ import (
 // sqliteReader reads the rows of a SQLite table or query.
 type sqliteReader struct {
 	name    string
+	what    string // `table "t"` or "the query", for errors
 	db      *sql.DB
 	rows    *sql.Rows
 	columns []string
@@ -63,6 +65,7 @@ func openSQLite(path string, opts source.Options) (_ source.Reader, err error) {
 	if query != "" && opts.SQLiteTable != "" {
 		return nil, fmt.Errorf("%s: both a SQLite table and a query given", path)
 	}
+	what := "the query"
 	if query == "" {
 		table := opts.SQLiteTable
 		if table == "" {
@@ -83,6 +86,7 @@ func openSQLite(path string, opts source.Options) (_ source.Reader, err error) {
 		if query, err = sqliteTableQuery(db, table); err != nil {
 			return nil, fmt.Errorf("%s: table %q: %w", path, table, err)
 		}
+		what = fmt.Sprintf("table %q", table)
 	}
 
 	rows, err := db.Query(query)
@@ -100,6 +104,7 @@ func openSQLite(path string, opts source.Options) (_ source.Reader, err error) {
 	}
 	r := &sqliteReader{
 		name:    path,
+		what:    what,
 		db:      db,
 		rows:    rows,
 		columns: cols,
@@ -229,7 +234,33 @@ func (r *sqliteReader) Next() ([][]byte, error) {
 	}
 	r.buf = buf
 	source.SplitFields(r.fields, buf, r.ends)
+	if !utf8.Valid(buf) {
+		return nil, r.utf8Error()
+	}
 	return r.fields, nil
+}
+
+// utf8Error is the row error for the first value of the row that is not
+// UTF-8 text: TEXT holding invalid UTF-8, or a BLOB of bytes that are not
+// text. A BLOB is its bytes when they are UTF-8 text (as PostgreSQL's
+// bytea and MySQL's BLOB are); binary data has no text form of its own,
+// so the error says how to select one.
+func (r *sqliteReader) utf8Error() error {
+	for i, f := range r.fields {
+		if utf8.Valid(f) {
+			continue
+		}
+		col := r.columns[i]
+		var err error
+		if _, blob := r.vals[i].([]byte); blob {
+			err = fmt.Errorf("BLOB in column %q of %s, row %d, is not UTF-8 text: select a text form of it with --sqlite-query (sqlite_query in tables.yaml), such as hex(%s)",
+				col, r.what, r.line, quoteIdent(col))
+		} else {
+			err = fmt.Errorf("invalid UTF-8 in column %q of %s, row %d", col, r.what, r.line)
+		}
+		return &source.RowError{File: r.name, Line: r.line, Column: i + 1, Err: err}
+	}
+	return nil
 }
 
 func (r *sqliteReader) Close() error {

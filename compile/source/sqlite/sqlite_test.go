@@ -41,14 +41,14 @@ func TestSQLite(t *testing.T) {
 	one := filepath.Join(dir, "one table?#%.db")
 	makeSQLite(t, one,
 		`CREATE TABLE "cust ""x""" (id INTEGER, name TEXT, score REAL, raw BLOB, joined DATE, note)`,
-		`INSERT INTO "cust ""x""" VALUES (1, 'Ann, "A"', 1.5, x'00ff41', '2021-03-04', NULL)`,
+		`INSERT INTO "cust ""x""" VALUES (1, 'Ann, "A"', 1.5, x'00c3a941', '2021-03-04', NULL)`, // a BLOB of UTF-8 text
 		`INSERT INTO "cust ""x""" VALUES (-9223372036854775808, 'Bo', 0.1, NULL, '2021-03-04 05:06:07', 42)`,
 		`INSERT INTO "cust ""x""" VALUES (3, '', 1e300, x'', 'not a date', 2.5)`,
 	)
 	want := sourcetest.Result{
 		Columns: []string{"id", "name", "score", "raw", "joined", "note"},
 		Rows: []string{
-			"1:1|Ann, \"A\"|1.5|\x00\xffA|2021-03-04|",
+			"1:1|Ann, \"A\"|1.5|\x00éA|2021-03-04|",
 			"2:-9223372036854775808|Bo|0.1||2021-03-04 05:06:07|42",
 			"3:3||1e+300||not a date|2.5",
 		},
@@ -135,4 +135,45 @@ func TestSQLite(t *testing.T) {
 			t.Errorf("missing file: %v", err)
 		}
 	})
+}
+
+// TestSQLiteNotUTF8: a TEXT value holding invalid UTF-8 is a bad row
+// naming the table or query, the row and the column; so is a BLOB of
+// bytes that are not UTF-8 text (binary data), whose error says to select
+// a text form of it. A BLOB of UTF-8 text is its bytes.
+func TestSQLiteNotUTF8(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "inv.db")
+	makeSQLite(t, db,
+		`CREATE TABLE assets (id INTEGER, n TEXT, raw BLOB)`,
+		`INSERT INTO assets VALUES (1, 'a', x'626c6f62')`,
+		`INSERT INTO assets VALUES (2, CAST(x'41ff' AS TEXT), NULL)`,
+		`INSERT INTO assets VALUES (3, 'c', x'ff00626c6f62')`,
+		`INSERT INTO assets VALUES (4, 'd', NULL)`,
+	)
+	for _, c := range []struct {
+		opts source.Options
+		want sourcetest.Result
+	}{
+		{source.Options{}, sourcetest.Result{Columns: []string{"id", "n", "raw"}, Rows: []string{"1:1|a|blob", "4:4|d|"}, Errs: []string{
+			`:2:2: invalid UTF-8 in column "n" of table "assets", row 2`,
+			`:3:3: BLOB in column "raw" of table "assets", row 3, is not UTF-8 text: select a text form of it with --sqlite-query (sqlite_query in tables.yaml), such as hex("raw")`,
+		}}},
+		{source.Options{SQLiteQuery: "SELECT id, n, hex(raw) AS raw FROM assets WHERE id <> 2"}, sourcetest.Result{Columns: []string{"id", "n", "raw"},
+			Rows: []string{"1:1|a|626C6F62", "2:3|c|FF00626C6F62", "3:4|d|"}}},
+		{source.Options{SQLiteQuery: "SELECT n FROM assets ORDER BY id DESC"}, sourcetest.Result{Columns: []string{"n"},
+			Rows: []string{"1:d", "2:c", "4:a"}, Errs: []string{`:3:1: invalid UTF-8 in column "n" of the query, row 3`}}},
+	} {
+		r, err := source.Open(db, c.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := sourcetest.ReadAll(t, r)
+		r.Close()
+		for i, e := range got.Errs {
+			got.Errs[i] = strings.TrimPrefix(e, db)
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%+v:\ngot  %q\nwant %q", c.opts, got, c.want)
+		}
+	}
 }
