@@ -55,6 +55,7 @@ For a .lut table (the default), SOURCE is one of:
     (a BLOB is its bytes when they are UTF-8 text; select a text form of
     binary data, such as hex(col), with --sqlite-query)
   a Parquet file (.parquet) or an Arrow IPC file (.arrow, .feather, .ipc)
+    (a binary value is its bytes when they are UTF-8 text)
 --format overrides the detection by extension.
 
 Instead of SOURCE, --postgres URL or --mysql DSN with --query SELECT reads

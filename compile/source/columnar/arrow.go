@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -196,7 +197,40 @@ func (r *batchReader) Next() (_ [][]byte, err error) {
 	source.SplitFields(r.fields, buf, r.ends)
 	r.row++
 	r.line++
+	if !utf8.Valid(buf) {
+		return nil, r.utf8Error()
+	}
 	return r.fields, nil
+}
+
+// utf8Error is the row error for the first value of the row that is not
+// UTF-8 text: a string holding invalid UTF-8, or a binary value of bytes
+// that are not text. A binary value is its bytes when they are UTF-8
+// text; binary data has no text form of its own.
+func (r *batchReader) utf8Error() error {
+	for i, f := range r.fields {
+		if utf8.Valid(f) {
+			continue
+		}
+		col := r.columns[i]
+		err := fmt.Errorf("invalid UTF-8 in column %q, row %d", col, r.line)
+		if isBinary(r.rec.Column(i).DataType()) {
+			err = fmt.Errorf("binary value in column %q, row %d, is not UTF-8 text; write a text form of it (such as hex) to the file", col, r.line)
+		}
+		return &source.RowError{File: r.name, Line: r.line, Column: i + 1, Err: err}
+	}
+	return nil
+}
+
+// isBinary reports whether t holds binary values (of a dictionary too).
+func isBinary(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW, arrow.FIXED_SIZE_BINARY:
+		return true
+	case arrow.DICTIONARY:
+		return isBinary(t.(*arrow.DictionaryType).ValueType)
+	}
+	return false
 }
 
 func (r *batchReader) Close() error {

@@ -7,6 +7,7 @@ import (
 	"github.com/lutkit/lutkit/compile/source/sourcetest"
 
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -68,7 +69,7 @@ func testBatches(t *testing.T) (*arrow.Schema, []arrow.RecordBatch, []string) {
 				b.Field(9).AppendNull()
 			} else {
 				b.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("s%d, \"q\"\né", k))
-				b.Field(1).(*array.BinaryBuilder).Append([]byte{0, 0xff, byte(k)})
+				b.Field(1).(*array.BinaryBuilder).Append([]byte{0, 0xc3, 0xa9, byte(k)}) // UTF-8 text: its bytes
 				b.Field(2).(*array.Int64Builder).Append(-int64(k) * 1e15)
 				b.Field(5).(*array.Float64Builder).Append(0.1 * float64(k+1))
 				b.Field(7).(*array.BooleanBuilder).Append(k%2 == 0)
@@ -85,7 +86,7 @@ func testBatches(t *testing.T) (*arrow.Schema, []arrow.RecordBatch, []string) {
 			if null {
 				want = append(want, fmt.Sprintf("%d:|||%d|65535||1.1||||2024-02-29T13:14:15.123|%d.%02d", line, k, (12345+k)/100, (12345+k)%100))
 			} else {
-				want = append(want, fmt.Sprintf("%d:s%d, \"q\"\né|\x00\xff%c|%d|%d|65535|%g|1.1|%t|2024-02-29|2024-02-29T13:14:15.123456Z|2024-02-29T13:14:15.123|%d.%02d",
+				want = append(want, fmt.Sprintf("%d:s%d, \"q\"\né|\x00é%c|%d|%d|65535|%g|1.1|%t|2024-02-29|2024-02-29T13:14:15.123456Z|2024-02-29T13:14:15.123|%d.%02d",
 					line, k, byte(k), -int64(k)*1e15, k, 0.1*float64(k+1), k%2 == 0, (12345+k)/100, (12345+k)%100))
 			}
 		}
@@ -213,14 +214,19 @@ func TestParquetRead(t *testing.T) {
 }
 
 // TestParquetWriterRoundTrip writes more than one row group with the
-// Parquet writer and reads it back.
+// Parquet writer and reads it back. The writer stores the bytes of each
+// value as they are; the reader refuses a value that is not UTF-8 (every
+// 997th row) as a bad row.
 func TestParquetWriterRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	cols := []string{"key", "value", "empty"}
 	n := parquetRowGroupRows + 1234
 	rows := make([][]string, n)
 	for i := range rows {
-		rows[i] = []string{fmt.Sprintf("k%d", i), sourcetest.RandomField(rng) + "\xff", ""}
+		rows[i] = []string{fmt.Sprintf("k%d", i), sourcetest.RandomField(rng), ""}
+		if i%997 == 0 {
+			rows[i][1] += "\xff"
+		}
 	}
 	p := filepath.Join(t.TempDir(), "out.parquet")
 	f, err := os.Create(p)
@@ -255,6 +261,14 @@ func TestParquetWriterRoundTrip(t *testing.T) {
 	}
 	for i, want := range rows {
 		fields, err := r.Next()
+		if i%997 == 0 {
+			var re *source.RowError
+			if !errors.As(err, &re) || re.Line != int64(i+1) || re.Column != 2 || re.Final ||
+				!strings.HasSuffix(err.Error(), fmt.Sprintf(`invalid UTF-8 in column "value", row %d`, i+1)) {
+				t.Fatalf("row %d: %v", i, err)
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatalf("row %d: %v", i, err)
 		}
@@ -282,6 +296,27 @@ func TestParquetWriterRoundTrip(t *testing.T) {
 	}
 	if md != 2 {
 		t.Errorf("%d row groups, want 2", md)
+	}
+	// The bytes as written, read without the reader.
+	if _, err := pf.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := pqarrow.ReadTable(context.Background(), pf, nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	i := 0
+	for _, chunk := range tbl.Column(1).Data().Chunks() {
+		for j := range chunk.Len() {
+			if got := chunk.(*array.String).Value(j); got != rows[i][1] {
+				t.Fatalf("row %d stored %q, want %q", i, got, rows[i][1])
+			}
+			i++
+		}
+	}
+	if i != n {
+		t.Fatalf("%d values stored, want %d", i, n)
 	}
 }
 
@@ -387,4 +422,92 @@ func readParquetRowGroups(f *os.File) (int, error) {
 		return 0, err
 	}
 	return pr.NumRowGroups(), nil
+}
+
+// TestColumnarNotUTF8: a string value holding invalid UTF-8, or a binary
+// value of bytes that are not UTF-8 text, is a bad row naming its row and
+// column, read from Arrow or Parquet, in a dictionary too; a binary value
+// of UTF-8 text is its bytes.
+func TestColumnarNotUTF8(t *testing.T) {
+	mem := memory.DefaultAllocator
+	dictType := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "s", Type: arrow.BinaryTypes.String},
+		{Name: "bin", Type: arrow.BinaryTypes.Binary},
+		{Name: "d", Type: dictType},
+	}, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	for i, row := range [][3]string{
+		{"a", "blob", "x"},
+		{"b\xff", "", "x"},
+		{"c", "\xff\x00blob", "x"},
+		{"d", "", "y\xfe"},
+		{"e", "é", "x"},
+	} {
+		b.Field(0).(*array.Int64Builder).Append(int64(i + 1))
+		b.Field(1).(*array.StringBuilder).Append(row[0])
+		b.Field(2).(*array.BinaryBuilder).Append([]byte(row[1]))
+		if err := b.Field(3).(*array.BinaryDictionaryBuilder).AppendString(row[2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	want := sourcetest.Result{
+		Columns: []string{"id", "s", "bin", "d"},
+		Rows:    []string{"1:1|a|blob|x", "5:5|e|é|x"},
+		Errs: []string{
+			`:2:2: invalid UTF-8 in column "s", row 2`,
+			`:3:3: binary value in column "bin", row 3, is not UTF-8 text; write a text form of it (such as hex) to the file`,
+			`:4:4: invalid UTF-8 in column "d", row 4`,
+		},
+	}
+	dir := t.TempDir()
+	arrowPath := filepath.Join(dir, "t.arrow")
+	f, err := os.Create(arrowPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	parquetPath := filepath.Join(dir, "t.parquet")
+	f, err = os.Create(parquetPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{arrowPath, parquetPath} {
+		r, err := source.Open(path, source.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := sourcetest.ReadAll(t, r)
+		r.Close()
+		for i, e := range got.Errs {
+			got.Errs[i] = strings.TrimPrefix(e, path)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\ngot  %q\nwant %q", filepath.Ext(path), got, want)
+		}
+	}
 }
