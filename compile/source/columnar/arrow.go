@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"time"
@@ -24,11 +25,20 @@ var arrowMagic = []byte("ARROW1")
 
 // openArrow opens an Arrow IPC file (also known as Feather version 2) or
 // an Arrow IPC stream, reading one record batch at a time.
-func openArrow(path string) (source.Reader, error) {
+func openArrow(path string) (_ source.Reader, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	// Decoding the footer and the schema trusts their lengths and
+	// offsets, and can panic on a corrupt file; report that as an error
+	// instead.
+	defer func() {
+		if p := recover(); p != nil {
+			f.Close()
+			err = fmt.Errorf("%s: corrupt Arrow file: %v", path, p)
+		}
+	}()
 	head := make([]byte, len(arrowMagic))
 	n, _ := io.ReadFull(f, head)
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -58,7 +68,7 @@ func openArrow(path string) (source.Reader, error) {
 			}
 			return err
 		}
-		return newBatchReader(path, fr.Schema(), next, closeFn)
+		return newBatchReader(path, "Arrow", fr.Schema(), next, closeFn)
 	}
 
 	sr, err := ipc.NewReader(f, ipc.WithAllocator(mem))
@@ -79,7 +89,7 @@ func openArrow(path string) (source.Reader, error) {
 		sr.Release()
 		return f.Close()
 	}
-	return newBatchReader(path, sr.Schema(), next, closeFn)
+	return newBatchReader(path, "Arrow", sr.Schema(), next, closeFn)
 }
 
 // batchReader turns a sequence of Arrow record batches into rows of text
@@ -96,6 +106,14 @@ type batchReader struct {
 	conv  []appendFunc
 	row   int // next row of rec
 	nrows int
+	batch int // the number of the batch read last, from 1
+
+	// format names the file format in errors; locate, if not nil, returns
+	// the error naming the part of the file that holds the data the
+	// reader failed to decode (err) after row after, or nil when it
+	// cannot tell.
+	format string
+	locate func(after int64, err error) error
 
 	buf    []byte
 	ends   []int
@@ -104,10 +122,26 @@ type batchReader struct {
 	err    error
 }
 
+// corrupt describes the failure err of reading or converting the batch
+// after row r.line, which did not decode: the underlying detail comes
+// after a plain account of where. A read error of the file stays one.
+func (r *batchReader) corrupt(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: after row %d: %w", r.name, r.line, err)
+	}
+	if r.locate != nil {
+		if lerr := r.locate(r.line, err); lerr != nil {
+			return lerr
+		}
+	}
+	return fmt.Errorf("%s: corrupt %s data in record batch %d (after row %d): %w", r.name, r.format, r.batch, r.line, err)
+}
+
 // appendFunc appends the text form of row i of one column to dst.
 type appendFunc func(dst []byte, i int) []byte
 
-func newBatchReader(name string, schema *arrow.Schema, next func() (arrow.RecordBatch, error), closeFn func() error) (source.Reader, error) {
+func newBatchReader(name, format string, schema *arrow.Schema, next func() (arrow.RecordBatch, error), closeFn func() error) (*batchReader, error) {
 	cols := make([]string, schema.NumFields())
 	for i, f := range schema.Fields() {
 		cols[i] = f.Name
@@ -121,6 +155,7 @@ func newBatchReader(name string, schema *arrow.Schema, next func() (arrow.Record
 	}
 	return &batchReader{
 		name:    name,
+		format:  format,
 		columns: cols,
 		types:   types,
 		next:    next,
@@ -164,18 +199,19 @@ func (r *batchReader) Next() (_ [][]byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.rec = nil
-			r.err = fmt.Errorf("%s: after row %d: corrupt data: %v", r.name, r.line, p)
+			r.err = r.corrupt(fmt.Errorf("%v", p))
 			err = r.err
 		}
 	}()
 	for r.rec == nil || r.row >= r.nrows {
+		r.batch++
 		rec, err := r.next()
 		if err != nil {
 			r.rec = nil
 			if errors.Is(err, io.EOF) {
 				r.err = io.EOF
 			} else {
-				r.err = fmt.Errorf("%s: after row %d: %w", r.name, r.line, err)
+				r.err = r.corrupt(err)
 			}
 			return nil, r.err
 		}

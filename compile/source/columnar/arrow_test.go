@@ -511,3 +511,207 @@ func TestColumnarNotUTF8(t *testing.T) {
 		}
 	}
 }
+
+// TestParquetCorruptPage damages the pages of one column chunk byte by
+// byte: a read that fails says plainly which column of which row group
+// did not decode, with the decoder's own words (a Go runtime error, when
+// it panicked) only after that.
+func TestParquetCorruptPage(t *testing.T) {
+	mem := memory.DefaultAllocator
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "name", Type: arrow.BinaryTypes.String},
+		{Name: "city", Type: arrow.BinaryTypes.String},
+	}, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	for i := range 300 {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("name %d", i))
+		b.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("city %d", i%7))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	fw, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(100)), pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	pf, err := file.NewParquetReader(bytes.NewReader(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk, err := pf.MetaData().RowGroup(1).ColumnChunk(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := chunk.DataPageOffset()
+	if d := chunk.DictionaryPageOffset(); chunk.HasDictionaryPage() && d < start {
+		start = d
+	}
+	end := start + chunk.TotalCompressedSize()
+
+	path := filepath.Join(t.TempDir(), "c.parquet")
+	located, panicked := 0, 0
+	for off := start; off < end; off++ {
+		for _, v := range []byte{0x00, 0xff} {
+			data := bytes.Clone(good)
+			data[off] = v
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := source.Open(path, source.Options{})
+			if err != nil {
+				t.Fatalf("offset %d: open: %v", off, err)
+			}
+			for {
+				_, err = r.Next()
+				if err == nil || source.Skippable(err) {
+					continue
+				}
+				break
+			}
+			r.Close()
+			if errors.Is(err, io.EOF) {
+				continue // a byte the decoder does not check
+			}
+			msg := strings.TrimPrefix(err.Error(), path+": ")
+			if !strings.HasPrefix(msg, "corrupt Parquet ") {
+				t.Fatalf("offset %d = %#x: %v", off, v, err)
+			}
+			if strings.HasPrefix(msg, `corrupt Parquet page in column "city" of row group 2 of 3 (rows 101-200): `) {
+				located++
+			}
+			if strings.Contains(msg, "runtime error") {
+				panicked++
+			}
+		}
+	}
+	t.Logf("%d bytes damaged, %d reads failed at the column chunk, %d of them in a panic", end-start, located, panicked)
+	if located == 0 {
+		t.Error("no damage was located at its column chunk")
+	}
+}
+
+// TestCorruptBatch: a panic decoding a batch that the reader cannot
+// place is still an error saying what could not be read, and where.
+func TestCorruptBatch(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	next := func() (arrow.RecordBatch, error) { panic("runtime error: makeslice: len out of range") }
+	r, err := newBatchReader("x.arrow", "Arrow", schema, next, func() error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Next()
+	if err == nil || err.Error() != "x.arrow: corrupt Arrow data in record batch 1 (after row 0): runtime error: makeslice: len out of range" {
+		t.Errorf("err = %v", err)
+	}
+	if _, again := r.Next(); !errors.Is(again, err) {
+		t.Errorf("not sticky: %v", again)
+	}
+}
+
+// TestParquetCorruptFooter damages the footer byte by byte: the reader
+// never panics (the decoder did, on lengths it trusted), and an error
+// names the file.
+func TestParquetCorruptFooter(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := source.NewWriter("parquet", &buf, []string{"id", "name"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		if err := w.Write([][]byte{fmt.Appendf(nil, "%d", i), fmt.Appendf(nil, "n%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	footer := int(good[len(good)-8]) | int(good[len(good)-7])<<8 | int(good[len(good)-6])<<16 | int(good[len(good)-5])<<24
+	path := filepath.Join(t.TempDir(), "f.parquet")
+	for off := len(good) - 8 - footer; off < len(good)-4; off++ {
+		for _, v := range []byte{0x00, 0xff} {
+			data := bytes.Clone(good)
+			data[off] = v
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := source.Open(path, source.Options{})
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), path+": ") {
+					t.Fatalf("offset %d = %#x: %v", off, v, err)
+				}
+				continue
+			}
+			for {
+				if _, err := r.Next(); err != nil && !source.Skippable(err) {
+					break
+				}
+			}
+			r.Close()
+		}
+	}
+}
+
+// TestArrowCorrupt damages an Arrow IPC file byte by byte: the reader
+// never panics (the decoder did, on lengths it trusted), and an error
+// names the file and says what could not be read. The damage stops in
+// the first bytes of the footer: further on, arrow-go (v18.8.0) can take
+// a damaged count for the size of an allocation and run out of memory,
+// which no reader recovers from.
+func TestArrowCorrupt(t *testing.T) {
+	schema, batches, _ := testBatches(t)
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range batches {
+		if err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	n := len(good)
+	footer := n - 10 - (int(good[n-10]) | int(good[n-9])<<8 | int(good[n-8])<<16 | int(good[n-7])<<24)
+	path := filepath.Join(t.TempDir(), "c.arrow")
+	for off := range footer + 32 {
+		for _, v := range []byte{0x00, 0xff} {
+			data := bytes.Clone(good)
+			data[off] = v
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := source.Open(path, source.Options{})
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), path+": ") {
+					t.Fatalf("offset %d = %#x: %v", off, v, err)
+				}
+				continue
+			}
+			for {
+				_, err := r.Next()
+				if err == nil || source.Skippable(err) {
+					continue
+				}
+				if !errors.Is(err, io.EOF) && !strings.HasPrefix(err.Error(), path+": corrupt Arrow data in record batch ") {
+					t.Fatalf("offset %d = %#x: %v", off, v, err)
+				}
+				break
+			}
+			r.Close()
+		}
+	}
+}

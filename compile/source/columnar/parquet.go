@@ -21,8 +21,19 @@ const parquetBatchRows = 64 << 10
 
 // openParquet opens a Parquet file and reads it one record batch at a
 // time through the Arrow conversion of pqarrow.
-func openParquet(path string) (source.Reader, error) {
-	pf, err := file.OpenParquetFile(path, false)
+func openParquet(path string) (_ source.Reader, err error) {
+	var pf *file.Reader
+	// Decoding the footer trusts its lengths and offsets, and can panic
+	// on a corrupt file; report that as an error instead.
+	defer func() {
+		if p := recover(); p != nil {
+			if pf != nil {
+				pf.Close()
+			}
+			err = fmt.Errorf("%s: corrupt Parquet file: %v", path, p)
+		}
+	}()
+	pf, err = file.OpenParquetFile(path, false)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -50,5 +61,56 @@ func openParquet(path string) (source.Reader, error) {
 		rr.Release()
 		return pf.Close()
 	}
-	return newBatchReader(path, rr.Schema(), next, closeFn)
+	r, err := newBatchReader(path, "Parquet", rr.Schema(), next, closeFn)
+	if err != nil {
+		return nil, err
+	}
+	r.locate = func(after int64, cause error) error {
+		rg, col, first, n, ok := findCorruptChunk(pf, fr, len(r.columns), after)
+		if !ok {
+			return nil
+		}
+		return fmt.Errorf("%s: corrupt Parquet page in column %q of row group %d of %d (rows %d-%d): %w",
+			path, r.columns[col], rg+1, pf.NumRowGroups(), first+1, first+n, cause)
+	}
+	return r, nil
+}
+
+// findCorruptChunk finds the column chunk that a read of the rows after
+// row after failed on: it reads each chunk of each row group from the one
+// holding row after+1 on, column by column, until one fails. It returns
+// the row group's and the column's index, and the rows of the row group
+// (first is the number of rows before it).
+func findCorruptChunk(pf *file.Reader, fr *pqarrow.FileReader, columns int, after int64) (rg, col int, first, n int64, ok bool) {
+	md := pf.MetaData()
+	for rg = 0; rg < pf.NumRowGroups(); rg++ {
+		n = md.RowGroup(rg).NumRows()
+		if first+n > after {
+			for col = 0; col < columns; col++ {
+				if readChunk(fr, rg, col, n) != nil {
+					return rg, col, first, n, true
+				}
+			}
+		}
+		first += n
+	}
+	return 0, 0, 0, 0, false
+}
+
+// readChunk reads column col of row group rg, of n rows, recovering from
+// a panic of the decoder.
+func readChunk(fr *pqarrow.FileReader, rg, col int, n int64) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	chunked, err := fr.RowGroup(rg).Column(col).Read(context.Background())
+	if chunked != nil {
+		if err == nil && int64(chunked.Len()) != n {
+			err = fmt.Errorf("%d values, want %d", chunked.Len(), n)
+		}
+		chunked.Release()
+	}
+	return err
 }
