@@ -89,6 +89,14 @@ fails with its file:line:column; one with no literal that every match
 contains (\d+, .*) is run on every lookup: it is a warning on stderr,
 counted in the summary, and an error with --strict-patterns.
 
+Exit status: 1 when the source's data is at fault at a place lut names
+(file:line:column; the row and column for SQLite, Parquet and Arrow): a
+bad row, a JSON or YAML syntax error, invalid UTF-8, a repeated key or
+column name. 2 on usage and I/O errors, and for a source that cannot be
+read as its format at all or is damaged where no row is at fault: a file
+that is not SQLite, Parquet or Arrow, a damaged Parquet footer or page or
+Arrow batch, a gzip stream cut short.
+
 The output is written atomically (a temporary file in the same directory,
 then a rename) and is byte-for-byte reproducible: the build time is only
 recorded when SOURCE_DATE_EPOCH is set. An --out that is a symbolic link

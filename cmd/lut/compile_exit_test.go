@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -144,5 +147,62 @@ func TestCompileSQLiteNotUTF8(t *testing.T) {
 	_, stderr, code = run(t, "compile", "--key", "id", "--skip-bad-rows", "--out", out, path)
 	if code != 0 || !strings.Contains(stderr, path+`:3:3: BLOB in column "raw" of table "assets", row 3, is not UTF-8 text`) || !strings.Contains(stderr, "2 bad rows skipped") {
 		t.Errorf("--skip-bad-rows: exit %d: %s", code, stderr)
+	}
+}
+
+// TestCompileDamagedFileExit: a file that cannot be read as its format,
+// or is damaged where no row is at fault, exits 2 as an I/O error does,
+// whether the damage is found opening it (a Parquet footer) or reading
+// it (a Parquet page, a gzip stream cut short); the damaged page exited 1.
+func TestCompileDamagedFileExit(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "t.csv")
+	var b strings.Builder
+	b.WriteString("id,name,city\n")
+	for i := range 5000 {
+		fmt.Fprintf(&b, "%d,name %d,city %d\n", i, i, i%7)
+	}
+	writeFile(t, csv, b.String())
+	table := filepath.Join(dir, "t.lut")
+	mustRun(t, "compile", "--key", "id", "--out", table, csv)
+	good := filepath.Join(dir, "good.parquet")
+	mustRun(t, "export", table, "--format", "parquet", "--out", good)
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.lut")
+	for _, c := range []struct {
+		name   string
+		damage func([]byte) []byte
+		want   string
+	}{
+		{"footer.parquet", func(d []byte) []byte { return append(d[:len(d)-12:len(d)-12], d[len(d)-8:]...) }, "footer.parquet: "},
+		{"page.parquet", func(d []byte) []byte {
+			for i := 4; i < 64; i++ {
+				d[i] = 0xff
+			}
+			return d
+		}, `page.parquet: corrupt Parquet page in column "id" of row group 1 of 1 (rows 1-5000): `},
+		{"cut.csv.gz", func([]byte) []byte {
+			var z bytes.Buffer
+			zw := gzip.NewWriter(&z)
+			if _, err := zw.Write([]byte(b.String())); err != nil {
+				t.Fatal(err)
+			}
+			if err := zw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return z.Bytes()[:z.Len()/2]
+		}, "cut.csv.gz: unexpected EOF"},
+	} {
+		path := filepath.Join(dir, c.name)
+		if err := os.WriteFile(path, c.damage(bytes.Clone(data)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code := run(t, "compile", "--key", "id", "--out", out, path)
+		if code != 2 || !strings.Contains(stderr, filepath.Join(dir, c.want)) {
+			t.Errorf("%s: exit %d, %s", c.name, code, stderr)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lutkit/lutkit/compile"
 	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/internal/version"
 )
@@ -36,7 +35,9 @@ A typical flow:
 
 Exit status: 0 on success, 1 when a key is not found, a check fails, the
 tables differ (diff --exit-code) or a source row is bad (its
-file:line:column is printed), 2 on usage or I/O errors.`,
+file:line:column is printed), 2 on usage or I/O errors (a source file
+that cannot be read as its format, or is damaged where no row is at
+fault, is one).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version.String("lut"),
@@ -65,13 +66,15 @@ file:line:column is printed), 2 on usage or I/O errors.`,
 // (lut build) without editing the list above.
 var extraCommands []func() *cobra.Command
 
-// dataError gives an error of the input data (a bad row, positioned at
-// its file:line:column) exit status 1; other errors keep status 2 (usage
-// and I/O).
+// dataError gives an error of the input data placed in the source (a
+// *source.RowError at its file:line:column: a bad row, a syntax error, a
+// repeated key) exit status 1; other errors keep status 2: usage and I/O
+// errors, which include a source that cannot be read as its format or is
+// damaged where no row is at fault (a Parquet footer or page, a gzip
+// stream cut short).
 func dataError(err error) error {
-	var se *compile.SourceError
 	var re *source.RowError
-	if errors.As(err, &se) || errors.As(err, &re) {
+	if errors.As(err, &re) {
 		return &exitError{code: 1, msg: err.Error()}
 	}
 	return err
