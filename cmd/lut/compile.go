@@ -45,7 +45,10 @@ func newCompileCommand() *cobra.Command {
 
 For a .lut table (the default), SOURCE is one of:
   a CSV file (.csv, or .csv.gz; "-" reads standard input)
-  a TSV file (.tsv, .tab; or --delimiter '\t')
+  a TSV file (.tsv, .tab; or --delimiter '\t'): a quote inside a field is
+    text (say "hi"), as TSV has no quoting; a field that starts with a
+    quote is read as a quoted CSV field, which may hold tabs and line
+    breaks (lut export --format tsv writes such fields)
   a JSON file (.json, .json.gz): a dictionary {"key": value, ...} (columns
     "key" and "value", or the fields of an object value) or an array of
     objects; NDJSON (.ndjson, .jsonl): one object per line; YAML (.yaml,

@@ -206,3 +206,15 @@ func TestCompileDamagedFileExit(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileTSVQuote: a quote inside a TSV field is text, as TSV has no
+// quoting; it failed as a bare quote in an unquoted field.
+func TestCompileTSVQuote(t *testing.T) {
+	dir := t.TempDir()
+	src := writeFile(t, filepath.Join(dir, "q.tsv"), "id\tn\n1\tsay \"hi\"\n2\t5\" screen\n")
+	out := filepath.Join(dir, "q.lut")
+	mustRun(t, "compile", "--key", "id", "--out", out, src)
+	if got := mustRun(t, "get", out, "1", "2"); got != "{\"id\":\"1\",\"n\":\"say \\\"hi\\\"\"}\n{\"id\":\"2\",\"n\":\"5\\\" screen\"}\n" {
+		t.Errorf("lut get: %q", got)
+	}
+}

@@ -83,10 +83,16 @@ type syntaxErr struct {
 // elsewhere is a row with one empty field, which is an error unless the
 // table has a single column.
 //
+// TSV (a tab delimiter) is read the same way, but for a quote inside an
+// unquoted field, which is an ordinary character there: TSV (IANA
+// text/tab-separated-values) has no quoting, so its files hold quotes as
+// text (say "hi"), while tab-separated files written with CSV's quoting
+// (lut export, spreadsheets) quote a whole field, from its first byte.
+//
 // Bad rows are reported as *RowError, positioned at the line where the
 // row starts: a wrong number of fields, invalid UTF-8, a bare quote in an
-// unquoted field, or text after a closing quote; reading continues with
-// the next row. An unterminated quoted field swallows the rest of the
+// unquoted CSV field, or text after a closing quote; reading continues
+// with the next row. An unterminated quoted field swallows the rest of the
 // input, so the next call to Next after it returns io.EOF. A record longer
 // than 64 MiB and read errors are final errors.
 func NewCSVReader(r io.Reader, name string, opts Options) (Reader, error) {
@@ -650,7 +656,8 @@ func (r *csvReader) parseBuffered(atEOF bool) (next int, lines int64, serr synta
 		for k < len(buf) {
 			if c := buf[k]; c == d || c == '\n' {
 				break
-			} else if c == '"' && serr.msg == "" {
+			} else if c == '"' && d != '\t' && serr.msg == "" {
+				// TSV, where a quote is text, is read leniently.
 				serr = syntaxErr{col, "bare quote in unquoted field"}
 			}
 			k++

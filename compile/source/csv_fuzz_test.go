@@ -10,7 +10,8 @@ import (
 )
 
 // FuzzCSV checks that no input makes the CSV reader panic or loop, and
-// that every row it reads survives a trip through the CSV writer.
+// that every row it reads survives a trip through the CSV writer; the
+// same for TSV, with the input's commas read as tabs.
 func FuzzCSV(f *testing.F) {
 	for _, tc := range csvCases {
 		f.Add([]byte(tc.in))
@@ -25,90 +26,98 @@ func FuzzCSV(f *testing.F) {
 		"a;b\n\"1;2\";3\n",
 		"a\n\"x\"y\"z\n",
 		"\xEF\xBB\xBF\"\xEF\xBB\xBFa\"\n1\n",
+		"a,b\nsay \"hi\",\"x\"\"\n",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		// A tiny buffer makes records cross buffer boundaries.
-		r, err := source.NewCSVReaderSize(bytes.NewReader(data), "fuzz.csv", source.Options{}, nil, 7)
-		if err != nil {
-			return
-		}
-		cols := r.Columns()
-		var rows [][][]byte
-		for i := 0; ; i++ {
-			if i > 1<<20 {
-				t.Fatalf("reader does not end")
-			}
-			fields, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			var re *source.RowError
-			if errors.As(err, &re) {
-				if re.Line < 1 || re.Column < 0 || re.Column > len(cols)+len(data) {
-					t.Fatalf("bad position in %v", err)
-				}
-				continue
-			}
-			if err != nil {
-				// A final error (such as corrupt gzip data) ends the
-				// input; the rows before it must still round-trip.
-				if _, again := r.Next(); again == nil {
-					t.Fatalf("final error %v is not sticky", err)
-				}
-				break
-			}
-			if len(fields) != len(cols) {
-				t.Fatalf("row has %d fields, header %d", len(fields), len(cols))
-			}
-			row := make([][]byte, len(fields))
-			for j, f := range fields {
-				row[j] = bytes.Clone(f)
-			}
-			rows = append(rows, row)
-		}
+		fuzzDialect(t, data, "csv")
+		fuzzDialect(t, bytes.ReplaceAll(data, []byte{','}, []byte{'\t'}), "tsv")
+	})
+}
 
-		var buf bytes.Buffer
-		w, err := source.NewWriter("csv", &buf, cols)
-		if err != nil {
-			t.Fatal(err)
+// fuzzDialect reads data as CSV or TSV (format), and writes and reads
+// back the rows read.
+func fuzzDialect(t *testing.T, data []byte, format string) {
+	// A tiny buffer makes records cross buffer boundaries.
+	r, err := source.NewCSVReaderSize(bytes.NewReader(data), "fuzz."+format, source.Options{}, nil, 7)
+	if err != nil {
+		return
+	}
+	cols := r.Columns()
+	var rows [][][]byte
+	for i := 0; ; i++ {
+		if i > 1<<20 {
+			t.Fatalf("reader does not end")
 		}
-		for _, row := range rows {
-			if err := w.Write(row); err != nil {
-				t.Fatal(err)
+		fields, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var re *source.RowError
+		if errors.As(err, &re) {
+			if re.Line < 1 || re.Column < 0 || re.Column > len(cols)+len(data) {
+				t.Fatalf("bad position in %v", err)
 			}
+			continue
 		}
-		if err := w.Close(); err != nil {
+		if err != nil {
+			// A final error (such as corrupt gzip data) ends the
+			// input; the rows before it must still round-trip.
+			if _, again := r.Next(); again == nil {
+				t.Fatalf("final error %v is not sticky", err)
+			}
+			break
+		}
+		if len(fields) != len(cols) {
+			t.Fatalf("row has %d fields, header %d", len(fields), len(cols))
+		}
+		row := make([][]byte, len(fields))
+		for j, f := range fields {
+			row[j] = bytes.Clone(f)
+		}
+		rows = append(rows, row)
+	}
+
+	var buf bytes.Buffer
+	w, err := source.NewWriter(format, &buf, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rows {
+		if err := w.Write(row); err != nil {
 			t.Fatal(err)
 		}
-		encoded := buf.String()
-		r2, err := source.NewCSVReaderSize(&buf, "again.csv", source.Options{}, nil, 13)
-		if err != nil {
-			t.Fatalf("re-reading %q: %v", encoded, err)
-		}
-		got := r2.Columns()
-		if len(got) != len(cols) {
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	encoded := buf.String()
+	r2, err := source.NewCSVReaderSize(&buf, "again."+format, source.Options{}, nil, 13)
+	if err != nil {
+		t.Fatalf("re-reading %q: %v", encoded, err)
+	}
+	got := r2.Columns()
+	if len(got) != len(cols) {
+		t.Fatalf("columns %q, want %q", got, cols)
+	}
+	for i := range cols {
+		if got[i] != cols[i] {
 			t.Fatalf("columns %q, want %q", got, cols)
 		}
-		for i := range cols {
-			if got[i] != cols[i] {
-				t.Fatalf("columns %q, want %q", got, cols)
+	}
+	for i, want := range rows {
+		fields, err := r2.Next()
+		if err != nil {
+			t.Fatalf("row %d of %q: %v", i, encoded, err)
+		}
+		for j := range want {
+			if !bytes.Equal(fields[j], want[j]) {
+				t.Fatalf("row %d field %d: %q, want %q (encoded %q)", i, j, fields[j], want[j], encoded)
 			}
 		}
-		for i, want := range rows {
-			fields, err := r2.Next()
-			if err != nil {
-				t.Fatalf("row %d of %q: %v", i, encoded, err)
-			}
-			for j := range want {
-				if !bytes.Equal(fields[j], want[j]) {
-					t.Fatalf("row %d field %d: %q, want %q (encoded %q)", i, j, fields[j], want[j], encoded)
-				}
-			}
-		}
-		if _, err := r2.Next(); !errors.Is(err, io.EOF) {
-			t.Fatalf("after %d rows: %v (encoded %q)", len(rows), err, encoded)
-		}
-	})
+	}
+	if _, err := r2.Next(); !errors.Is(err, io.EOF) {
+		t.Fatalf("after %d rows: %v (encoded %q)", len(rows), err, encoded)
+	}
 }

@@ -116,6 +116,21 @@ var csvCases = []csvCase{
 		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:x,1|y"}},
 	},
 	{
+		// TSV has no quoting: a quote inside a field is text. A field that
+		// starts with one is quoted as in CSV, as lut export writes it.
+		name: "TSV quote inside a field",
+		file: "t.tsv",
+		in:   "a\tb\tc\nsay \"hi\"\t\"x\ty\"\t2\"\"\n\"a\"b\t1\t2\n",
+		want: sourcetest.Result{Columns: []string{"a", "b", "c"}, Rows: []string{"2:say \"hi\"|x\ty|2\"\""},
+			Errs: []string{"t.tsv:3:1: extraneous character after closing quote"}},
+	},
+	{
+		name: "tab delimiter of a CSV file",
+		opts: source.Options{Delimiter: '\t'},
+		in:   "a\tb\n5\" screen\t\"q\"\n",
+		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:5\" screen|q"}},
+	},
+	{
 		name: "TSV by format",
 		opts: source.Options{Format: "tsv"},
 		in:   "a\tb\n1\t2\n",
