@@ -337,6 +337,11 @@ func (c *compiler) run(f *os.File) (*Stats, error) {
 		start := w.off
 		w.sum = xxh3.New()
 		if err := body(); err != nil {
+			var se *SourceError
+			var re *source.RowError
+			if errors.As(err, &se) || errors.As(err, &re) {
+				return err // placed in the source, not in the table
+			}
 			return fmt.Errorf("writing %s section: %w", format.SectionName(kind), err)
 		}
 		sections = append(sections, format.Section{Kind: kind, Off: start, Len: w.off - start, Checksum: w.sum.Sum64()})

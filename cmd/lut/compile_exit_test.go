@@ -218,3 +218,15 @@ func TestCompileTSVQuote(t *testing.T) {
 		t.Errorf("lut get: %q", got)
 	}
 }
+
+// TestCompileSourceErrorMessage: an error placed in the source is given
+// as it is, after the command, not as an error writing the table's DATA
+// section.
+func TestCompileSourceErrorMessage(t *testing.T) {
+	dir := t.TempDir()
+	src := writeFile(t, filepath.Join(dir, "bad.csv"), "k,v\n1,a\n2\n")
+	_, stderr, code := run(t, "compile", "--key", "k", "--out", filepath.Join(dir, "t.lut"), src)
+	if want := "compile " + src + ": " + src + ":3:2: expected 2 fields, found 1"; code != 1 || stderr != want {
+		t.Errorf("exit %d, %q; want %q", code, stderr, want)
+	}
+}
