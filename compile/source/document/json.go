@@ -33,6 +33,10 @@ type jsonReader struct {
 	lineRd  bytes.Reader
 	lineBuf []byte
 	lineBad int64 // the offset of the line's first invalid UTF-8 byte, -1 if none
+	// lineAt is where the line begins in what dec has read: one decoder
+	// reads the lines one after the other, each fed to it alone, until
+	// one fails (a decoder's errors stick); 0 for a JSON document.
+	lineAt int64
 	// What the decoder reads, for an error about invalid UTF-8: a
 	// dictionary's key, a field name, or the value of field.
 	at    readingWhat
@@ -181,21 +185,30 @@ func (r *jsonReader) nextLine() ([][]byte, error) {
 		if !utf8.Valid(line) {
 			r.lineBad = int64(firstInvalid(line))
 		}
+		if r.dec == nil {
+			r.dec = json.NewDecoder(&r.lineRd)
+			r.dec.UseNumber()
+			r.lineAt = 0
+		} else {
+			// The previous line's object is read, and what is left of
+			// the line is spaces, some in the decoder's buffer.
+			r.lineAt = r.dec.InputOffset() + int64(r.dec.Buffered().(*bytes.Reader).Len())
+		}
 		r.lineRd.Reset(line)
-		r.dec = json.NewDecoder(&r.lineRd)
-		r.dec.UseNumber()
 		r.line = r.lineNo
 		fields, err := r.row()
 		if err != nil {
+			r.dec = nil
 			return nil, err
 		}
 		// The object is all the line holds.
-		rest := bytes.TrimLeft(line[r.dec.InputOffset():], " \t\r")
+		rest := bytes.TrimLeft(line[r.offset():], " \t\r")
 		if len(rest) == 0 {
 			return fields, nil
 		}
 		off := int64(len(line) - len(rest))
 		r.at = readingNone
+		defer func() { r.dec = nil }()
 		tok, err := r.dec.Token()
 		if uerr := r.utf8Error(err); uerr != nil {
 			return nil, uerr
@@ -339,7 +352,7 @@ func (r *jsonReader) end() error {
 // the column named by its path under prefix.
 func (r *jsonReader) object(prefix string, depth int) error {
 	if depth > maxDepth {
-		return r.errorAt(r.dec.InputOffset()-1, errTooDeep) // at the '{'
+		return r.errorAt(r.offset()-1, errTooDeep) // at the '{'
 	}
 	for r.dec.More() {
 		r.at = readingName
@@ -349,7 +362,7 @@ func (r *jsonReader) object(prefix string, depth int) error {
 		}
 		key := t.(string) // the decoder allows only a string here
 		// Where the key starts (exact unless it has escapes).
-		off := r.dec.InputOffset() - int64(len(key)) - 2
+		off := r.offset() - int64(len(key)) - 2
 		name := join(prefix, key)
 		r.at, r.field = readingValue, name
 		v, err := r.token()
@@ -402,7 +415,7 @@ func (r *jsonReader) encode(open json.Delim) error {
 		case json.Delim:
 			if v == '{' || v == '[' {
 				if err := e.open(byte(v)); err != nil {
-					return r.errorAt(r.dec.InputOffset()-1, err) // at the delimiter
+					return r.errorAt(r.offset()-1, err) // at the delimiter
 				}
 			} else if e.close() {
 				return nil
@@ -466,7 +479,7 @@ func (r *jsonReader) utf8Error(err error) error {
 	if bad < 0 {
 		return nil
 	}
-	if err == nil && bad >= r.dec.InputOffset() {
+	if err == nil && bad >= r.offset() {
 		return nil
 	}
 	if err != nil {
@@ -478,7 +491,7 @@ func (r *jsonReader) utf8Error(err error) error {
 			return nil
 		}
 		at := se.Offset
-		if off := r.dec.InputOffset(); at != off {
+		if off := r.offset(); at != off {
 			at = off + se.Offset - 1
 		}
 		if bad > at {
@@ -514,11 +527,14 @@ func firstInvalid(b []byte) int {
 	return -1
 }
 
+// offset is the decoder's input offset: in the line, for NDJSON.
+func (r *jsonReader) offset() int64 { return r.dec.InputOffset() - r.lineAt }
+
 // here returns the offset of the next token: the decoder's offset past
 // the spaces and the separator it has not consumed yet (as far as its
 // buffer shows).
 func (r *jsonReader) here() int64 {
-	off := r.dec.InputOffset()
+	off := r.offset()
 	br, ok := r.dec.Buffered().(io.ByteReader)
 	if !ok {
 		return off
