@@ -637,8 +637,17 @@ func TestParquetCorruptFooter(t *testing.T) {
 	}
 	good := buf.Bytes()
 	footer := int(good[len(good)-8]) | int(good[len(good)-7])<<8 | int(good[len(good)-6])<<16 | int(good[len(good)-5])<<24
-	path := filepath.Join(t.TempDir(), "f.parquet")
-	for off := len(good) - 8 - footer; off < len(good)-4; off++ {
+	eachDamage(t, good, "f.parquet", len(good)-8-footer, len(good)-4, nil)
+}
+
+// eachDamage sets the byte at each offset of [from, to) of good to 0x00
+// and to 0xff in turn, opens the damaged file (named name) and reads it
+// to its end: an error of Open must name the file, and check (when not
+// nil) gets the error that ends the reading (io.EOF at the end).
+func eachDamage(t *testing.T, good []byte, name string, from, to int, check func(path string, off int, v byte, err error)) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	for off := from; off < to; off++ {
 		for _, v := range []byte{0x00, 0xff} {
 			data := bytes.Clone(good)
 			data[off] = v
@@ -653,11 +662,14 @@ func TestParquetCorruptFooter(t *testing.T) {
 				continue
 			}
 			for {
-				if _, err := r.Next(); err != nil && !source.Skippable(err) {
+				if _, err = r.Next(); err != nil && !source.Skippable(err) {
 					break
 				}
 			}
 			r.Close()
+			if check != nil {
+				check(path, off, v, err)
+			}
 		}
 	}
 }
@@ -686,32 +698,9 @@ func TestArrowCorrupt(t *testing.T) {
 	good := buf.Bytes()
 	n := len(good)
 	footer := n - 10 - (int(good[n-10]) | int(good[n-9])<<8 | int(good[n-8])<<16 | int(good[n-7])<<24)
-	path := filepath.Join(t.TempDir(), "c.arrow")
-	for off := range footer + 32 {
-		for _, v := range []byte{0x00, 0xff} {
-			data := bytes.Clone(good)
-			data[off] = v
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			r, err := source.Open(path, source.Options{})
-			if err != nil {
-				if !strings.HasPrefix(err.Error(), path+": ") {
-					t.Fatalf("offset %d = %#x: %v", off, v, err)
-				}
-				continue
-			}
-			for {
-				_, err := r.Next()
-				if err == nil || source.Skippable(err) {
-					continue
-				}
-				if !errors.Is(err, io.EOF) && !strings.HasPrefix(err.Error(), path+": corrupt Arrow data in record batch ") {
-					t.Fatalf("offset %d = %#x: %v", off, v, err)
-				}
-				break
-			}
-			r.Close()
+	eachDamage(t, good, "c.arrow", 0, footer+32, func(path string, off int, v byte, err error) {
+		if !errors.Is(err, io.EOF) && !strings.HasPrefix(err.Error(), path+": corrupt Arrow data in record batch ") {
+			t.Fatalf("offset %d = %#x: %v", off, v, err)
 		}
-	}
+	})
 }
