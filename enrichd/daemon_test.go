@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lutkit/lutkit/internal/syncbuf"
 )
 
 // TestSwapUnderLoad streams events while the customers table is replaced
@@ -282,7 +284,7 @@ shutdown_timeout: 2m
 		t.Fatalf("--check-config: %v\n%s", err, o)
 	}
 	cmd := exec.Command(bin, "--config", cf)
-	var stderr bytes.Buffer
+	var stderr syncbuf.Buffer // read on failure while enrichd runs
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

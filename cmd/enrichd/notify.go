@@ -15,7 +15,9 @@ type readiness interface{ Ready() bool }
 // datagram socket $NOTIFY_SOCKET; nothing when it is unset): READY=1 once
 // d is ready (every input listening, the tables loaded), WATCHDOG=1 every
 // half of $WATCHDOG_USEC while the daemon runs, and STOPPING=1 when ctx
-// ends (the signal that starts the drain). The returned function stops it.
+// ends (the signal that starts the drain) or, at the latest, when the
+// returned function stops it (the daemon has returned: a drain faster than
+// this goroutine was scheduled, or an error).
 func notifySystemd(ctx context.Context, d readiness, logger *slog.Logger) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -54,6 +56,10 @@ func notifySystemd(ctx context.Context, d readiness, logger *slog.Logger) (stop 
 					}
 				}
 			case <-done:
+				// Run returned before ctx.Done was seen here (both may be
+				// ready at once, and select picks at random): the daemon
+				// stopped all the same.
+				notify(daemon.SdNotifyStopping)
 				return
 			case <-poll.C:
 				if !ready && d.Ready() {

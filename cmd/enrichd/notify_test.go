@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -11,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lutkit/lutkit/internal/syncbuf"
 )
 
 // TestSystemdNotify runs the built enrichd with NOTIFY_SOCKET naming a
@@ -44,7 +49,7 @@ func TestSystemdNotify(t *testing.T) {
 
 	cmd := exec.Command(bin, "--tcp", addr, "--out", filepath.Join(dir, "out.json"))
 	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+sockPath, "WATCHDOG_USEC=400000")
-	var stderr bytes.Buffer
+	var stderr syncbuf.Buffer // written by exec's copying goroutine
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -95,5 +100,45 @@ func TestSystemdNotify(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "out.json")); !bytes.Contains(b, []byte(`"a":"1"`)) && !bytes.Contains(b, []byte(`a=1`)) {
 		t.Errorf("the event sent after READY=1 is not in the output:\n%s", b)
+	}
+}
+
+type neverReady struct{}
+
+func (neverReady) Ready() bool { return false }
+
+// TestNotifyStoppingAfterFastDrain: a drain that ends before the notifier
+// goroutine runs (the signal and the daemon's return both pending at once)
+// still sends STOPPING=1. Each round has a one-in-two chance of showing a
+// notifier that picks the return first and says nothing.
+func TestNotifyStoppingAfterFastDrain(t *testing.T) {
+	sockPath := filepath.Join(t.TempDir(), "notify.sock")
+	sock, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sockPath, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sock.Close()
+	t.Setenv("NOTIFY_SOCKET", sockPath)
+	t.Setenv("WATCHDOG_USEC", "")
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	buf := make([]byte, 256)
+	for round := range 40 {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()                                   // the signal came
+		notifySystemd(ctx, neverReady{}, logger)() // and the daemon returned
+		if err := sock.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		n, err := sock.Read(buf)
+		if err != nil || string(buf[:n]) != "STOPPING=1" {
+			t.Fatalf("round %d: got %q, %v; want STOPPING=1", round, buf[:n], err)
+		}
+	}
+	// Exactly one per stop: nothing more is waiting.
+	if err := sock.SetReadDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := sock.Read(buf); err == nil {
+		t.Fatalf("one more message: %q", buf[:n])
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lutkit/lutkit/internal/syncbuf"
 	"github.com/lutkit/lutkit/internal/testfiles"
 )
 
@@ -198,7 +199,7 @@ drain_read_grace: 50ms
 	}
 	run(t, enrichd, "--config", conf, "--check-config")
 	d := exec.Command(enrichd, "--config", conf)
-	var logs bytes.Buffer
+	var logs syncbuf.Buffer // read on failure while enrichd runs
 	d.Stderr = &logs
 	if err := d.Start(); err != nil {
 		t.Fatal(err)
