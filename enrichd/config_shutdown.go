@@ -3,7 +3,7 @@ package enrichd
 import (
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/lutkit/lutkit/internal/config"
 )

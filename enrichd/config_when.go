@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/lutkit/lutkit/enrichd/engine"
 	"github.com/lutkit/lutkit/internal/config"

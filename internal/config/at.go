@@ -1,6 +1,6 @@
 package config
 
-import "gopkg.in/yaml.v3"
+import "go.yaml.in/yaml/v3"
 
 // Pos is a place in a configuration file (1-based; 0 when unknown).
 type Pos struct{ Line, Column int }

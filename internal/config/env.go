@@ -3,7 +3,7 @@ package config
 import (
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // expandEnv replaces, in every scalar value under n (not in keys), the
