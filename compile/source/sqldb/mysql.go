@@ -44,7 +44,7 @@ func openMySQL(_ string, opts source.Options) (_ source.Reader, err error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	r := &myReader{query: query{name: fmt.Sprintf("mysql://%s@%s/%s", cfg.User, cfg.Addr, cfg.DBName), password: cfg.Passwd}}
+	r := &myReader{query: query{name: fmt.Sprintf("mysql://%s@%s/%s", cfg.User, cfg.Addr, cfg.DBName), password: cfg.Passwd, hexOf: myHexOf}}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -78,6 +78,7 @@ func openMySQL(_ string, opts source.Options) (_ source.Reader, err error) {
 	}
 	for _, ct := range cts {
 		r.types = append(r.types, myColumnType(ct.DatabaseTypeName()))
+		r.binary = append(r.binary, myBinaryType(ct.DatabaseTypeName()))
 	}
 	r.vals = make([]sql.RawBytes, len(r.columns))
 	r.ptrs = make([]any, len(r.columns))
@@ -124,7 +125,23 @@ func (r *myReader) Next() ([][]byte, error) {
 		r.row.ends[i] = len(buf)
 	}
 	r.row.buf = buf
-	return r.row.split(), nil
+	return r.fields()
+}
+
+// myBinaryType is name, the driver's name of a column's type, when the
+// column's values are binary strings (the driver names a column of the
+// binary character set BINARY, VARBINARY or BLOB), or else "".
+func myBinaryType(name string) string {
+	switch name {
+	case "BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB":
+		return name
+	}
+	return ""
+}
+
+// myHexOf is the hex text form of the column col.
+func myHexOf(col string) string {
+	return "HEX(`" + strings.ReplaceAll(col, "`", "``") + "`)"
 }
 
 func (r *myReader) Close() error {

@@ -51,6 +51,7 @@ func openPostgres(_ string, opts source.Options) (_ source.Reader, err error) {
 	r := &pgReader{query: query{
 		name:     fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database),
 		password: cfg.Password,
+		hexOf:    pgHexOf,
 	}}
 	defer func() {
 		if err != nil {
@@ -84,6 +85,11 @@ func openPostgres(_ string, opts source.Options) (_ source.Reader, err error) {
 	for _, fd := range fds {
 		r.columns = append(r.columns, fd.Name)
 		r.isBool = append(r.isBool, fd.DataTypeOID == pgtype.BoolOID)
+		binary := ""
+		if fd.DataTypeOID == pgtype.ByteaOID {
+			binary = "bytea"
+		}
+		r.binary = append(r.binary, binary)
 		r.types = append(r.types, pgColumnType(fd.DataTypeOID))
 	}
 	if err := source.CheckColumnNames(r.columns); err != nil {
@@ -134,7 +140,12 @@ func (r *pgReader) Next() ([][]byte, error) {
 		r.row.ends[i] = len(buf)
 	}
 	r.row.buf = buf
-	return r.row.split(), nil
+	return r.fields()
+}
+
+// pgHexOf is the hex text form of the column col.
+func pgHexOf(col string) string {
+	return "encode(" + pgx.Identifier{col}.Sanitize() + ", 'hex')"
 }
 
 func (r *pgReader) Close() error {

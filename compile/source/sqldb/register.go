@@ -12,7 +12,11 @@
 // Values come out as text, as from SQLite: the server's text form of
 // each value (PostgreSQL's output functions, the MySQL text protocol),
 // booleans as true and false, binary strings (bytea, BLOB) as their
-// bytes, and NULL as an empty value.
+// bytes, and NULL as an empty value. A value that is not UTF-8 text is a
+// bad row, as in SQLite: text of a PostgreSQL SQL_ASCII database or sent
+// in a client character set other than UTF-8 (client_encoding=LATIN1 in
+// the URL, charset=latin1 in the DSN) that holds invalid UTF-8, or a
+// binary string of bytes that are not text.
 //
 // The password never comes from the connection string, which is stored
 // in tables.yaml, shown in process lists and written to logs: a
@@ -75,14 +79,21 @@ func (r *row) split() [][]byte {
 
 // query is what the PostgreSQL and MySQL readers share: the source's
 // name (without the password), the password errors must mask, the
-// columns, the row being read and where the stream stands.
+// columns, which of them are binary strings, the row being read and where
+// the stream stands.
 type query struct {
 	name     string
 	password string
 	columns  []string
-	row      row
-	line     int64
-	err      error
+	// binary is, for each column, the name of its type when its values
+	// are binary strings (bytea, BLOB), read as their bytes, or "" when
+	// they are text; hexOf is the server's SQL for the hex text form of
+	// a column (for the error about a binary string that is not text).
+	binary []string
+	hexOf  func(col string) string
+	row    row
+	line   int64
+	err    error
 }
 
 func (q *query) Columns() []string { return q.columns }
