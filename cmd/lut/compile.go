@@ -63,8 +63,11 @@ For a .lut table (the default), SOURCE is one of:
 
 Instead of SOURCE, --postgres URL or --mysql DSN with --query SELECT reads
 a query's rows, streamed in one read-only REPEATABLE READ transaction,
-every value as text (NULL as empty). The password comes from PGPASSWORD
-(or ~/.pgpass), MYSQL_PWD or --password-file, never from the URL or DSN.
+every value as text (NULL as empty). A bytea or BLOB is its bytes when
+they are UTF-8 text; select a text form of binary data, such as
+encode(col, 'hex') or HEX(col), in --query. The password comes from
+PGPASSWORD (or ~/.pgpass), MYSQL_PWD or --password-file, never from the
+URL or DSN.
 
 Rows are validated as they stream: a row with the wrong number of fields
 or invalid UTF-8 fails the compile with its file, line and column (or is
@@ -93,12 +96,12 @@ contains (\d+, .*) is run on every lookup: it is a warning on stderr,
 counted in the summary, and an error with --strict-patterns.
 
 Exit status: 1 when the source's data is at fault at a place lut names
-(file:line:column; the row and column for SQLite, Parquet and Arrow): a
-bad row, a JSON or YAML syntax error, invalid UTF-8, a repeated key or
-column name. 2 on usage and I/O errors, and for a source that cannot be
-read as its format at all or is damaged where no row is at fault: a file
-that is not SQLite, Parquet or Arrow, a damaged Parquet footer or page or
-Arrow batch, a gzip stream cut short.
+(file:line:column; the row and column for SQLite, Parquet, Arrow,
+PostgreSQL and MySQL): a bad row, a JSON or YAML syntax error, invalid
+UTF-8, a repeated key or column name. 2 on usage and I/O errors, and for
+a source that cannot be read as its format at all or is damaged where no
+row is at fault: a file that is not SQLite, Parquet or Arrow, a damaged
+Parquet footer or page or Arrow batch, a gzip stream cut short.
 
 The output is written atomically (a temporary file in the same directory,
 then a rename) and is byte-for-byte reproducible: the build time is only
