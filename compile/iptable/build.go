@@ -59,7 +59,7 @@ func compileOnce(out string, opts Options, sources []Source) (*Stats, error) {
 		entries = entries[:0]
 		emit := func(e entry) error {
 			if opts.IPVersion == 4 && !e.prefix.Addr().Is4() {
-				return fmt.Errorf("%s: IPv6 network %s in an IPv4 database", describe(src, e.line), e.prefix)
+				return rowError(src, &e, fmt.Errorf("IPv6 network %s in an IPv4 database", e.prefix))
 			}
 			if err := aliases.check(src, &e); err != nil {
 				return err
@@ -87,7 +87,7 @@ func compileOnce(out string, opts Options, sources []Source) (*Stats, error) {
 		for j := range entries {
 			e := &entries[j]
 			if err := w.insert(e.prefix, e.value, src.Merge); err != nil {
-				return nil, fmt.Errorf("%s: %s: %w", describe(src, e.line), e.prefix, err)
+				return nil, rowError(src, e, fmt.Errorf("%s: %w", e.prefix, err))
 			}
 			e.value = nil
 		}

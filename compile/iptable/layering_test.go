@@ -308,6 +308,20 @@ func TestCompileErrors(t *testing.T) {
 		t.Fatalf("err = %#v", err)
 	}
 	_ = good
+
+	// An IPv6 network in an IPv4 database is a bad row too, at its
+	// address field: in a CSV file (quoted, the column is the quote's)
+	// and in a list (after indentation).
+	p = write(t, dir, "v6.csv", "label,cidr\nx,10.0.0.0/8\ny,\"2001:db8::/32\"\n")
+	_, err = Compile(filepath.Join(dir, "v6.mmdb"), Options{BuildEpoch: 1, IPVersion: 4}, []Source{{Kind: CSVNetworks, Path: p, NetworkColumn: "cidr"}})
+	if !errors.As(err, &re) || re.Line != 3 || re.Column != 3 || !strings.Contains(err.Error(), "IPv6 network 2001:db8::/32 in an IPv4 database") {
+		t.Fatalf("err = %#v (%v)", err, err)
+	}
+	p = write(t, dir, "v6.txt", "10.0.0.0/8\n\n  2001:db8::1 # a host\n")
+	_, err = Compile(filepath.Join(dir, "v6l.mmdb"), Options{BuildEpoch: 1, IPVersion: 4}, []Source{{Kind: List, Path: p, Set: []Constant{{Path: "threat.ioc", Value: "true"}}}})
+	if !errors.As(err, &re) || re.Line != 3 || re.Column != 3 {
+		t.Fatalf("err = %#v (%v)", err, err)
+	}
 }
 
 func TestDeterministicAndIntegerRanges(t *testing.T) {

@@ -23,6 +23,7 @@ type entry struct {
 	prefix netip.Prefix
 	value  mmdbtype.DataType
 	line   int
+	col    int // of the address field; 0 for a base layer's networks
 }
 
 // depth is the prefix length in the IPv6 tree, where IPv4 sits under ::/96.
@@ -232,6 +233,7 @@ func readCSV(o *Options, src *Source, emit func(entry) error) (rows int, err err
 			return rows, &source.RowError{File: src.Path, Line: int64(line), Err: err}
 		}
 		pbuf = pbuf[:0]
+		_, addrCol := r.FieldPos(keyCols[0])
 		if src.Kind == CSVRanges {
 			a, b, which, err := parseRange(rec[keyCols[0]], rec[keyCols[1]], src.Family)
 			if err != nil {
@@ -246,7 +248,7 @@ func readCSV(o *Options, src *Source, emit func(entry) error) (rows int, err err
 			pbuf = append(pbuf, p)
 		}
 		for _, p := range pbuf {
-			if err := emit(entry{prefix: p, value: m, line: line}); err != nil {
+			if err := emit(entry{prefix: p, value: m, line: line, col: addrCol}); err != nil {
 				return rows, err
 			}
 		}
@@ -409,7 +411,7 @@ func readList(o *Options, src *Source, emit func(entry) error) (rows int, err er
 			pbuf = append(pbuf, p)
 		}
 		for _, p := range pbuf {
-			if err := emit(entry{prefix: p, value: m, line: line}); err != nil {
+			if err := emit(entry{prefix: p, value: m, line: line, col: col}); err != nil {
 				return rows, err
 			}
 		}
@@ -461,6 +463,15 @@ func readBase(src *Source, emit func(entry) error) (rows int, meta mmdb.Metadata
 }
 
 // describe names a source line for error messages.
+// rowError places err, an error of the data at e, at e's row and
+// address column (a *source.RowError), or at a base layer's network.
+func rowError(src *Source, e *entry, err error) error {
+	if src.Kind == Base {
+		return fmt.Errorf("%s: %w", describe(src, e.line), err)
+	}
+	return &source.RowError{File: src.Path, Line: int64(e.line), Column: e.col, Err: err}
+}
+
 func describe(src *Source, line int) string {
 	if src.Kind == Base {
 		return src.Path + ": network " + strconv.Itoa(line)
