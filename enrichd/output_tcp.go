@@ -108,6 +108,13 @@ func (s *tcpSink) writeConn(p []byte) (int, error) {
 			return 0, err
 		}
 	}
+	// The peer's window as its last acknowledgement advertised it, before
+	// this write fills it: noted on every write, as the peer's buffer can
+	// grow (receive buffer autotuning) between flushes, and the largest
+	// window bounds what a break can leave unread in it (tcpBreak).
+	if ti, ok := tcpInfo(s.c); ok {
+		s.maxWnd = max(s.maxWnd, ti.window)
+	}
 	n, err := s.c.Write(p)
 	if err != nil {
 		n = wholeLines(p, n)
