@@ -21,7 +21,9 @@ func TestDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := t.TempDir()
-	build := exec.Command("go", "build", "-trimpath", "-o", bin+string(filepath.Separator), "./cmd/lut", "./cmd/enrichd")
+	// Built as the other tests build them (no -trimpath, which would
+	// compile every package once more), so that they share the cache.
+	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "./cmd/lut", "./cmd/enrichd")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
