@@ -16,7 +16,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // arrowMagic starts (and ends) an Arrow IPC file; a file without it is
@@ -24,57 +23,46 @@ import (
 var arrowMagic = []byte("ARROW1")
 
 // openArrow opens an Arrow IPC file (also known as Feather version 2) or
-// an Arrow IPC stream, reading one record batch at a time.
+// an Arrow IPC stream, reading one record batch at a time. The messages
+// are read by ipcMessages, and decoded by arrow-go with at most
+// memLimit(size) bytes held at once.
 func openArrow(path string) (_ source.Reader, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	// Decoding the footer and the schema trusts their lengths and
-	// offsets, and can panic on a corrupt file; report that as an error
-	// instead.
+	// Decoding the schema trusts its lengths and offsets, and can panic
+	// on a corrupt file; report that as an error instead.
 	defer func() {
 		if p := recover(); p != nil {
 			f.Close()
 			err = fmt.Errorf("%s: corrupt Arrow file: %v", path, p)
 		}
 	}()
-	head := make([]byte, len(arrowMagic))
-	n, _ := io.ReadFull(f, head)
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	mem := memory.DefaultAllocator
-	if n == len(arrowMagic) && bytes.Equal(head, arrowMagic) {
-		fr, err := ipc.NewFileReader(f, ipc.WithAllocator(mem))
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: arrow file: %w", path, err)
-		}
-		i := 0
-		next := func() (arrow.RecordBatch, error) {
-			if i >= fr.NumRecords() {
-				return nil, io.EOF
-			}
-			rec, err := fr.RecordBatch(i) // valid until the next call
-			i++
-			return rec, err
-		}
-		closeFn := func() error {
-			err := fr.Close()
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			return err
-		}
-		return newBatchReader(path, "Arrow", fr.Schema(), next, closeFn)
+	mem := newLimitAllocator(memLimit(size))
+	msgs := &ipcMessages{r: f, size: size, mem: mem}
+	kind := "stream"
+	head := make([]byte, len(arrowMagic))
+	if n, _ := f.ReadAt(head, 0); n == len(arrowMagic) && bytes.Equal(head, arrowMagic) {
+		kind = "file"
+		err = msgs.readFooter()
 	}
-
-	sr, err := ipc.NewReader(f, ipc.WithAllocator(mem))
+	var sr *ipc.Reader
+	if err == nil {
+		sr, err = ipc.NewReaderFromMessageReader(msgs, ipc.WithAllocator(mem))
+	}
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: arrow stream: %w", path, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, fmt.Errorf("%s: corrupt Arrow %s: %w", path, kind, err)
 	}
 	next := func() (arrow.RecordBatch, error) {
 		if sr.Next() {

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ import (
 
 // testBatches builds two record batches covering the value types the
 // readers convert, with nulls, and the text rows expected from them.
-func testBatches(t *testing.T) (*arrow.Schema, []arrow.RecordBatch, []string) {
+func testBatches(t testing.TB) (*arrow.Schema, []arrow.RecordBatch, []string) {
 	t.Helper()
 	mem := memory.DefaultAllocator
 	tsType := &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
@@ -104,41 +105,20 @@ func TestArrowIPC(t *testing.T) {
 		cols[i] = f.Name
 	}
 
-	write := func(name string, stream bool) string {
-		p := filepath.Join(dir, name)
-		f, err := os.Create(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		type recWriter interface {
-			Write(arrow.RecordBatch) error
-			Close() error
-		}
-		var w recWriter
-		if stream {
-			w = ipc.NewWriter(f, ipc.WithSchema(schema))
-		} else {
-			if w, err = ipc.NewFileWriter(f, ipc.WithSchema(schema)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, rec := range batches {
-			if err := w.Write(rec); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-		return p
-	}
 	for _, tc := range []struct {
 		name   string
 		stream bool
-	}{{"data.arrow", false}, {"data.feather", false}, {"stream.ipc", true}} {
+		opts   []ipc.Option
+	}{
+		{"data.arrow", false, nil}, {"data.feather", false, nil}, {"stream.ipc", true, nil},
+		{"lz4.arrow", false, []ipc.Option{ipc.WithLZ4()}}, {"zstd.arrow", false, []ipc.Option{ipc.WithZstd()}},
+		{"lz4.ipc", true, []ipc.Option{ipc.WithLZ4()}}, {"zstd.ipc", true, []ipc.Option{ipc.WithZstd()}},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := write(tc.name, tc.stream)
+			p := filepath.Join(dir, tc.name)
+			if err := os.WriteFile(p, writeArrow(t, schema, batches, tc.stream, tc.opts...), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			r, err := source.Open(p, source.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -642,11 +622,13 @@ func TestParquetCorruptFooter(t *testing.T) {
 
 // eachDamage sets the byte at each offset of [from, to) of good to 0x00
 // and to 0xff in turn, opens the damaged file (named name) and reads it
-// to its end: an error of Open must name the file, and check (when not
-// nil) gets the error that ends the reading (io.EOF at the end).
+// to its end, allocating less than memLimit of its size: an error of Open
+// must name the file, and check (when not nil) gets the error that ends
+// the reading (io.EOF at the end).
 func eachDamage(t *testing.T, good []byte, name string, from, to int, check func(path string, off int, v byte, err error)) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
+	limit := memLimit(int64(len(good)))
 	for off := from; off < to; off++ {
 		for _, v := range []byte{0x00, 0xff} {
 			data := bytes.Clone(good)
@@ -654,19 +636,28 @@ func eachDamage(t *testing.T, good []byte, name string, from, to int, check func
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			r, err := source.Open(path, source.Options{})
-			if err != nil {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			r, openErr := source.Open(path, source.Options{})
+			err := openErr
+			if err == nil {
+				for {
+					if _, err = r.Next(); err != nil && !source.Skippable(err) {
+						break
+					}
+				}
+				r.Close()
+			}
+			runtime.ReadMemStats(&after)
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(limit) {
+				t.Fatalf("offset %d = %#x: %d bytes allocated, limit %d: %v", off, v, alloc, limit, err)
+			}
+			if openErr != nil {
 				if !strings.HasPrefix(err.Error(), path+": ") {
 					t.Fatalf("offset %d = %#x: %v", off, v, err)
 				}
 				continue
 			}
-			for {
-				if _, err = r.Next(); err != nil && !source.Skippable(err) {
-					break
-				}
-			}
-			r.Close()
 			if check != nil {
 				check(path, off, v, err)
 			}
@@ -674,33 +665,19 @@ func eachDamage(t *testing.T, good []byte, name string, from, to int, check func
 	}
 }
 
-// TestArrowCorrupt damages an Arrow IPC file byte by byte: the reader
-// never panics (the decoder did, on lengths it trusted), and an error
-// names the file and says what could not be read. The damage stops in
-// the first bytes of the footer: further on, arrow-go (v18.8.0) can take
-// a damaged count for the size of an allocation and run out of memory,
-// which no reader recovers from.
+// TestArrowCorrupt damages an Arrow IPC file, and a stream, byte by
+// byte, to its end: the reader never panics (the decoder did, on lengths
+// it trusted), nor allocates past the limit of the file (a damaged count
+// ran arrow-go v18.8.0 out of memory), and an error names the file and
+// says what could not be read.
 func TestArrowCorrupt(t *testing.T) {
 	schema, batches, _ := testBatches(t)
-	var buf bytes.Buffer
-	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
+	for _, stream := range []bool{false, true} {
+		good := writeArrow(t, schema, batches, stream)
+		eachDamage(t, good, "c.arrow", 0, len(good), func(path string, off int, v byte, err error) {
+			if !errors.Is(err, io.EOF) && !strings.HasPrefix(err.Error(), path+": corrupt Arrow data in record batch ") {
+				t.Fatalf("stream %t, offset %d = %#x: %v", stream, off, v, err)
+			}
+		})
 	}
-	for _, b := range batches {
-		if err := w.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	good := buf.Bytes()
-	n := len(good)
-	footer := n - 10 - (int(good[n-10]) | int(good[n-9])<<8 | int(good[n-8])<<16 | int(good[n-7])<<24)
-	eachDamage(t, good, "c.arrow", 0, footer+32, func(path string, off int, v byte, err error) {
-		if !errors.Is(err, io.EOF) && !strings.HasPrefix(err.Error(), path+": corrupt Arrow data in record batch ") {
-			t.Fatalf("offset %d = %#x: %v", off, v, err)
-		}
-	})
 }

@@ -1,0 +1,189 @@
+package columnar
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// ipcMessages is the ipc.MessageReader of an Arrow IPC stream, which
+// reads its messages one after the other, or of an Arrow IPC file, which
+// reads the schema message that starts the file and then the messages its
+// footer lists, the dictionaries first. arrow-go's own readers allocate
+// by the lengths a message gives before they read it; this one checks
+// each length against the bytes left in the file, and the counts of the
+// metadata against its length (checkMessage), first.
+type ipcMessages struct {
+	r    io.ReaderAt
+	size int64
+	mem  *limitAllocator // for the message bodies
+
+	// blocks holds the messages of a file left to read; next is the
+	// offset of the next message of a stream.
+	file   bool
+	blocks []ipcBlock
+	next   int64
+
+	msg   *ipc.Message // valid until the next call to Message
+	views viewCounts   // of the schema read
+}
+
+// ipcBlock is a message of a file as its footer lists it: the offset,
+// the length of the metadata with its prefix, and that of the body (-1
+// for the schema message, which the footer does not list).
+type ipcBlock struct {
+	offset, meta, body int64
+}
+
+// readFooter reads the footer of an Arrow IPC file for the offsets of its
+// messages.
+func (m *ipcMessages) readFooter() (err error) {
+	var tail [10]byte
+	if m.size < int64(8+len(tail)) {
+		return fmt.Errorf("a file of %d bytes has no room for a footer", m.size)
+	}
+	if _, err := m.r.ReadAt(tail[:], m.size-int64(len(tail))); err != nil {
+		return err
+	}
+	if !bytes.Equal(tail[4:], arrowMagic) {
+		return errors.New("no footer: the file does not end with ARROW1")
+	}
+	n := int64(binary.LittleEndian.Uint32(tail[:]))
+	if n > m.size-8-int64(len(tail)) {
+		return fmt.Errorf("footer length %d passes the start of the file of %d bytes", n, m.size)
+	}
+	footer := make([]byte, n)
+	if _, err := m.r.ReadAt(footer, m.size-int64(len(tail))-n); err != nil {
+		return err
+	}
+	m.file = true
+	m.blocks = []ipcBlock{{8, -1, -1}} // the schema
+	// A footer offset that points out of footer panics.
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("footer: %v", p)
+		}
+	}()
+	root := fbTable{footer, int(binary.LittleEndian.Uint32(footer))}
+	for _, slot := range []int{footerDictionaries, footerRecordBatches} {
+		start, n, err := root.vector(slot, 24) // a Block struct
+		if err != nil {
+			return fmt.Errorf("footer: %w", err)
+		}
+		for i := range n {
+			b := footer[start+24*i:]
+			m.blocks = append(m.blocks, ipcBlock{
+				offset: int64(binary.LittleEndian.Uint64(b)),
+				meta:   int64(int32(binary.LittleEndian.Uint32(b[8:]))),
+				body:   int64(binary.LittleEndian.Uint64(b[16:])),
+			})
+		}
+	}
+	return nil
+}
+
+func (m *ipcMessages) Message() (*ipc.Message, error) {
+	if m.msg != nil {
+		m.msg.Release()
+		m.msg = nil
+	}
+	pos := m.next
+	var blk ipcBlock
+	if m.file {
+		if len(m.blocks) == 0 {
+			return nil, io.EOF
+		}
+		blk, m.blocks = m.blocks[0], m.blocks[1:]
+		pos = blk.offset
+	}
+	msg, end, err := m.read(pos)
+	if m.file && errors.Is(err, io.EOF) {
+		err = errors.New("an end-of-stream marker where the footer lists a message")
+	}
+	if err == nil && m.file && blk.meta >= 0 {
+		if body := msg.BodyLen(); blk.meta != end-pos-body || blk.body != body {
+			msg.Release()
+			err = fmt.Errorf("the footer gives %d bytes of metadata and %d of body, the message %d and %d", blk.meta, blk.body, end-pos-body, body)
+		}
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			err = fmt.Errorf("message at offset %d: %w", pos, err)
+		}
+		return nil, err
+	}
+	m.msg, m.next = msg, end
+	return msg, nil
+}
+
+// read reads the message at offset pos, and returns it and the offset
+// after it. At the end-of-stream marker, or at the end of a stream, it
+// returns io.EOF.
+func (m *ipcMessages) read(pos int64) (*ipc.Message, int64, error) {
+	if pos < 0 || pos > m.size {
+		return nil, 0, fmt.Errorf("offset past the end of the file of %d bytes", m.size)
+	}
+	// A continuation marker and the metadata length, or (before Arrow
+	// 0.15) the length alone; a length of 0 ends the stream.
+	var head [8]byte
+	n, err := m.r.ReadAt(head[:], pos)
+	if n == 0 && errors.Is(err, io.EOF) && !m.file {
+		return nil, 0, io.EOF
+	}
+	if n < 4 {
+		return nil, 0, fmt.Errorf("the file ends in the message length: %w", err)
+	}
+	metaLen, at := int64(binary.LittleEndian.Uint32(head[:])), pos+4
+	if metaLen == 0xffffffff {
+		if n < 8 {
+			return nil, 0, fmt.Errorf("the file ends in the message length: %w", err)
+		}
+		metaLen, at = int64(binary.LittleEndian.Uint32(head[4:])), pos+8
+	}
+	if metaLen == 0 {
+		return nil, 0, io.EOF
+	}
+	if metaLen < 4 || metaLen > m.size-at {
+		return nil, 0, fmt.Errorf("metadata length %d passes the end of the file of %d bytes", metaLen, m.size)
+	}
+	meta := make([]byte, metaLen)
+	if _, err := m.r.ReadAt(meta, at); err != nil {
+		return nil, 0, err
+	}
+	at += metaLen
+	bodyLen, batch, err := checkMessage(meta, &m.views)
+	if err != nil {
+		return nil, 0, fmt.Errorf("metadata: %w", err)
+	}
+	if bodyLen < 0 || bodyLen > m.size-at {
+		return nil, 0, fmt.Errorf("body length %d passes the end of the file of %d bytes", bodyLen, m.size)
+	}
+	body := memory.NewResizableBuffer(m.mem)
+	defer body.Release()
+	body.Resize(int(bodyLen))
+	if _, err := m.r.ReadAt(body.Bytes(), at); err != nil {
+		return nil, 0, err
+	}
+	if batch.b != nil {
+		if err := checkZstdWindows(batch, body.Bytes(), m.mem.limit); err != nil {
+			return nil, 0, err
+		}
+	}
+	return ipc.NewMessage(memory.NewBufferBytes(meta), body), at + bodyLen, nil
+}
+
+// Retain and Release: the reader is only released once, by the arrow-go
+// reader reading it.
+func (m *ipcMessages) Retain() {}
+
+func (m *ipcMessages) Release() {
+	if m.msg != nil {
+		m.msg.Release()
+		m.msg = nil
+	}
+}
