@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -433,6 +434,67 @@ func TestArrowCompressedBatches(t *testing.T) {
 	if _, err := readAllocating(path); err == nil || !strings.HasPrefix(err.Error(), path+": corrupt Arrow data in record batch 1 (after row 0): ") ||
 		!strings.Contains(err.Error(), "bytes a file of its size may decode to") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// setPageSize sets field (2: the uncompressed size, 3: the compressed
+// size) of the header of the first page of a Parquet file to v: the
+// header is Thrift compact, a field an i32 in a zigzag varint.
+func setPageSize(t testing.TB, good []byte, field int, v int64) []byte {
+	t.Helper()
+	pos := 4 // after PAR1
+	for id := 1; ; id++ {
+		if good[pos] != 0x15 {
+			t.Fatalf("page header field %d: % x", id, good[pos:pos+8])
+		}
+		start := pos + 1
+		pos = start
+		for good[pos]&0x80 != 0 {
+			pos++
+		}
+		pos++
+		if id == field {
+			return slices.Concat(good[:start], binary.AppendUvarint(nil, uint64(v)<<1), good[pos:])
+		}
+	}
+}
+
+// TestParquetDamagedPageSize sets the sizes of a page header to values
+// within arrow-go's limits (256 and 64 MiB) but past the file's: the
+// reading fails, and allocates less than the limit of the file (arrow-go
+// alone allocated the sizes given, twice, 400 and 120 MiB).
+func TestParquetDamagedPageSize(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := source.NewWriter("parquet", &buf, []string{"id", "name"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		if err := w.Write([][]byte{fmt.Appendf(nil, "%d", i), fmt.Appendf(nil, "n%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "p.parquet")
+	for _, tc := range []struct {
+		name  string
+		field int
+		v     int64
+	}{{"uncompressed", 2, 200 << 20}, {"compressed", 3, 60 << 20}} {
+		data := setPageSize(t, buf.Bytes(), tc.field, tc.v)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		alloc, err := readAllocating(path)
+		t.Logf("%s: %d bytes allocated: %v", tc.name, alloc, err)
+		if limit := memLimit(int64(len(data))); alloc > uint64(limit) {
+			t.Errorf("%s: %d bytes allocated, limit %d", tc.name, alloc, limit)
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), path+": corrupt Parquet page in column \"id\"") {
+			t.Errorf("%s: err = %v", tc.name, err)
+		}
 	}
 }
 

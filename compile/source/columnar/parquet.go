@@ -8,9 +8,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -33,7 +35,17 @@ func openParquet(path string) (_ source.Reader, err error) {
 			err = fmt.Errorf("%s: corrupt Parquet file: %v", path, p)
 		}
 	}()
-	pf, err = file.OpenParquetFile(path, false)
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	// A page holds at most the file, and decodes to at most
+	// memLimit(size) bytes: arrow-go allocates by the sizes a page
+	// header gives before it reads the page.
+	rprops := parquet.NewReaderProperties(memory.DefaultAllocator)
+	rprops.MaxCompressedPageSize = min(rprops.MaxCompressedPageSize, max(st.Size(), 1))
+	rprops.MaxUncompressedPageSize = min(rprops.MaxUncompressedPageSize, memLimit(st.Size()))
+	pf, err = file.OpenParquetFile(path, false, file.WithReadProps(rprops))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
