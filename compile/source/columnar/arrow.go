@@ -77,7 +77,12 @@ func openArrow(path string) (_ source.Reader, err error) {
 		sr.Release()
 		return f.Close()
 	}
-	return newBatchReader(path, "Arrow", sr.Schema(), next, closeFn)
+	r, err := newBatchReader(path, "Arrow", sr.Schema(), next, closeFn)
+	if err != nil {
+		return nil, err
+	}
+	r.maxValues = maxNestedValues(size)
+	return r, nil
 }
 
 // batchReader turns a sequence of Arrow record batches into rows of text
@@ -102,6 +107,10 @@ type batchReader struct {
 	// cannot tell.
 	format string
 	locate func(after int64, err error) error
+
+	// maxValues is the most values a nested value may hold
+	// (nestedValues).
+	maxValues int64
 
 	buf    []byte
 	ends   []int
@@ -141,7 +150,7 @@ func newBatchReader(name, format string, schema *arrow.Schema, next func() (arro
 	for i, f := range schema.Fields() {
 		types[i] = columnType(f.Type)
 	}
-	return &batchReader{
+	r := &batchReader{
 		name:    name,
 		format:  format,
 		columns: cols,
@@ -151,7 +160,9 @@ func newBatchReader(name, format string, schema *arrow.Schema, next func() (arro
 		conv:    make([]appendFunc, len(cols)),
 		ends:    make([]int, len(cols)),
 		fields:  make([][]byte, len(cols)),
-	}, nil
+	}
+	r.maxValues = maxNestedValues(0) // the caller sets it by the file's size
+	return r, nil
 }
 
 func (r *batchReader) Columns() []string { return r.columns }
@@ -209,7 +220,7 @@ func (r *batchReader) Next() (_ [][]byte, err error) {
 		}
 		r.rec, r.row, r.nrows = rec, 0, int(rec.NumRows())
 		for i := range r.conv {
-			r.conv[i] = textAppender(rec.Column(i))
+			r.conv[i] = textAppender(rec.Column(i), r.maxValues)
 		}
 	}
 	buf := r.buf[:0]
@@ -277,8 +288,9 @@ func (r *batchReader) Close() error {
 // timestamps in RFC 3339 (with the offset of the column's time zone, or
 // without an offset when the column has no time zone), decimals in plain
 // decimal notation, and null as the empty string. Other types use
-// arrow-go's ValueStr form.
-func textAppender(arr arrow.Array) appendFunc {
+// arrow-go's ValueStr form, a nested value of at most maxValues values
+// (nestedValues): a larger one panics.
+func textAppender(arr arrow.Array, maxValues int64) appendFunc {
 	nulls := arr.NullN() > 0
 	wrap := func(f appendFunc) appendFunc {
 		if !nulls {
@@ -371,10 +383,15 @@ func textAppender(arr arrow.Array) appendFunc {
 	case *array.Decimal256:
 		return wrap(decimalAppender(a, a.Value))
 	case *array.Dictionary:
-		dict := textAppender(a.Dictionary())
+		dict := textAppender(a.Dictionary(), maxValues)
 		return wrap(func(dst []byte, i int) []byte { return dict(dst, a.GetValueIndex(i)) })
 	}
-	return wrap(func(dst []byte, i int) []byte { return append(dst, arr.ValueStr(i)...) })
+	return wrap(func(dst []byte, i int) []byte {
+		if n := nestedValues(arr, int64(i), int64(i)+1, maxValues); n > maxValues {
+			panic(fmt.Sprintf("a nested value holds more than %d values, more than a file of its size may decode to", maxValues))
+		}
+		return append(dst, arr.ValueStr(i)...)
+	})
 }
 
 // decimalAppender formats decimals with exactly the column's scale

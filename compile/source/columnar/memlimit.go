@@ -23,6 +23,14 @@ func memLimit(size int64) int64 {
 	return memLimitFloor + memLimitFactor*max(size, 0)
 }
 
+// maxNestedValues is the most values a nested value (a list, a map, a
+// struct) of a file of size bytes may hold: 64 Ki, and one more for each
+// byte of the file. arrow-go builds its text form whole, allocating tens
+// of bytes a value.
+func maxNestedValues(size int64) int64 {
+	return memLimit(size) / memLimitFactor
+}
+
 // limitAllocator is a memory.Allocator that holds at most limit bytes at
 // once. An allocation that would pass the limit panics with a
 // *memLimitError, which the readers (arrow-go's, and those of this

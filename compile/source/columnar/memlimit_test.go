@@ -320,6 +320,14 @@ func arrowDamages() []arrowDamage {
 			_, msg := batch(t, data)
 			binary.LittleEndian.PutUint64(elemOf(t, sub(t, msg, messageHeader), batchVariadicCounts, 0, 8), bigCount)
 		}})
+		// arrow-go reads a count for each view column, past the end of
+		// the counts the batch gives.
+		add(arrowDamage{name: "variadic buffer counts missing", counts: true, set: func(t testing.TB, data []byte) {
+			_, msg := batch(t, data)
+			rb := sub(t, msg, messageHeader)
+			binary.LittleEndian.PutUint64(elemOf(t, rb, batchVariadicCounts, 0, 8), bigCount)
+			binary.LittleEndian.PutUint32(countOf(t, rb, batchVariadicCounts), 0)
+		}})
 	}
 	return ds
 }
@@ -434,6 +442,53 @@ func TestArrowCompressedBatches(t *testing.T) {
 	if _, err := readAllocating(path); err == nil || !strings.HasPrefix(err.Error(), path+": corrupt Arrow data in record batch 1 (after row 0): ") ||
 		!strings.Contains(err.Error(), "bytes a file of its size may decode to") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestArrowNestedNulls reads a list of 16 Mi nulls, which takes a file a
+// few hundred bytes: arrow-go allocated 2.4 GB building the text form of
+// the value (84 MB); the reader refuses it as more values than a file of
+// its size may decode to. A list of 3 nulls reads as before.
+func TestArrowNestedNulls(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "l", Type: arrow.ListOf(arrow.Null)},
+	}, nil)
+	dir := t.TempDir()
+	for _, n := range []int{3, 1 << 24} {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		b.Field(0).(*array.Int64Builder).Append(1)
+		lb := b.Field(1).(*array.ListBuilder)
+		lb.Append(true)
+		lb.ValueBuilder().(*array.NullBuilder).AppendNulls(n)
+		rec := b.NewRecordBatch()
+		b.Release()
+		data := writeArrow(t, schema, []arrow.RecordBatch{rec}, false)
+		rec.Release()
+		path := filepath.Join(dir, fmt.Sprintf("%d.arrow", n))
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if n == 3 {
+			r, err := source.Open(path, source.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fields, err := r.Next()
+			if err != nil || string(fields[1]) != "[null,null,null]" {
+				t.Errorf("%d nulls: %q, %v", n, fields, err)
+			}
+			r.Close()
+			continue
+		}
+		alloc, err := readAllocating(path)
+		t.Logf("%d bytes, %d allocated: %v", len(data), alloc, err)
+		if limit := memLimit(int64(len(data))); alloc > uint64(limit) {
+			t.Errorf("%d bytes allocated, limit %d", alloc, limit)
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), path+": corrupt Arrow data in record batch 1 (after row 0): a nested value holds more than ") {
+			t.Errorf("err = %v", err)
+		}
 	}
 }
 

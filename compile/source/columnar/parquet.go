@@ -77,6 +77,7 @@ func openParquet(path string) (_ source.Reader, err error) {
 	if err != nil {
 		return nil, err
 	}
+	r.maxValues = maxNestedValues(st.Size())
 	r.locate = func(after int64, cause error) error {
 		rg, col, first, n, ok := findCorruptChunk(pf, fr, len(r.columns), after)
 		if !ok {
