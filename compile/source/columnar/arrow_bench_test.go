@@ -1,0 +1,94 @@
+package columnar
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lutkit/lutkit/compile/source"
+)
+
+// BenchmarkArrowRead reads 1,000,000 rows (a string key, an integer and a
+// string, in batches of 65,536) of an Arrow IPC file and of a stream, as
+// lut compile does: the cost of reading, checks of the file included.
+func BenchmarkArrowRead(b *testing.B) {
+	const rows, batch = 1_000_000, 65_536
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "key", Type: arrow.BinaryTypes.String},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "email", Type: arrow.BinaryTypes.String},
+	}, nil)
+	dir := b.TempDir()
+	for _, stream := range []bool{false, true} {
+		var buf bytes.Buffer
+		var w interface {
+			Write(arrow.RecordBatch) error
+			Close() error
+		}
+		if stream {
+			w = ipc.NewWriter(&buf, ipc.WithSchema(schema))
+		} else {
+			fw, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
+			if err != nil {
+				b.Fatal(err)
+			}
+			w = fw
+		}
+		bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		for start := 0; start < rows; start += batch {
+			for i := start; i < min(start+batch, rows); i++ {
+				bld.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("C%07d", i))
+				bld.Field(1).(*array.Int64Builder).Append(int64(i) * 7)
+				bld.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("user%d@example.com", i))
+			}
+			rec := bld.NewRecordBatch()
+			if err := w.Write(rec); err != nil {
+				b.Fatal(err)
+			}
+			rec.Release()
+		}
+		bld.Release()
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+		name := "file.arrow"
+		if stream {
+			name = "stream.ipc"
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(buf.Len()))
+			for b.Loop() {
+				r, err := source.Open(p, source.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for {
+					if _, err := r.Next(); err == io.EOF {
+						break
+					} else if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				r.Close()
+				if n != rows {
+					b.Fatalf("%d rows, want %d", n, rows)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+		})
+	}
+}
