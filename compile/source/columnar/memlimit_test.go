@@ -25,9 +25,17 @@ import (
 // returns the bytes the reading allocated and the error that ended it
 // (io.EOF at the end).
 func readAllocating(path string) (uint64, error) {
+	alloc, _, err := readAllocatingOpen(path)
+	return alloc, err
+}
+
+// readAllocatingOpen is readAllocating, which also says whether the error
+// came from Open.
+func readAllocatingOpen(path string) (alloc uint64, opening bool, err error) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	r, err := source.Open(path, source.Options{})
+	opening = err != nil
 	if err == nil {
 		for {
 			if _, err = r.Next(); err != nil && !source.Skippable(err) {
@@ -37,7 +45,26 @@ func readAllocating(path string) (uint64, error) {
 		r.Close()
 	}
 	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc, err
+	return after.TotalAlloc - before.TotalAlloc, opening, err
+}
+
+// smallParquet is a Parquet file of 50 rows of two columns, id and name.
+func smallParquet(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := source.NewWriter("parquet", &buf, []string{"id", "name"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		if err := w.Write([][]byte{fmt.Appendf(nil, "%d", i), fmt.Appendf(nil, "n%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // writeArrow writes batches as an Arrow IPC file, or as a stream, with the
@@ -519,26 +546,14 @@ func setPageSize(t testing.TB, good []byte, field int, v int64) []byte {
 // reading fails, and allocates less than the limit of the file (arrow-go
 // alone allocated the sizes given, twice, 400 and 120 MiB).
 func TestParquetDamagedPageSize(t *testing.T) {
-	var buf bytes.Buffer
-	w, err := source.NewWriter("parquet", &buf, []string{"id", "name"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 50 {
-		if err := w.Write([][]byte{fmt.Appendf(nil, "%d", i), fmt.Appendf(nil, "n%d", i)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	good := smallParquet(t)
 	path := filepath.Join(t.TempDir(), "p.parquet")
 	for _, tc := range []struct {
 		name  string
 		field int
 		v     int64
 	}{{"uncompressed", 2, 200 << 20}, {"compressed", 3, 60 << 20}} {
-		data := setPageSize(t, buf.Bytes(), tc.field, tc.v)
+		data := setPageSize(t, good, tc.field, tc.v)
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
