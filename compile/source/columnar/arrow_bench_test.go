@@ -2,6 +2,7 @@ package columnar
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -76,7 +77,7 @@ func BenchmarkArrowRead(b *testing.B) {
 				}
 				n := 0
 				for {
-					if _, err := r.Next(); err == io.EOF {
+					if _, err := r.Next(); errors.Is(err, io.EOF) {
 						break
 					} else if err != nil {
 						b.Fatal(err)
