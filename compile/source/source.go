@@ -20,6 +20,7 @@ package source
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Reader yields the rows of one source, in source order.
@@ -117,4 +118,21 @@ func SplitFields(fields [][]byte, buf []byte, ends []int) {
 		fields[i] = buf[start:e:e]
 		start = e
 	}
+}
+
+// ValidFields reports whether each of fields, the fields SplitFields made
+// of buf, is UTF-8 text: buf is, and no field starts inside a character.
+// (buf alone is not enough: a field that ends with the first byte of a
+// character and a next one that starts with its last byte make a valid
+// buf of two invalid fields.) It costs one utf8.Valid over the row.
+func ValidFields(buf []byte, fields [][]byte) bool {
+	if !utf8.Valid(buf) {
+		return false
+	}
+	for _, f := range fields {
+		if len(f) > 0 && !utf8.RuneStart(f[0]) {
+			return false
+		}
+	}
+	return true
 }

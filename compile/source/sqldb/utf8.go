@@ -13,10 +13,10 @@ import (
 // PostgreSQL SQL_ASCII database, or sent in a client character set
 // other than UTF-8), or a binary string of bytes that are not text,
 // whose error says how to select a text form of it. One utf8.Valid over
-// the row's buffer checks a row that is UTF-8 text.
+// the row's buffer checks a row that is UTF-8 text (source.ValidFields).
 func (q *query) fields() ([][]byte, error) {
 	fields := q.row.split()
-	if utf8.Valid(q.row.buf) {
+	if source.ValidFields(q.row.buf, fields) {
 		return fields, nil
 	}
 	for i, f := range fields {

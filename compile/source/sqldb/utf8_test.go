@@ -141,6 +141,10 @@ func TestMySQLNotUTF8(t *testing.T) {
 			Rows: []string{"1:e", "2:d", "3:c", "5:a"}, Errs: []string{name + `:4:1: invalid UTF-8 in column "n" of the query, row 4`}}},
 		{query(opts, "SELECT 1 AS id, X'FF61' AS lit"), sourcetest.Result{Columns: []string{"id", "lit"},
 			Errs: []string{name + ":1:2: VARBINARY in column \"lit\" of the query, row 1, is not UTF-8 text: select a text form of it with --query (query in tables.yaml), such as HEX(`lit`)"}}},
+		// The first byte of é ends a value and its last starts the next:
+		// the row's bytes are valid UTF-8, its values are not.
+		{query(opts, "SELECT X'6BC3' AS k, X'A9' AS v"), sourcetest.Result{Columns: []string{"k", "v"},
+			Errs: []string{name + ":1:1: VARBINARY in column \"k\" of the query, row 1, is not UTF-8 text: select a text form of it with --query (query in tables.yaml), such as HEX(`k`)"}}},
 	})
 	checkCompile(t, all, 3, errs)
 	if st, err := compileQuery(t, query(opts, "SELECT id, n, HEX(raw) AS raw, HEX(doc) AS doc FROM assets"), false); err != nil || st.Rows != 5 {

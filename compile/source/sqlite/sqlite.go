@@ -234,7 +234,7 @@ func (r *sqliteReader) Next() ([][]byte, error) {
 	}
 	r.buf = buf
 	source.SplitFields(r.fields, buf, r.ends)
-	if !utf8.Valid(buf) {
+	if !source.ValidFields(buf, r.fields) {
 		return nil, r.utf8Error()
 	}
 	return r.fields, nil

@@ -162,6 +162,10 @@ func TestSQLiteNotUTF8(t *testing.T) {
 			Rows: []string{"1:1|a|626C6F62", "2:3|c|FF00626C6F62", "3:4|d|"}}},
 		{source.Options{SQLiteQuery: "SELECT n FROM assets ORDER BY id DESC"}, sourcetest.Result{Columns: []string{"n"},
 			Rows: []string{"1:d", "2:c", "4:a"}, Errs: []string{`:3:1: invalid UTF-8 in column "n" of the query, row 3`}}},
+		// The first byte of é ends a value and its last starts the next:
+		// the row's bytes are valid UTF-8, its values are not.
+		{source.Options{SQLiteQuery: "SELECT CAST(x'6bc3' AS TEXT) AS k, CAST(x'a9' AS TEXT) AS v"}, sourcetest.Result{Columns: []string{"k", "v"},
+			Errs: []string{`:1:1: invalid UTF-8 in column "k" of the query, row 1`}}},
 	} {
 		r, err := source.Open(db, c.opts)
 		if err != nil {
