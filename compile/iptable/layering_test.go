@@ -317,6 +317,12 @@ func TestCompileErrors(t *testing.T) {
 	if !errors.As(err, &re) || re.Line != 3 || re.Column != 3 || !strings.Contains(err.Error(), "IPv6 network 2001:db8::/32 in an IPv4 database") {
 		t.Fatalf("err = %#v (%v)", err, err)
 	}
+	// After a quoted field over two lines, the address field's own line.
+	p = write(t, dir, "v6q.csv", "label,cidr\n\"two\nlines\",2001:db8::/32\n")
+	_, err = Compile(filepath.Join(dir, "v6q.mmdb"), Options{BuildEpoch: 1, IPVersion: 4}, []Source{{Kind: CSVNetworks, Path: p, NetworkColumn: "cidr"}})
+	if !errors.As(err, &re) || re.Line != 3 || re.Column != 8 {
+		t.Fatalf("err = %#v (%v)", err, err)
+	}
 	p = write(t, dir, "v6.txt", "10.0.0.0/8\n\n  2001:db8::1 # a host\n")
 	_, err = Compile(filepath.Join(dir, "v6l.mmdb"), Options{BuildEpoch: 1, IPVersion: 4}, []Source{{Kind: List, Path: p, Set: []Constant{{Path: "threat.ioc", Value: "true"}}}})
 	if !errors.As(err, &re) || re.Line != 3 || re.Column != 3 {

@@ -233,7 +233,9 @@ func readCSV(o *Options, src *Source, emit func(entry) error) (rows int, err err
 			return rows, &source.RowError{File: src.Path, Line: int64(line), Err: err}
 		}
 		pbuf = pbuf[:0]
-		_, addrCol := r.FieldPos(keyCols[0])
+		// Where the address field starts: a quoted field before it may
+		// have spanned lines.
+		addrLine, addrCol := r.FieldPos(keyCols[0])
 		if src.Kind == CSVRanges {
 			a, b, which, err := parseRange(rec[keyCols[0]], rec[keyCols[1]], src.Family)
 			if err != nil {
@@ -248,7 +250,7 @@ func readCSV(o *Options, src *Source, emit func(entry) error) (rows int, err err
 			pbuf = append(pbuf, p)
 		}
 		for _, p := range pbuf {
-			if err := emit(entry{prefix: p, value: m, line: line, col: addrCol}); err != nil {
+			if err := emit(entry{prefix: p, value: m, line: int(addrLine), col: addrCol}); err != nil {
 				return rows, err
 			}
 		}
@@ -462,7 +464,6 @@ func readBase(src *Source, emit func(entry) error) (rows int, meta mmdb.Metadata
 	return rows, meta, nil
 }
 
-// describe names a source line for error messages.
 // rowError places err, an error of the data at e, at e's row and
 // address column (a *source.RowError), or at a base layer's network.
 func rowError(src *Source, e *entry, err error) error {
@@ -472,6 +473,7 @@ func rowError(src *Source, e *entry, err error) error {
 	return &source.RowError{File: src.Path, Line: int64(e.line), Column: e.col, Err: err}
 }
 
+// describe names a source line for error messages.
 func describe(src *Source, line int) string {
 	if src.Kind == Base {
 		return src.Path + ": network " + strconv.Itoa(line)
