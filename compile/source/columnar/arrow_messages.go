@@ -13,8 +13,8 @@ import (
 
 // ipcMessages is the ipc.MessageReader of an Arrow IPC stream, which
 // reads its messages one after the other, or of an Arrow IPC file, which
-// reads the schema message that starts the file and then the messages its
-// footer lists, the dictionaries first. arrow-go's own readers allocate
+// gives the schema of its footer (schemaMessage) and then reads the
+// messages its footer lists, the dictionaries first. arrow-go's own readers allocate
 // by the lengths a message gives before they read it; this one checks
 // each length against the bytes left in the file, and the counts of the
 // metadata against its length (checkMessage), first.
@@ -23,9 +23,11 @@ type ipcMessages struct {
 	size int64
 	mem  *limitAllocator // for the message bodies
 
-	// blocks holds the messages of a file left to read; next is the
-	// offset of the next message of a stream.
+	// schema is the schema message of a file, until it is read; blocks
+	// holds the messages of a file left to read; next is the offset of
+	// the next message of a stream.
 	file   bool
+	schema *ipc.Message
 	blocks []ipcBlock
 	next   int64
 
@@ -34,14 +36,16 @@ type ipcMessages struct {
 }
 
 // ipcBlock is a message of a file as its footer lists it: the offset,
-// the length of the metadata with its prefix, and that of the body (-1
-// for the schema message, which the footer does not list).
+// the length of the metadata with its prefix, and that of the body.
 type ipcBlock struct {
 	offset, meta, body int64
 }
 
-// readFooter reads the footer of an Arrow IPC file for the offsets of its
-// messages.
+// readFooter reads the footer of an Arrow IPC file for its schema and
+// the offsets of its messages. The schema is the footer's: a file need
+// not start with a schema message (the JavaScript writer starts it with
+// the first batch), and the readers of arrow-go, Arrow C++ and arrow-rs
+// read the footer's alone.
 func (m *ipcMessages) readFooter() (err error) {
 	var tail [10]byte
 	if m.size < int64(8+len(tail)) {
@@ -62,7 +66,6 @@ func (m *ipcMessages) readFooter() (err error) {
 		return err
 	}
 	m.file = true
-	m.blocks = []ipcBlock{{8, -1, -1}} // the schema
 	// A footer offset that points out of footer panics.
 	defer func() {
 		if p := recover(); p != nil {
@@ -70,6 +73,9 @@ func (m *ipcMessages) readFooter() (err error) {
 		}
 	}()
 	root := fbTable{footer, int(binary.LittleEndian.Uint32(footer))}
+	if m.schema, err = m.schemaMessage(root); err != nil {
+		return fmt.Errorf("footer: %w", err)
+	}
 	for _, slot := range []int{footerDictionaries, footerRecordBatches} {
 		start, n, err := root.vector(slot, 24) // a Block struct
 		if err != nil {
@@ -87,10 +93,50 @@ func (m *ipcMessages) readFooter() (err error) {
 	return nil
 }
 
+// schemaMessage returns the schema message of a file: a Message table
+// whose header is the Schema table of the footer (root), followed by a
+// copy of the footer, checked by checkMessage as a schema message read
+// from the file is.
+func (m *ipcMessages) schemaMessage(root fbTable) (*ipc.Message, error) {
+	schema, ok := root.table(footerSchema)
+	if !ok {
+		return nil, errors.New("no schema")
+	}
+	// The root offset, the vtable of the Message (4 slots), and the
+	// Message: its vtable offset, version (int16), header type (byte),
+	// header (an offset from where it is, forward to the schema) and
+	// body length (int64, 0). The footer follows.
+	const vtable, table, footerAt = 4, 16, 40
+	meta := make([]byte, footerAt+len(root.b))
+	le := binary.LittleEndian
+	le.PutUint32(meta[0:], table)
+	le.PutUint16(meta[vtable:], 4+2*4)            // the vtable's length
+	le.PutUint16(meta[vtable+2:], footerAt-table) // the table's
+	le.PutUint16(meta[vtable+4+2*messageVersion:], 4)
+	le.PutUint16(meta[vtable+4+2*messageHeaderType:], 6)
+	le.PutUint16(meta[vtable+4+2*messageHeader:], 8)
+	le.PutUint16(meta[vtable+4+2*messageBodyLength:], 16)
+	le.PutUint32(meta[table:], table-vtable)
+	if f := root.field(footerVersion); f != 0 {
+		copy(meta[table+4:table+6], root.b[f:f+2])
+	}
+	meta[table+6] = headerSchema
+	le.PutUint32(meta[table+8:], uint32(footerAt+schema.pos-(table+8)))
+	copy(meta[footerAt:], root.b)
+	if _, _, err := checkMessage(meta, &m.views); err != nil {
+		return nil, fmt.Errorf("schema: %w", err)
+	}
+	return ipc.NewMessage(memory.NewBufferBytes(meta), memory.NewBufferBytes(nil)), nil
+}
+
 func (m *ipcMessages) Message() (*ipc.Message, error) {
 	if m.msg != nil {
 		m.msg.Release()
 		m.msg = nil
+	}
+	if m.schema != nil {
+		m.msg, m.schema = m.schema, nil
+		return m.msg, nil
 	}
 	pos := m.next
 	var blk ipcBlock
@@ -105,7 +151,7 @@ func (m *ipcMessages) Message() (*ipc.Message, error) {
 	if m.file && errors.Is(err, io.EOF) {
 		err = errors.New("an end-of-stream marker where the footer lists a message")
 	}
-	if err == nil && m.file && blk.meta >= 0 {
+	if err == nil && m.file {
 		if body := msg.BodyLen(); blk.meta != end-pos-body || blk.body != body {
 			msg.Release()
 			err = fmt.Errorf("the footer gives %d bytes of metadata and %d of body, the message %d and %d", blk.meta, blk.body, end-pos-body, body)
@@ -182,6 +228,10 @@ func (m *ipcMessages) read(pos int64) (*ipc.Message, int64, error) {
 func (m *ipcMessages) Retain() {}
 
 func (m *ipcMessages) Release() {
+	if m.schema != nil {
+		m.schema.Release()
+		m.schema = nil
+	}
 	if m.msg != nil {
 		m.msg.Release()
 		m.msg = nil

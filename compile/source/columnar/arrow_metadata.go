@@ -141,6 +141,8 @@ func checkBatch(batch fbTable, views int) error {
 // Slots of the fields of the Arrow flatbuffer tables (format/Schema.fbs,
 // Message.fbs, File.fbs), and the message header types.
 const (
+	footerVersion         = 0
+	footerSchema          = 1
 	footerDictionaries    = 2
 	footerRecordBatches   = 3
 	schemaFields          = 1
@@ -149,6 +151,7 @@ const (
 	fieldDictionary       = 4
 	fieldChildren         = 5
 	fieldCustomMetadata   = 6
+	messageVersion        = 0
 	messageHeaderType     = 1
 	messageHeader         = 2
 	messageBodyLength     = 3

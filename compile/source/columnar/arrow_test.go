@@ -149,6 +149,52 @@ func TestArrowIPC(t *testing.T) {
 	})
 }
 
+// TestArrowJSFiles reads Arrow IPC files written by Apache Arrow's
+// JavaScript library (npm apache-arrow 21.2.0, RecordBatchFileWriter):
+// the file starts with its first batch, not with a schema message (a
+// dictionary batch, or the end-of-stream marker of a file of no batches),
+// and its schema is its footer's. testdata/js/dict.arrow holds a string
+// column, which the library writes as a dictionary, and an Int32 column;
+// testdata/js/empty.arrow holds the schema of one string column and no
+// batches.
+func TestArrowJSFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		at8  []ipc.MessageType // the messages from offset 8
+		want sourcetest.Result
+	}{
+		{"dict.arrow", []ipc.MessageType{ipc.MessageDictionaryBatch, ipc.MessageRecordBatch},
+			sourcetest.Result{Columns: []string{"ip", "n"}, Rows: []string{"1:1.2.3.4|1", "2:5.6.7.8|2"}}},
+		{"empty.arrow", nil, sourcetest.Result{Columns: []string{"ip"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join("testdata", "js", tc.name)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var at8 []ipc.MessageType
+			for _, m := range listMessages(t, data, 8) {
+				at8 = append(at8, m.typ)
+			}
+			if !reflect.DeepEqual(at8, tc.at8) {
+				t.Fatalf("messages from offset 8: %v, want %v", at8, tc.at8)
+			}
+			r, err := source.Open(p, source.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := sourcetest.ReadAll(t, r)
+			if err := r.Close(); err != nil {
+				t.Error(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestParquetRead(t *testing.T) {
 	schema, batches, want := testBatches(t)
 	p := filepath.Join(t.TempDir(), "data.parquet")

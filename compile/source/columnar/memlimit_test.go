@@ -220,9 +220,8 @@ func footerStart(data []byte) int {
 
 // Slots of Arrow flatbuffer tables the reader does not look at.
 const (
-	footerSchema = 1
-	batchLength  = 0
-	batchNodes   = 1
+	batchLength = 0
+	batchNodes  = 1
 )
 
 // The lengths, and the counts, that the damages set: past the limit of
@@ -240,7 +239,7 @@ type arrowDamage struct {
 	counts bool   // damages countsBatch, not testBatches
 	codec  string // "", "lz4" or "zstd": the compression of the good file
 	// readable: the damage is in a part the reader does not read (the
-	// schema the footer of a file repeats).
+	// schema message that starts a file, which its footer repeats).
 	readable bool
 	set      func(t testing.TB, data []byte)
 }
@@ -274,11 +273,15 @@ func arrowDamages() []arrowDamage {
 			add(arrowDamage{name: "footer block body length", set: func(t testing.TB, data []byte) {
 				binary.LittleEndian.PutUint64(elemOf(t, fbRoot(data, footerStart(data)), footerRecordBatches, 0, 24)[16:], bigLength)
 			}})
-			add(arrowDamage{name: "footer schema field count", counts: true, readable: true, set: func(t testing.TB, data []byte) {
-				binary.LittleEndian.PutUint32(countOf(t, sub(t, fbRoot(data, footerStart(data)), footerSchema), schemaFields), bigCount)
-			}})
 		}
-		add(arrowDamage{name: "schema metadata length", set: func(t testing.TB, data []byte) {
+		// The schema of a file is its footer's.
+		schema := func(t testing.TB, data []byte) fbTable {
+			if stream {
+				return sub(t, fbRoot(data, schemaMsg), messageHeader)
+			}
+			return sub(t, fbRoot(data, footerStart(data)), footerSchema)
+		}
+		add(arrowDamage{name: "schema metadata length", readable: !stream, set: func(t testing.TB, data []byte) {
 			binary.LittleEndian.PutUint32(data[schemaMsg-4:], bigLength)
 		}})
 		add(arrowDamage{name: "batch metadata length", set: func(t testing.TB, data []byte) {
@@ -323,13 +326,13 @@ func arrowDamages() []arrowDamage {
 			copy(data[m.body+off+8:], frame)
 		}})
 		add(arrowDamage{name: "schema field count", counts: true, set: func(t testing.TB, data []byte) {
-			binary.LittleEndian.PutUint32(countOf(t, sub(t, fbRoot(data, schemaMsg), messageHeader), schemaFields), bigCount)
+			binary.LittleEndian.PutUint32(countOf(t, schema(t, data), schemaFields), bigCount)
 		}})
 		add(arrowDamage{name: "schema custom metadata count", counts: true, set: func(t testing.TB, data []byte) {
-			binary.LittleEndian.PutUint32(countOf(t, sub(t, fbRoot(data, schemaMsg), messageHeader), schemaCustomMetadata), bigCount)
+			binary.LittleEndian.PutUint32(countOf(t, schema(t, data), schemaCustomMetadata), bigCount)
 		}})
 		field := func(t testing.TB, data []byte, i int) fbTable {
-			s := sub(t, fbRoot(data, schemaMsg), messageHeader)
+			s := schema(t, data)
 			start, _, _ := s.vector(schemaFields, 4)
 			return s.elem(start, i)
 		}
@@ -579,6 +582,14 @@ func FuzzArrow(f *testing.F) {
 		f.Add(bytes.Clone(good))
 		d.set(f, good)
 		f.Add(good)
+	}
+	js, _ := filepath.Glob(filepath.Join("testdata", "js", "*.arrow"))
+	for _, p := range js {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
 	}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
