@@ -537,6 +537,42 @@ func TestColumnarNotUTF8(t *testing.T) {
 	}
 }
 
+// TestArrowUTF8AcrossFields: a field ending in the first byte of a rune
+// and the next field starting with the rest hold invalid UTF-8 each,
+// though the two read as one valid rune ("é") together.
+func TestArrowUTF8AcrossFields(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.BinaryTypes.String},
+		{Name: "v", Type: arrow.BinaryTypes.String},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for _, row := range [][2]string{{"key\xc3", "\xa9"}, {"k\xc3\xa9", "v"}} {
+		b.Field(0).(*array.StringBuilder).Append(row[0])
+		b.Field(1).(*array.StringBuilder).Append(row[1])
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	p := filepath.Join(t.TempDir(), "t.arrow")
+	if err := os.WriteFile(p, writeArrow(t, schema, []arrow.RecordBatch{rec}, false), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := source.Open(p, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sourcetest.ReadAll(t, r)
+	r.Close()
+	want := sourcetest.Result{
+		Columns: []string{"k", "v"},
+		Rows:    []string{"2:k\u00e9|v"},
+		Errs:    []string{p + `:1:1: invalid UTF-8 in column "k", row 1`},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
 // TestParquetCorruptPage damages the pages of one column chunk byte by
 // byte: a read that fails says plainly which column of which row group
 // did not decode, with the decoder's own words (a Go runtime error, when
