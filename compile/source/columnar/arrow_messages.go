@@ -76,19 +76,62 @@ func (m *ipcMessages) readFooter() (err error) {
 	if m.schema, err = m.schemaMessage(root); err != nil {
 		return fmt.Errorf("footer: %w", err)
 	}
-	for _, slot := range []int{footerDictionaries, footerRecordBatches} {
+	var lists [2][]ipcBlock
+	for l, slot := range []int{footerDictionaries, footerRecordBatches} {
 		start, n, err := root.vector(slot, 24) // a Block struct
 		if err != nil {
 			return fmt.Errorf("footer: %w", err)
 		}
 		for i := range n {
 			b := footer[start+24*i:]
-			m.blocks = append(m.blocks, ipcBlock{
+			lists[l] = append(lists[l], ipcBlock{
 				offset: int64(binary.LittleEndian.Uint64(b)),
 				meta:   int64(int32(binary.LittleEndian.Uint32(b[8:]))),
 				body:   int64(binary.LittleEndian.Uint64(b[16:])),
 			})
 		}
+	}
+	if err := checkBlocks(lists[0], lists[1], m.size-int64(len(tail))-n); err != nil {
+		return fmt.Errorf("footer: %w", err)
+	}
+	m.blocks = append(lists[0], lists[1]...)
+	return nil
+}
+
+// checkBlocks checks the blocks of the dictionaries and of the record
+// batches of a file whose footer starts at end: each lies between the
+// magic that starts the file (8 bytes with its padding) and the footer,
+// each list in the order of the file, and no two blocks share a byte. A
+// writer writes the messages one after the other, the dictionaries
+// interleaved with the record batches in the order written, and lists
+// each in the list of its kind (the Arrow specification, and the C++,
+// Go and JavaScript writers); listing a block again, or blocks that
+// overlap, makes the reading of a file grow with the square of its size.
+func checkBlocks(dicts, batches []ipcBlock, end int64) error {
+	for _, list := range [][]ipcBlock{dicts, batches} {
+		for i, b := range list {
+			if b.offset < 8 || b.offset > end || b.meta < 0 || b.meta > end-b.offset || b.body < 0 || b.body > end-b.offset-b.meta {
+				return fmt.Errorf("a block at offset %d of %d bytes of metadata and %d of body, outside bytes 8 to %d of the file", b.offset, b.meta, b.body, end)
+			}
+			if i > 0 && b.offset <= list[i-1].offset {
+				return fmt.Errorf("a block at offset %d after one at offset %d", b.offset, list[i-1].offset)
+			}
+		}
+	}
+	// Merge the two lists, each in order, by offset: each block must
+	// end before the next starts.
+	prev := ipcBlock{offset: 0, meta: 8}
+	for len(dicts) > 0 || len(batches) > 0 {
+		var b ipcBlock
+		if len(batches) == 0 || len(dicts) > 0 && dicts[0].offset < batches[0].offset {
+			b, dicts = dicts[0], dicts[1:]
+		} else {
+			b, batches = batches[0], batches[1:]
+		}
+		if b.offset < prev.offset+prev.meta+prev.body {
+			return fmt.Errorf("the block at offset %d overlaps the one at offset %d", b.offset, prev.offset)
+		}
+		prev = b
 	}
 	return nil
 }

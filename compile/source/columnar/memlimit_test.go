@@ -606,3 +606,63 @@ func FuzzArrow(f *testing.F) {
 		}
 	})
 }
+
+// TestArrowFooterBlocks: a footer that lists a block twice, or blocks
+// that overlap (a record batch at a dictionary's offset), or a block out
+// of order or inside the magic that starts the file, is refused as
+// corrupt when the file is opened; each block of a file is read once.
+func TestArrowFooterBlocks(t *testing.T) {
+	schema, batches, _ := testBatches(t)
+	good := writeArrow(t, schema, batches, false)
+	js, err := os.ReadFile(filepath.Join("testdata", "js", "dict.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(t *testing.T, data []byte, slot, i int) []byte {
+		return elemOf(t, fbRoot(data, footerStart(data)), slot, i, 24)[:24]
+	}
+	for _, tc := range []struct {
+		name string
+		good []byte
+		set  func(t *testing.T, data []byte)
+		want string
+	}{
+		{"batch twice", good, func(t *testing.T, data []byte) {
+			copy(block(t, data, footerRecordBatches, 1), block(t, data, footerRecordBatches, 0))
+		}, "a block at offset 688 after one at offset 688"},
+		{"batches out of order", good, func(t *testing.T, data []byte) {
+			b0 := bytes.Clone(block(t, data, footerRecordBatches, 0))
+			copy(block(t, data, footerRecordBatches, 0), block(t, data, footerRecordBatches, 1))
+			copy(block(t, data, footerRecordBatches, 1), b0)
+		}, "a block at offset 688 after one at offset 1720"},
+		{"batch at the start", good, func(t *testing.T, data []byte) {
+			binary.LittleEndian.PutUint64(block(t, data, footerRecordBatches, 0), 0)
+		}, "a block at offset 0 of 704 bytes of metadata and 328 of body, outside bytes 8 to 2760 of the file"},
+		{"batch at the dictionary", js, func(t *testing.T, data []byte) {
+			copy(block(t, data, footerRecordBatches, 0), block(t, data, footerDictionaries, 0))
+		}, "the block at offset 8 overlaps the one at offset 8"},
+		{"batch inside the dictionary", js, func(t *testing.T, data []byte) {
+			b := block(t, data, footerRecordBatches, 0)
+			binary.LittleEndian.PutUint64(b, binary.LittleEndian.Uint64(block(t, data, footerDictionaries, 0))+8)
+		}, "the block at offset 16 overlaps the one at offset 8"},
+	} {
+		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "b.arrow")
+			if err := os.WriteFile(path, tc.good, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := readAllocating(path); !errors.Is(err, io.EOF) {
+				t.Fatalf("good file: %v", err)
+			}
+			data := bytes.Clone(tc.good)
+			tc.set(t, data)
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := source.Open(path, source.Options{})
+			if want := path + ": corrupt Arrow file: footer: " + tc.want; err == nil || err.Error() != want {
+				t.Errorf("err  = %v\nwant %s", err, want)
+			}
+		})
+	}
+}
