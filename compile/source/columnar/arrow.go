@@ -82,6 +82,7 @@ func openArrow(path string) (_ source.Reader, err error) {
 		return nil, err
 	}
 	r.maxValues = maxNestedValues(size)
+	r.budget = newReadBudget(size)
 	return r, nil
 }
 
@@ -111,6 +112,9 @@ type batchReader struct {
 	// maxValues is the most values a nested value may hold
 	// (nestedValues).
 	maxValues int64
+	// budget, if not nil, counts the rows and the nested values read
+	// against what the file may hold.
+	budget *readBudget
 
 	buf    []byte
 	ends   []int
@@ -218,9 +222,14 @@ func (r *batchReader) Next() (_ [][]byte, err error) {
 			r.err = fmt.Errorf("%s: record batch has %d columns, schema has %d", r.name, rec.NumCols(), len(r.columns))
 			return nil, r.err
 		}
+		if err := r.budget.take(rec.NumRows(), "rows"); err != nil {
+			r.rec = nil
+			r.err = r.corrupt(err)
+			return nil, r.err
+		}
 		r.rec, r.row, r.nrows = rec, 0, int(rec.NumRows())
 		for i := range r.conv {
-			r.conv[i] = textAppender(rec.Column(i), r.maxValues)
+			r.conv[i] = textAppender(rec.Column(i), r.maxValues, r.budget)
 		}
 	}
 	buf := r.buf[:0]
@@ -303,8 +312,8 @@ func (r *batchReader) Close() error {
 // without an offset when the column has no time zone), decimals in plain
 // decimal notation, and null as the empty string. Other types use
 // arrow-go's ValueStr form, a nested value of at most maxValues values
-// (nestedValues): a larger one panics.
-func textAppender(arr arrow.Array, maxValues int64) appendFunc {
+// (nestedValues), taken from budget (when not nil): a larger one panics.
+func textAppender(arr arrow.Array, maxValues int64, budget *readBudget) appendFunc {
 	nulls := arr.NullN() > 0
 	wrap := func(f appendFunc) appendFunc {
 		if !nulls {
@@ -397,12 +406,16 @@ func textAppender(arr arrow.Array, maxValues int64) appendFunc {
 	case *array.Decimal256:
 		return wrap(decimalAppender(a, a.Value))
 	case *array.Dictionary:
-		dict := textAppender(a.Dictionary(), maxValues)
+		dict := textAppender(a.Dictionary(), maxValues, budget)
 		return wrap(func(dst []byte, i int) []byte { return dict(dst, a.GetValueIndex(i)) })
 	}
 	return wrap(func(dst []byte, i int) []byte {
-		if n := nestedValues(arr, int64(i), int64(i)+1, maxValues); n > maxValues {
+		n := nestedValues(arr, int64(i), int64(i)+1, maxValues)
+		if n > maxValues {
 			panic(fmt.Sprintf("a nested value holds more than %d values, more than a file of its size may decode to", maxValues))
+		}
+		if err := budget.take(n, "nested values"); err != nil {
+			panic(err.Error())
 		}
 		return append(dst, arr.ValueStr(i)...)
 	})

@@ -31,6 +31,44 @@ func maxNestedValues(size int64) int64 {
 	return memLimit(size) / memLimitFactor
 }
 
+// maxRead is the most rows and nested values (nestedValues) a reader
+// of an Arrow file of size bytes produces: memLimit(size). Each row, and
+// each value of a nested value, is at least a byte of the text the
+// reader gives (a field, a separator), so this bounds the work of reading
+// a file as memLimit bounds what it holds at once. A file holds its rows
+// in at least a byte each unless it compresses them beyond 256:1, which
+// a column of distinct keys does not: 1,000,000 rows of small integers
+// (8 MB) may be 2 G. Run-end encoding, a dictionary or a list of nulls
+// holds any number of values in a few bytes, and a damaged length claims
+// any number of rows.
+func maxRead(size int64) int64 {
+	return memLimit(size)
+}
+
+// readBudget counts the rows and nested values a reader of a file of
+// size bytes may still produce.
+type readBudget struct {
+	left, size int64
+}
+
+func newReadBudget(size int64) *readBudget {
+	return &readBudget{left: maxRead(size), size: size}
+}
+
+// take counts n rows or values read, or returns an error when they pass
+// the budget.
+func (b *readBudget) take(n int64, what string) error {
+	if b == nil {
+		return nil
+	}
+	if n > b.left {
+		b.left = 0
+		return fmt.Errorf("more %s than a file of %d bytes may hold", what, b.size)
+	}
+	b.left -= n
+	return nil
+}
+
 // limitAllocator is a memory.Allocator that holds at most limit bytes at
 // once. An allocation that would pass the limit panics with a
 // *memLimitError, which the readers (arrow-go's, and those of this

@@ -666,3 +666,94 @@ func TestArrowFooterBlocks(t *testing.T) {
 		})
 	}
 }
+
+// TestArrowReadBudget: a file may not give more rows and nested values
+// together than memLimit of its size (maxRead). A batch of 2^40 rows of
+// a null column (a file of a few hundred bytes) is refused before its
+// first row, and a dictionary of one list of 65,536 nulls that 300 rows
+// index (19.7 M values) after the rows within the budget; 1,000,000 rows
+// of an int64 column (8 MB) read.
+func TestArrowReadBudget(t *testing.T) {
+	dir := t.TempDir()
+	write := func(t *testing.T, name string, schema *arrow.Schema, cols ...arrow.Array) string {
+		rec := array.NewRecordBatch(schema, cols, int64(cols[0].Len()))
+		defer rec.Release()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, writeArrow(t, schema, []arrow.RecordBatch{rec}, false), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	readRows := func(path string) (int64, error) {
+		r, err := source.Open(path, source.Options{})
+		if err != nil {
+			return 0, err
+		}
+		defer r.Close()
+		for {
+			if _, err := r.Next(); err != nil {
+				return r.Line(), err
+			}
+		}
+	}
+	size := func(t *testing.T, path string) int64 {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Size()
+	}
+
+	t.Run("null rows", func(t *testing.T) {
+		nulls := array.NewNull(1 << 40)
+		defer nulls.Release()
+		path := write(t, "null.arrow", arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.Null, Nullable: true}}, nil), nulls)
+		rows, err := readRows(path)
+		want := fmt.Sprintf("%s: corrupt Arrow data in record batch 1 (after row 0): more rows than a file of %d bytes may hold", path, size(t, path))
+		if rows != 0 || err == nil || err.Error() != want {
+			t.Errorf("%d rows, err  = %v\nwant %s", rows, err, want)
+		}
+	})
+
+	t.Run("dictionary of a list of nulls", func(t *testing.T) {
+		lb := array.NewListBuilder(memory.DefaultAllocator, arrow.Null)
+		lb.Append(true)
+		lb.ValueBuilder().(*array.NullBuilder).AppendNulls(1 << 16)
+		list := lb.NewArray()
+		lb.Release()
+		defer list.Release()
+		ib := array.NewInt8Builder(memory.DefaultAllocator)
+		ib.AppendValues(make([]int8, 300), nil)
+		idx := ib.NewArray()
+		ib.Release()
+		defer idx.Release()
+		dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: list.DataType()}
+		dict := array.NewDictionaryArray(dt, idx, list)
+		defer dict.Release()
+		path := write(t, "dict.arrow", arrow.NewSchema([]arrow.Field{{Name: "l", Type: dt}}, nil), dict)
+		sz := size(t, path)
+		rows, err := readRows(path)
+		// The 300 rows, and then 65,537 values a row.
+		wantRows := (maxRead(sz) - 300) / (1<<16 + 1)
+		want := fmt.Sprintf("%s: corrupt Arrow data in record batch 1 (after row %d): more nested values than a file of %d bytes may hold", path, wantRows, sz)
+		if rows != wantRows || err == nil || err.Error() != want {
+			t.Errorf("%d rows, err  = %v\nwant %s", rows, err, want)
+		}
+	})
+
+	t.Run("a million rows", func(t *testing.T) {
+		const n = 1_000_000
+		ib := array.NewInt64Builder(memory.DefaultAllocator)
+		for i := range n {
+			ib.Append(int64(i % 100))
+		}
+		col := ib.NewArray()
+		ib.Release()
+		defer col.Release()
+		path := write(t, "ints.arrow", arrow.NewSchema([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int64}}, nil), col)
+		t.Logf("%d bytes, a budget of %d", size(t, path), maxRead(size(t, path)))
+		if rows, err := readRows(path); rows != n || !errors.Is(err, io.EOF) {
+			t.Errorf("%d rows: %v", rows, err)
+		}
+	})
+}

@@ -77,6 +77,9 @@ func openParquet(path string) (_ source.Reader, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The rows are not counted against a budget (maxRead): Parquet's
+	// delta and run-length encodings hold a column of distinct keys
+	// counting up in a few bits a row.
 	r.maxValues = maxNestedValues(st.Size())
 	r.locate = func(after int64, cause error) error {
 		rg, col, first, n, ok := findCorruptChunk(pf, fr, len(r.columns), after)
