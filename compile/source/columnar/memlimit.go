@@ -91,7 +91,7 @@ type memLimitError struct {
 }
 
 func (e *memLimitError) Error() string {
-	return fmt.Sprintf("a length in the file asks for %d bytes, more than the %d bytes a file of its size may decode to (%d held)", e.size, e.limit, e.held)
+	return fmt.Sprintf("a length in the file asks for %d bytes, more than the %d bytes a file of its size may decode to (%d held); if the file is not damaged, write it in smaller record batches", e.size, e.limit, e.held)
 }
 
 // take counts n more bytes held, or panics when they pass the limit.
