@@ -241,24 +241,10 @@ func (r *batchReader) Next() (_ [][]byte, err error) {
 	source.SplitFields(r.fields, buf, r.ends)
 	r.row++
 	r.line++
-	if !utf8.Valid(buf) || !startRunes(r.fields) {
+	if !source.ValidFields(buf, r.fields) {
 		return nil, r.utf8Error()
 	}
 	return r.fields, nil
-}
-
-// startRunes reports whether each field that is not empty starts a rune.
-// The fields of a row lie one after the other in one buffer, whose
-// validity does not tell that of each: a field ending in the first byte
-// of a rune, and the next starting with the rest, read as valid UTF-8
-// together. Each field of a valid buffer that starts a rune ends one.
-func startRunes(fields [][]byte) bool {
-	for _, f := range fields {
-		if len(f) > 0 && !utf8.RuneStart(f[0]) {
-			return false
-		}
-	}
-	return true
 }
 
 // utf8Error is the row error for the first value of the row that is not
