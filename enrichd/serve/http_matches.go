@@ -31,12 +31,16 @@ import (
 // MaxMatchesLimit is the largest max_matches a request may ask for.
 const MaxMatchesLimit = 1000
 
-// queryParam returns the value of the query parameter name (raw, as the
-// URL has it), or "".
+// queryParam returns the value of the first query parameter name (raw,
+// as the URL has it), or "": none, or the first has no value ("name" or
+// "name="), as net/url reads a query.
 func queryParam(q, name string) string {
 	for q != "" {
 		var kv string
 		kv, q, _ = cutByte(q, '&')
+		if kv == name {
+			return "" // the first one has no value, as net/url reads it
+		}
 		if len(kv) > len(name) && kv[len(name)] == '=' && kv[:len(name)] == name {
 			return kv[len(name)+1:]
 		}
