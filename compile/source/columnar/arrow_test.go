@@ -491,23 +491,11 @@ func TestColumnarNotUTF8(t *testing.T) {
 	}
 	dir := t.TempDir()
 	arrowPath := filepath.Join(dir, "t.arrow")
-	f, err := os.Create(arrowPath)
-	if err != nil {
+	if err := os.WriteFile(arrowPath, writeArrow(t, schema, []arrow.RecordBatch{rec}, false), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	parquetPath := filepath.Join(dir, "t.parquet")
-	f, err = os.Create(parquetPath)
+	f, err := os.Create(parquetPath)
 	if err != nil {
 		t.Fatal(err)
 	}
