@@ -190,23 +190,19 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.get(w, name, key, sep, lq)
 }
 
-// querySep returns the "sep" query parameter (default ","), unescaped.
+// querySep returns the "sep" query parameter, unescaped: the first one,
+// as net/url reads it, and "," when that one is absent or empty.
 func querySep(q string) string {
-	for q != "" {
-		var kv string
-		kv, q, _ = strings.Cut(q, "&")
-		if v, ok := strings.CutPrefix(kv, "sep="); ok {
-			if strings.ContainsAny(v, "%+") {
-				if u, err := unescapeQuery(v); err == nil && u != "" {
-					return u
-				}
-			}
-			if v != "" {
-				return v
-			}
+	v := queryParam(q, "sep")
+	if strings.ContainsAny(v, "%+") {
+		if u, err := unescapeQuery(v); err == nil {
+			v = u
 		}
 	}
-	return ","
+	if v == "" {
+		return ","
+	}
+	return v
 }
 
 func (a *API) get(w http.ResponseWriter, name, key, sep string, lq lookupQuery) {

@@ -89,3 +89,36 @@ func FuzzQueryAt(f *testing.F) {
 		}
 	})
 }
+
+// FuzzQuerySep fuzzes the reading of a request's sep: it never panics,
+// gives a separator that is never empty, and reads the value net/url reads
+// (its first sep, unescaped; "," when that is empty) from every query
+// net/url accepts whose keys need no unescaping.
+func FuzzQuerySep(f *testing.F) {
+	for _, s := range []string{"", "sep=%7C", "sep=|", "sep=&sep=/", "sep&sep=/", "sep=%2&sep=/", "max_matches=2&sep=%2C",
+		"sep=a+b", "xsep=/", "sep==", "sep=%E2%80%94"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		sep := querySep(q)
+		if sep == "" {
+			t.Fatalf("%q: empty separator", q)
+		}
+		vals, err := url.ParseQuery(q)
+		if err != nil {
+			return
+		}
+		for _, kv := range strings.Split(q, "&") {
+			if k, _, _ := strings.Cut(kv, "="); strings.ContainsAny(k, "%+") {
+				return // a key net/url unescapes
+			}
+		}
+		want := ","
+		if v, ok := vals["sep"]; ok && v[0] != "" {
+			want = v[0]
+		}
+		if sep != want {
+			t.Fatalf("%q: sep %q, net/url reads %q", q, sep, vals["sep"])
+		}
+	})
+}
