@@ -13,7 +13,7 @@ func TestIPv4AliasesFlag(t *testing.T) {
 	v4 := filepath.Join(dir, "v4.csv")
 	writeFile(t, v4, "cidr,site\n1.2.3.0/24,v4\n")
 	relay := filepath.Join(dir, "relay.csv")
-	writeFile(t, relay, "cidr,site\n2001:db8::/32,doc\n2002::/16,relay\n")
+	writeFile(t, relay, "site,cidr\ndoc,2001:db8::/32\nrelay,2002::/16\n")
 	compile := func(out string, args ...string) (string, error) {
 		_, stderr, err := runLut(t, append([]string{"compile", "--out", filepath.Join(dir, out), "--network", "cidr", "--build-epoch", "1700000000"}, args...)...)
 		return stderr, err
@@ -28,7 +28,7 @@ func TestIPv4AliasesFlag(t *testing.T) {
 	}
 	stderr, err = compile("auto.mmdb", v4, relay)
 	if err != nil || !strings.Contains(stderr, "lut: warning: built without IPv4 aliases") ||
-		!strings.Contains(stderr, relay+":3: 2002::/16 overlaps 2002::/16") || !strings.Contains(stderr, "no IPv4 aliases,") {
+		!strings.Contains(stderr, relay+":3:7: 2002::/16 overlaps 2002::/16") || !strings.Contains(stderr, "no IPv4 aliases,") {
 		t.Fatalf("auto: %v\n%s", err, stderr)
 	}
 	stdout, _, _ = runLut(t, "inspect", "--json", filepath.Join(dir, "auto.mmdb"))
@@ -40,7 +40,8 @@ func TestIPv4AliasesFlag(t *testing.T) {
 		t.Errorf("get 6to4 address: %s", stdout)
 	}
 	_, err = compile("on.mmdb", "--ipv4-aliases", "on", v4, relay)
-	if err == nil || !strings.HasPrefix(err.Error(), relay+":3: 2002::/16 has data in 2002::/16") {
+	var ee *exitError // a bad row: status 1, at the network's line and column
+	if !errors.As(err, &ee) || ee.code != 1 || !strings.HasPrefix(err.Error(), relay+":3:7: 2002::/16 has data in 2002::/16") {
 		t.Fatalf("on: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "on.mmdb")); err == nil {
@@ -51,7 +52,6 @@ func TestIPv4AliasesFlag(t *testing.T) {
 		t.Fatalf("off: %v\n%s", err, stderr)
 	}
 	_, err = compile("bad.mmdb", "--ipv4-aliases", "sometimes", v4)
-	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(ee.msg, "--ipv4-aliases") {
 		t.Fatalf("bad mode: %v", err)
 	}

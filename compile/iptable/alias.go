@@ -56,7 +56,7 @@ func (m AliasMode) String() string {
 type AliasCollision struct {
 	Alias  netip.Prefix // the alias network
 	Prefix netip.Prefix // the row's network that overlaps it
-	Source string       // file:line of the row
+	Source string       // file:line:column of the row's network
 }
 
 func (c AliasCollision) String() string {
@@ -64,13 +64,15 @@ func (c AliasCollision) String() string {
 }
 
 // AliasCollisionError stops a build with AliasOn (and the first attempt
-// of AliasAuto) at a row inside an alias network.
+// of AliasAuto) at a row inside an alias network. Compile returns it
+// wrapped in the row's error (a *source.RowError at the network's
+// file:line:column, or the base file's network number).
 type AliasCollisionError struct{ AliasCollision }
 
 func (e *AliasCollisionError) Error() string {
-	return fmt.Sprintf("%s: %s has data in %s, which --ipv4-aliases on keeps as an alias of the IPv4 space; "+
+	return fmt.Sprintf("%s has data in %s, which --ipv4-aliases on keeps as an alias of the IPv4 space; "+
 		"build with --ipv4-aliases auto or off to keep the row (the file then has no IPv4 aliases)",
-		e.Source, e.Prefix, mmdb.AliasString(e.Alias))
+		e.Prefix, mmdb.AliasString(e.Alias))
 }
 
 // aliasGuard watches the networks of a build for collisions with the
@@ -101,9 +103,9 @@ func (g *aliasGuard) check(src *Source, e *entry) error {
 		if !p.Overlaps(a) {
 			continue
 		}
-		c := AliasCollision{Alias: a, Prefix: p, Source: describe(src, e.line)}
+		c := AliasCollision{Alias: a, Prefix: p, Source: describeCol(src, e.line, e.col)}
 		if g.mode != AliasOff {
-			return &AliasCollisionError{c}
+			return rowError(src, e, &AliasCollisionError{c})
 		}
 		if !g.seen(a) {
 			g.collisions = append(g.collisions, c)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/internal/testfiles"
 	"github.com/lutkit/lutkit/reader/mmdb"
 )
@@ -41,7 +42,7 @@ func TestRealIPv6DataCompiles(t *testing.T) {
 		t.Fatalf("aliases %v, mode %v, collisions %v", st.IPv4Aliases, st.AliasMode, st.AliasCollisions)
 	}
 	base := src.Path
-	for i, want := range []string{base + ":1: 2001::/32 overlaps 2001::/32", base + ":17580: 2002::/16 overlaps 2002::/16"} {
+	for i, want := range []string{base + ":1:1: 2001::/32 overlaps 2001::/32", base + ":17580:1: 2002::/16 overlaps 2002::/16"} {
 		if got := st.AliasCollisions[i].String(); got != want {
 			t.Errorf("collision %d: %q, want %q", i, got, want)
 		}
@@ -61,7 +62,9 @@ func TestRealIPv6DataCompiles(t *testing.T) {
 	opts.IPv4Aliases = AliasOn
 	_, err = Compile(filepath.Join(dir, "on.mmdb"), opts, []Source{src})
 	var ce *AliasCollisionError
-	if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), base+":1: 2001::/32 has data in 2001::/32") {
+	var re *source.RowError
+	if !errors.As(err, &ce) || !errors.As(err, &re) || re.Line != 1 || re.Column != 1 ||
+		!strings.HasPrefix(err.Error(), base+":1:1: 2001::/32 has data in 2001::/32") {
 		t.Fatalf("--ipv4-aliases on: %v", err)
 	}
 }
@@ -114,7 +117,7 @@ func TestAliasModes(t *testing.T) {
 	// on with the colliding source: an error naming the row.
 	_, err := Compile(filepath.Join(dir, "x.mmdb"), Options{IPv4Aliases: AliasOn, BuildEpoch: 1700000000},
 		[]Source{src(sites), src(sixToFour)})
-	if err == nil || !strings.HasPrefix(err.Error(), sixToFour+":2: 2002::/16 has data in 2002::/16") {
+	if err == nil || !strings.HasPrefix(err.Error(), sixToFour+":2:1: 2002::/16 has data in 2002::/16") {
 		t.Fatalf("on: %v", err)
 	}
 	// A row containing an alias network collides too (the writer would

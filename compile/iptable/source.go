@@ -480,3 +480,11 @@ func describe(src *Source, line int) string {
 	}
 	return src.Path + ":" + strconv.Itoa(line)
 }
+
+// describeCol names a source line and column (when known) for messages.
+func describeCol(src *Source, line, col int) string {
+	if src.Kind == Base || col <= 0 {
+		return describe(src, line)
+	}
+	return describe(src, line) + ":" + strconv.Itoa(col)
+}
