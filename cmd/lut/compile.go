@@ -29,7 +29,7 @@ type compileFlags struct {
 var (
 	lutFlags = []string{"key", "--key", "columns", "--columns", "fold_case", "--fold-case", "on_duplicate", "--on-duplicate", "skip_bad_rows", "--skip-bad-rows", "column_types", "--column-type", "source_types", "--source-types",
 		"match", "--match", "range_columns", "--range-columns", "valid_from", "--valid-from", "valid_to", "--valid-to", "overlap", "--overlap", "strict_patterns", "--strict-patterns"}
-	sourceFlags = []string{"format", "--format", "delimiter", "--delimiter", "header", "--header", "", "--sqlite-table, --sqlite-query",
+	sourceFlags = []string{"format", "--format", "delimiter", "--delimiter", "quote", "--quote", "header", "--header", "", "--sqlite-table, --sqlite-query",
 		"nested", "--nested", "postgres", "--postgres", "mysql", "--mysql", "query", "--query", "password_file", "--password-file"}
 )
 
@@ -48,7 +48,8 @@ For a .lut table (the default), SOURCE is one of:
   a TSV file (.tsv, .tab; or --delimiter '\t'): a quote inside a field is
     text (say "hi"), as TSV has no quoting; a field that starts with a
     quote is read as a quoted CSV field, which may hold tabs and line
-    breaks (lut export --format tsv writes such fields)
+    breaks (lut export --format tsv writes such fields), unless --quote
+    none makes every quote text and every line a row
   a JSON file (.json, .json.gz): a dictionary {"key": value, ...} (columns
     "key" and "value", or the fields of an object value) or an array of
     objects; NDJSON (.ndjson, .jsonl): one object per line; YAML (.yaml,
@@ -165,6 +166,7 @@ below and "lut compile --help" in docs/mmdb.md.`,
 	f.StringSliceVar(&fl.spec.Columns, "columns", nil, "columns to keep, in order (default: all)")
 	f.StringSliceVar(&fl.src.Header, "header", nil, "column names, for a CSV without a header row")
 	f.VarP(textVar(&fl.src.Delimiter), "delimiter", "d", `CSV field delimiter (default "," or "\t" for .tsv); "\t" means tab`)
+	f.StringVar(&fl.src.Quote, "quote", "", `CSV/TSV quoting: csv (a field that starts with a quote is quoted, as RFC 4180; the default) or none (every quote is text and a row is a line: for TSV files holding "hi" as text)`)
 	f.StringVar(&fl.src.Format, "format", "", "source format: csv, tsv, json, ndjson, yaml, sqlite, parquet or arrow (default: from the extension)")
 	f.StringVar(&fl.src.Nested, "nested", "", "nested JSON/YAML values: flatten (dotted columns, the default) or json (JSON text)")
 	f.StringVar(&fl.src.Postgres, "postgres", "", "PostgreSQL connection URL to run --query on (password from PGPASSWORD, ~/.pgpass or --password-file)")

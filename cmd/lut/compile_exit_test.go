@@ -219,6 +219,32 @@ func TestCompileTSVQuote(t *testing.T) {
 	}
 }
 
+// TestCompileQuoteNone: --quote none reads a TSV field that starts with a
+// quote as text, for a .lut and an .mmdb table; without it such a field is
+// quoted, and text after its closing quote is a bad row.
+func TestCompileQuoteNone(t *testing.T) {
+	dir := t.TempDir()
+	src := writeFile(t, filepath.Join(dir, "q.tsv"), "id\tua\n1\t\"hi\"\n2\t\"quoted\" then text\n")
+	out := filepath.Join(dir, "q.lut")
+	mustRun(t, "compile", "--key", "id", "--quote", "none", "--out", out, src)
+	if got := mustRun(t, "get", out, "1", "2"); got != `{"id":"1","ua":"\"hi\""}`+"\n"+`{"id":"2","ua":"\"quoted\" then text"}`+"\n" {
+		t.Errorf("lut get: %q", got)
+	}
+	_, stderr, code := run(t, "compile", "--key", "id", "--out", out, src)
+	if want := "compile " + src + ": " + src + ":3:2: extraneous character after closing quote"; code != 1 || stderr != want {
+		t.Errorf("without --quote none: exit %d, %q; want %q", code, stderr, want)
+	}
+	nets := writeFile(t, filepath.Join(dir, "n.tsv"), "network\tsite\n10.0.0.0/8\t\"hq\" west\n")
+	mmdb := filepath.Join(dir, "n.mmdb")
+	mustRun(t, "compile", "--network", "network", "--quote", "none", "--build-epoch", "1", "--out", mmdb, nets)
+	if got := mustRun(t, "get", mmdb, "10.1.2.3"); !strings.Contains(got, `"site":"\"hq\" west"`) {
+		t.Errorf("lut get (mmdb): %q", got)
+	}
+	if _, stderr, code := run(t, "compile", "--key", "id", "--quote", "single", "--out", out, src); code != 2 || !strings.Contains(stderr, `--quote: unknown quoting "single" (want csv or none)`) {
+		t.Errorf("--quote single: exit %d, %q", code, stderr)
+	}
+}
+
 // TestCompileSourceErrorMessage: an error placed in the source is given
 // as it is, after the command, not as an error writing the table's DATA
 // section.

@@ -88,7 +88,7 @@ func (m *mmdbFlags) sources(args []string, fl *compileFlags) ([]mmdbSource, erro
 	if m.base != "" {
 		srcs = append(srcs, mmdbSource{src: iptable.Source{Kind: iptable.Base, Path: m.base}})
 	}
-	csvFlags := []string{"columns", "--columns", "delimiter", "--delimiter", "family", "--range-family",
+	csvFlags := []string{"columns", "--columns", "delimiter", "--delimiter", "quote", "--quote", "family", "--range-family",
 		"fields", "--field", "set", "--set", "merge", "--merge"}
 	for i, path := range args {
 		merge := m.merges[0]
@@ -100,7 +100,7 @@ func (m *mmdbFlags) sources(args []string, fl *compileFlags) ([]mmdbSource, erro
 			continue
 		}
 		src := m.csv
-		src.Path, src.Merge, src.Columns, src.Delimiter = path, merge, fl.spec.Columns, fl.src.Delimiter
+		src.Path, src.Merge, src.Columns, src.Delimiter, src.Quote = path, merge, fl.spec.Columns, fl.src.Delimiter, fl.src.Quote
 		flags := slices.Clone(csvFlags)
 		switch {
 		case m.ranges != "":

@@ -43,3 +43,29 @@ func TestCSVDialect(t *testing.T) {
 		}
 	}
 }
+
+// TestTSVAndQuoting: a .tsv (or .tab) source is read with tabs, as .lut
+// sources are, and Quote "none" reads a field that starts with a quote as
+// text; with CSV's quoting (the default) it is a quoted field.
+func TestTSVAndQuoting(t *testing.T) {
+	dir := t.TempDir()
+	body := "cidr\torg\n10.0.0.0/8\t\"hq\" west\n11.0.0.0/8\tsay \"hi\"\n"
+	for _, name := range []string{"orgs.tsv", "orgs.tab", "orgs.TSV"} {
+		p := write(t, dir, name, body)
+		out := filepath.Join(dir, name+".mmdb")
+		if _, err := Compile(out, Options{BuildEpoch: 1}, []Source{{Kind: CSVNetworks, Path: p, NetworkColumn: "cidr", Quote: source.QuoteNone}}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for ip, want := range map[string]string{"10.1.2.3": `"hq" west`, "11.0.0.1": `say "hi"`} {
+			if m, _ := lookupAny(t, out, ip); get(m, "org") != want {
+				t.Errorf("%s %s: %v, want %q", name, ip, m, want)
+			}
+		}
+	}
+	p := write(t, dir, "quoted.tsv", body)
+	_, err := Compile(filepath.Join(dir, "quoted.mmdb"), Options{BuildEpoch: 1}, []Source{{Kind: CSVNetworks, Path: p, NetworkColumn: "cidr"}})
+	var re *source.RowError
+	if !errors.As(err, &re) || err.Error() != p+":2:2: extraneous character after closing quote" {
+		t.Errorf("CSV quoting: %v", err)
+	}
+}

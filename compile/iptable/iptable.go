@@ -134,8 +134,12 @@ type Source struct {
 	// Columns names the columns of a CSV file without a header row. Empty
 	// means the first row is the header.
 	Columns []string `json:"columns,omitempty"`
-	// Delimiter is the CSV field delimiter (default ',').
+	// Delimiter is the CSV field delimiter (default: a tab for a .tsv or
+	// .tab file, ',' otherwise).
 	Delimiter source.Delimiter `json:"delimiter,omitempty"`
+	// Quote is the CSV quoting, as source.Options.Quote: csv (the
+	// default when empty) or none.
+	Quote string `json:"quote,omitempty"`
 	// StartColumn and EndColumn name the range columns (CSVRanges).
 	StartColumn string `json:"start_column,omitempty"`
 	EndColumn   string `json:"end_column,omitempty"`

@@ -87,7 +87,7 @@ func newRecord(consts []compiledField) (mmdbtype.Map, error) {
 
 // readCSV reads a CSVRanges or CSVNetworks source.
 func readCSV(o *Options, src *Source, emit func(entry) error) (rows int, err error) {
-	r, err := source.OpenCSVRecords(src.Path, src.Delimiter)
+	r, err := source.OpenCSVRecords(src.Path, source.Options{Delimiter: src.Delimiter, Quote: src.Quote})
 	if err != nil {
 		return 0, err
 	}

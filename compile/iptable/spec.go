@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/internal/config"
 )
 
@@ -119,6 +120,11 @@ func (src *Source) Check(s config.Scope) {
 	}
 	if src.Delimiter != 0 {
 		s.Check("delimiter", src.Delimiter.Validate())
+	}
+	switch src.Quote {
+	case "", source.QuoteCSV, source.QuoteNone:
+	default:
+		s.Errorf("quote", "unknown quoting %q (want csv or none)", src.Quote)
 	}
 }
 

@@ -42,6 +42,7 @@ func TestSourceValidate(t *testing.T) {
 		{Source{Kind: CSVNetworks, Path: "n.csv"}, "network_column: missing: a networks source needs the CIDR column"},
 		{Source{Kind: List, Path: "l.txt", Family: 5}, "family: must be 4 or 6, not 5"},
 		{Source{Kind: List, Path: "l.txt", Delimiter: '"'}, `delimiter: invalid delimiter '"'`},
+		{Source{Kind: List, Path: "l.txt", Quote: "double"}, `quote: unknown quoting "double" (want csv or none)`},
 		{Source{Kind: Base}, "path: missing"},
 		{Source{Kind: SourceKind(9), Path: "x"}, "type: unknown source type 9"},
 	} {

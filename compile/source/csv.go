@@ -39,6 +39,7 @@ type csvReader struct {
 	err   error // sticky final error (or io.EOF)
 
 	delim   byte
+	noQuote bool // Options.Quote "none": a quote is text, a record a line
 	columns []string
 	fields  [][]byte
 	rec     []byte // unescaped quoted fields of the current record
@@ -89,6 +90,10 @@ type syntaxErr struct {
 // text (say "hi"), while tab-separated files written with CSV's quoting
 // (lut export, spreadsheets) quote a whole field, from its first byte.
 //
+// With opts.Quote "none" a quote is an ordinary character everywhere, even
+// at the start of a field ("hi" is read with its quotes), and a record is
+// one line: a field cannot hold the delimiter or a line break.
+//
 // Bad rows are reported as *RowError, positioned at the line where the
 // row starts: a wrong number of fields, invalid UTF-8, a bare quote in an
 // unquoted CSV field, or text after a closing quote; reading continues
@@ -123,7 +128,7 @@ func newCSVReaderMode(r io.Reader, name string, opts Options, closer io.Closer, 
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	cr := &csvReader{name: name, delim: delim, line: 1, quote: -1, records: records}
+	cr := &csvReader{name: name, delim: delim, noQuote: opts.Quote == QuoteNone, line: 1, quote: -1, records: records}
 	if closer != nil {
 		cr.closers = append(cr.closers, closer)
 	}
@@ -532,7 +537,9 @@ func (r *csvReader) parseBuffered(atEOF bool) (next int, lines int64, serr synta
 	// Fast path: the whole line is buffered and contains no quote.
 	if nl := bytes.IndexByte(buf[r.pos:], '\n'); nl >= 0 {
 		line := buf[r.pos : r.pos+nl]
-		if r.quote < r.pos {
+		if r.noQuote {
+			r.quote = len(buf)
+		} else if r.quote < r.pos {
 			if q := bytes.IndexByte(buf[r.pos:], '"'); q >= 0 {
 				r.quote = r.pos + q
 			} else {
@@ -566,7 +573,7 @@ func (r *csvReader) parseBuffered(atEOF bool) (next int, lines int64, serr synta
 	i := r.pos
 	for col := 1; ; col++ {
 		r.starts = append(r.starts, i-r.pos)
-		if i < len(buf) && buf[i] == '"' {
+		if i < len(buf) && buf[i] == '"' && !r.noQuote {
 			qline := r.line + lines - 1
 			start := len(r.rec)
 			i++
@@ -656,7 +663,7 @@ func (r *csvReader) parseBuffered(atEOF bool) (next int, lines int64, serr synta
 		for k < len(buf) {
 			if c := buf[k]; c == d || c == '\n' {
 				break
-			} else if c == '"' && d != '\t' && serr.msg == "" {
+			} else if c == '"' && d != '\t' && !r.noQuote && serr.msg == "" {
 				// TSV, where a quote is text, is read leniently.
 				serr = syntaxErr{col, "bare quote in unquoted field"}
 			}

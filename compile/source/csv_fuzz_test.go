@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/lutkit/lutkit/compile/source"
@@ -33,7 +34,38 @@ func FuzzCSV(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzDialect(t, data, "csv")
 		fuzzDialect(t, bytes.ReplaceAll(data, []byte{','}, []byte{'\t'}), "tsv")
+		fuzzNoQuote(t, data)
 	})
+}
+
+// fuzzNoQuote reads data as CSV with quote: none: each row read is its
+// line of the input, split at the commas, quotes and all.
+func fuzzNoQuote(t *testing.T, data []byte) {
+	r, err := source.NewCSVReaderSize(bytes.NewReader(data), "fuzz.csv", source.Options{Quote: source.QuoteNone}, nil, 7)
+	if err != nil || bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+		return // gzip data: its lines are not the input's
+	}
+	lines := strings.Split(strings.TrimPrefix(string(data), "\xEF\xBB\xBF"), "\n")
+	for i := 0; ; i++ {
+		if i > 1<<20 {
+			t.Fatalf("reader does not end")
+		}
+		fields, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			continue // a bad row (or a final error, then io.EOF)
+		}
+		n := r.Line()
+		if n < 2 || int(n) > len(lines) {
+			t.Fatalf("row at line %d of %d", n, len(lines))
+		}
+		joined := string(bytes.Join(fields, []byte{','}))
+		if want := strings.TrimSuffix(lines[n-1], "\r"); joined != want {
+			t.Fatalf("line %d read as %q, want %q", n, joined, want)
+		}
+	}
 }
 
 // fuzzDialect reads data as CSV or TSV (format), and writes and reads

@@ -125,6 +125,22 @@ var csvCases = []csvCase{
 			Errs: []string{"t.tsv:3:1: extraneous character after closing quote"}},
 	},
 	{
+		// quote: none reads a quote as text even at a field's start; a
+		// record is one line, so a lone quote swallows nothing.
+		name: "TSV without quoting",
+		file: "t.tsv",
+		opts: source.Options{Quote: source.QuoteNone},
+		in:   "a\tb\tc\n\"hi\"\t\"quoted\" then text\t\"\n\"\"\"\t\"x\t\r\n\"a\tb\"\t3\n",
+		want: sourcetest.Result{Columns: []string{"a", "b", "c"}, Rows: []string{"2:\"hi\"|\"quoted\" then text|\"", "3:\"\"\"|\"x|", "4:\"a|b\"|3"}},
+	},
+	{
+		name: "CSV without quoting",
+		opts: source.Options{Quote: source.QuoteNone},
+		in:   "\"a\",b\n\"1,2\",x\n5\" screen,\"\n",
+		want: sourcetest.Result{Columns: []string{"\"a\"", "b"}, Rows: []string{"3:5\" screen|\""},
+			Errs: []string{"t.csv:2:3: expected 2 fields, found 3"}},
+	},
+	{
 		name: "tab delimiter of a CSV file",
 		opts: source.Options{Delimiter: '\t'},
 		in:   "a\tb\n5\" screen\t\"q\"\n",

@@ -12,8 +12,8 @@ const (
 
 // NewCSVRecordsSize is NewCSVRecords with an initial buffer of bufSize
 // bytes.
-func NewCSVRecordsSize(r io.Reader, name string, delim Delimiter, bufSize int) (*CSVRecords, error) {
-	cr, err := newCSVReaderMode(r, name, Options{Format: "csv", Delimiter: delim}, nil, bufSize, true)
+func NewCSVRecordsSize(r io.Reader, name string, opts Options, bufSize int) (*CSVRecords, error) {
+	cr, err := newCSVReaderMode(r, name, recordsOptions(opts), nil, bufSize, true)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,11 @@ type Options struct {
 	// Delimiter is the CSV field delimiter. Zero means ',' for CSV and
 	// '\t' for TSV.
 	Delimiter Delimiter `json:"delimiter,omitempty"`
+	// Quote is how a CSV or TSV source quotes its fields: QuoteCSV (the
+	// default when empty) reads RFC 4180's quoted fields, which start
+	// with a quote and may hold the delimiter and line breaks; QuoteNone
+	// reads every quote as text, and a record is one line.
+	Quote string `json:"quote,omitempty"`
 	// Header is the list of column names to use when the file has no
 	// header row. Empty means the first row is the header. For JSON,
 	// NDJSON and YAML it lists the columns, saving the pass that finds
@@ -49,6 +54,12 @@ type Options struct {
 	// line).
 	PasswordFile string `json:"password_file,omitempty"`
 }
+
+// Quoting of CSV and TSV fields (Options.Quote).
+const (
+	QuoteCSV  = "csv"
+	QuoteNone = "none"
+)
 
 // Nested values policies (Options.Nested).
 const (
@@ -85,6 +96,14 @@ func (o *Options) Check(s config.Scope) {
 	default:
 		s.Errorf("nested", "unknown nested policy %q (want flatten or json)", o.Nested)
 	}
+	switch o.Quote {
+	case "", QuoteCSV, QuoteNone:
+		if f := strings.ToLower(o.Format); o.Quote != "" && linkable[f] {
+			s.Errorf("quote", "a %s source has no quoting to choose (quote is for CSV and TSV)", f)
+		}
+	default:
+		s.Errorf("quote", "unknown quoting %q (want csv or none)", o.Quote)
+	}
 	o.checkDatabase(s)
 	if o.Delimiter != 0 {
 		s.Check("delimiter", o.Delimiter.Validate())
@@ -114,7 +133,7 @@ func (o *Options) checkDatabase(s config.Scope) {
 	if o.Query == "" {
 		s.Errorf("query", "missing: a %s source needs the SELECT to run", o.Database())
 	}
-	if o.Format != "" || o.SQLiteTable != "" || o.SQLiteQuery != "" || len(o.Header) > 0 || o.Delimiter != 0 {
-		s.Errorf("", "a %s source takes no file options (format, delimiter, header, sqlite_table, sqlite_query)", o.Database())
+	if o.Format != "" || o.SQLiteTable != "" || o.SQLiteQuery != "" || len(o.Header) > 0 || o.Delimiter != 0 || o.Quote != "" {
+		s.Errorf("", "a %s source takes no file options (format, delimiter, quote, header, sqlite_table, sqlite_query)", o.Database())
 	}
 }

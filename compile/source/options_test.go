@@ -29,14 +29,17 @@ give sqlite_table or sqlite_query, not both`
 		{source.Options{Nested: "deep"}, `nested: unknown nested policy "deep" (want flatten or json)`},
 		{source.Options{Query: "select 1", PasswordFile: "pw"}, "query: a query needs a database (postgres or mysql)\npassword_file: a password file needs a database (postgres or mysql)"},
 		{source.Options{Postgres: "postgres://h/db"}, "query: missing: a postgres source needs the SELECT to run"},
-		{source.Options{MySQL: "u@tcp(h)/db", Query: "select 1", Format: "csv"}, "a mysql source takes no file options (format, delimiter, header, sqlite_table, sqlite_query)"},
+		{source.Options{MySQL: "u@tcp(h)/db", Query: "select 1", Format: "csv"}, "a mysql source takes no file options (format, delimiter, quote, header, sqlite_table, sqlite_query)"},
+		{source.Options{MySQL: "u@tcp(h)/db", Query: "select 1", Quote: "none"}, "a mysql source takes no file options (format, delimiter, quote, header, sqlite_table, sqlite_query)"},
+		{source.Options{Quote: "single"}, `quote: unknown quoting "single" (want csv or none)`},
+		{source.Options{Format: "parquet", Quote: "none"}, "quote: a parquet source has no quoting to choose (quote is for CSV and TSV)"},
 		{source.Options{MySQL: "u@tcp(h)/db", Postgres: "postgres://h/db", Query: "select 1"}, "give postgres or mysql, not both"},
 	} {
 		if err := c.o.Validate(); err == nil || err.Error() != c.want {
 			t.Errorf("%+v: got\n%v\nwant\n%s", c.o, err, c.want)
 		}
 	}
-	for _, o := range []source.Options{{Nested: "json"}, {Nested: "flatten"}, {Postgres: "postgres://h/db", Query: "select 1", PasswordFile: "pw"}, {MySQL: "u@tcp(h)/db", Query: "select 1"}} {
+	for _, o := range []source.Options{{Nested: "json"}, {Nested: "flatten"}, {Quote: "csv"}, {Quote: "none", Format: "tsv"}, {Postgres: "postgres://h/db", Query: "select 1", PasswordFile: "pw"}, {MySQL: "u@tcp(h)/db", Query: "select 1"}} {
 		if err := o.Validate(); err != nil {
 			t.Errorf("%+v: %v", o, err)
 		}

@@ -18,23 +18,26 @@ import (
 type CSVRecords struct{ r *csvReader }
 
 // NewCSVRecords reads CSV records from r, decompressed as by NewCSVReader;
-// name names it in errors. delim zero means ','. Close does not close r.
-func NewCSVRecords(r io.Reader, name string, delim Delimiter) (*CSVRecords, error) {
-	cr, err := newCSVReaderMode(r, name, Options{Format: "csv", Delimiter: delim}, nil, csvBufSize, true)
+// name names it in errors. Of the options, it reads Delimiter (zero means
+// a tab for a name ending in .tsv or .tab, with or without .gz, and ','
+// otherwise) and Quote. Close does not close r.
+func NewCSVRecords(r io.Reader, name string, opts Options) (*CSVRecords, error) {
+	cr, err := newCSVReaderMode(r, name, recordsOptions(opts), nil, csvBufSize, true)
 	if err != nil {
 		return nil, err
 	}
 	return &CSVRecords{r: cr}, nil
 }
 
-// OpenCSVRecords opens the CSV file at path; delim zero means ','. Errors
-// name the file.
-func OpenCSVRecords(path string, delim Delimiter) (*CSVRecords, error) {
+// OpenCSVRecords opens the CSV or TSV file at path, read with the
+// options' Delimiter (zero: by the name, as NewCSVRecords) and Quote.
+// Errors name the file.
+func OpenCSVRecords(path string, opts Options) (*CSVRecords, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err // *PathError names the file
 	}
-	r, err := newCSVReaderMode(f, path, Options{Format: "csv", Delimiter: delim}, f, csvBufSize, true)
+	r, err := newCSVReaderMode(f, path, recordsOptions(opts), f, csvBufSize, true)
 	if err != nil {
 		return nil, err
 	}
@@ -62,3 +65,8 @@ func (c *CSVRecords) EndPos() (line int64, column int) { return c.r.endPos() }
 
 // Close closes the file.
 func (c *CSVRecords) Close() error { return c.r.Close() }
+
+// recordsOptions keeps the options CSVRecords reads.
+func recordsOptions(o Options) Options {
+	return Options{Delimiter: o.Delimiter, Quote: o.Quote}
+}

@@ -28,7 +28,7 @@ type record struct {
 // buffer of bufSize bytes. ok is false when a record was bad.
 func readRecords(t *testing.T, data []byte, bufSize int) (recs []record, ok bool) {
 	t.Helper()
-	r, err := source.NewCSVRecordsSize(bytes.NewReader(data), "in.csv", 0, bufSize)
+	r, err := source.NewCSVRecordsSize(bytes.NewReader(data), "in.csv", source.Options{}, bufSize)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -145,7 +145,7 @@ func TestCSVRecords(t *testing.T) {
 	}
 	p := filepath.Join(dir, "ranges.dat") // gzip found by its magic bytes
 	writeTestFile(t, p, gz.Bytes())
-	r, err := source.OpenCSVRecords(p, ';')
+	r, err := source.OpenCSVRecords(p, source.Options{Delimiter: ';'})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestCSVRecords(t *testing.T) {
 		t.Errorf("gzip records %q", rows)
 	}
 	// Bad records: positioned like the Reader's, then reading goes on.
-	r, _ = source.NewCSVRecords(strings.NewReader("a,b\n1,\"x\"y\n2,\xff\n3,4\n"), "bad.csv", 0)
+	r, _ = source.NewCSVRecords(strings.NewReader("a,b\n1,\"x\"y\n2,\xff\n3,4\n"), "bad.csv", source.Options{})
 	if _, err := r.Next(); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestCSVRecords(t *testing.T) {
 	if f, err := r.Next(); err != nil || string(f[0]) != "3" {
 		t.Errorf("after bad records: %q %v", f, err)
 	}
-	if _, err := source.OpenCSVRecords(filepath.Join(dir, "missing.csv"), 0); err == nil || !strings.Contains(err.Error(), "missing.csv") {
+	if _, err := source.OpenCSVRecords(filepath.Join(dir, "missing.csv"), source.Options{}); err == nil || !strings.Contains(err.Error(), "missing.csv") {
 		t.Errorf("missing file: %v", err)
 	}
 }
@@ -228,7 +228,7 @@ func FuzzCSVRecords(f *testing.F) {
 	f.Add([]byte("a\n\"x\"y\"z\n"))
 	f.Add([]byte("\"a\nb\"\n\"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := source.NewCSVRecordsSize(bytes.NewReader(data), "fuzz.csv", 0, 7)
+		r, err := source.NewCSVRecordsSize(bytes.NewReader(data), "fuzz.csv", source.Options{}, 7)
 		if err != nil {
 			return
 		}

@@ -40,7 +40,7 @@
 //	  - name: assets
 //	    sources:
 //	      - path: inventory.db   # a source may be a mapping with options:
-//	        sqlite_table: assets # format, delimiter, header, sqlite_table, sqlite_query, nested
+//	        sqlite_table: assets # format, delimiter, quote, header, sqlite_table, sqlite_query, nested
 //	    key: id
 //	  - name: owners
 //	    sources:

@@ -19,6 +19,7 @@ func TestTablesYAMLDecodesTheSpecs(t *testing.T) {
       - path: s.tsv
         format: tsv
         delimiter: '\t'
+        quote: none
         header: [host, port, owner]
   - name: m
     kind: mmdb
@@ -37,6 +38,7 @@ func TestTablesYAMLDecodesTheSpecs(t *testing.T) {
         end_column: e
         columns: [s, e, site]
         delimiter: ";"
+        quote: csv
         family: 4
         fields: ["city.names.en=site", "x:uint32=n"]
         set: ["threat.ioc:bool=true"]
@@ -50,9 +52,9 @@ func TestTablesYAMLDecodesTheSpecs(t *testing.T) {
 	l, m := cfg.Tables[0], cfg.Tables[1]
 	for _, c := range []struct{ got, want string }{
 		{js(l.LUT), `{"key":["host","port"],"columns":["host","port","owner"],"fold_case":true,"on_duplicate":"last","skip_bad_rows":true}`},
-		{js(l.Sources[0].LUT), `{"format":"tsv","delimiter":"\\t","header":["host","port","owner"]}`},
+		{js(l.Sources[0].LUT), `{"format":"tsv","delimiter":"\\t","quote":"none","header":["host","port","owner"]}`},
 		{js(m.MMDB), `{"profile":"city","database_type":"Acme-City","description":"sites","languages":["en","de"],"ip_version":6,"record_size":32,"custom_key":"acme","ipv4_aliases":"off","default_location":[52.5,13.4]}`},
-		{js(m.Sources[0].MMDB), `{"path":"r.csv","type":"ranges","columns":["s","e","site"],"delimiter":";","start_column":"s","end_column":"e","family":4,"fields":["city.names.en=site","x:uint32=n"],"set":["threat.ioc:boolean=true"],"merge":"top"}`},
+		{js(m.Sources[0].MMDB), `{"path":"r.csv","type":"ranges","columns":["s","e","site"],"delimiter":";","quote":"csv","start_column":"s","end_column":"e","family":4,"fields":["city.names.en=site","x:uint32=n"],"set":["threat.ioc:boolean=true"],"merge":"top"}`},
 		{js(m.Sources[1].MMDB), `{"path":"base.mmdb","type":"mmdb"}`},
 	} {
 		if c.got != c.want {
