@@ -62,6 +62,72 @@ func WriteStream(path string, write func(w io.Writer) error) error {
 	return writeAtomic(target, fill)
 }
 
+// MoveFile puts the complete file at src (a temporary file its caller
+// wrote, synced and closed, such as one WriteFile wrote) at path as
+// WriteFile would have written it there: readable by all (0644), renamed
+// onto path or, when path is a symbolic link (or a chain of them), onto
+// the file the link names, which a dangling link's target becomes; the
+// link stays. The directory renamed into is fsynced. A reader that opened
+// the file replaced keeps reading its old content.
+//
+// The rename stays within one directory: src is renamed when the file it
+// replaces is in src's directory, and otherwise copied into a temporary
+// file beside that file (as WriteFile makes one), which is renamed onto
+// it. A file at path that is not a regular file (a device, a named pipe)
+// gets a copy of src; a directory is an error. src is removed once it is
+// in place and left to its caller on an error.
+func MoveFile(src, path string) error {
+	target, special, err := outputTarget(path)
+	if err != nil {
+		return err
+	}
+	copyFrom := func(dst *os.File) error {
+		s, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		_, err = io.Copy(dst, s)
+		return err
+	}
+	switch {
+	case special:
+		err = writeSpecial(path, copyFrom)
+	case sameDir(src, target):
+		return renameInto(src, target)
+	default:
+		err = writeAtomic(target, copyFrom)
+	}
+	if err != nil {
+		return err
+	}
+	os.Remove(src)
+	return nil
+}
+
+// renameInto makes src readable by all, renames it onto target, in the
+// same directory, and fsyncs that directory.
+func renameInto(src, target string) error {
+	if err := os.Chmod(src, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(src, target); err != nil {
+		return err
+	}
+	return syncDir(dirOf(target))
+}
+
+// sameDir reports whether the files a and b (which need not exist) are in
+// one directory, however their directories are named.
+func sameDir(a, b string) bool {
+	da, err := os.Stat(dirOf(a))
+	if err != nil {
+		return false
+	}
+	db, err := os.Stat(dirOf(b))
+	return err == nil && os.SameFile(da, db)
+}
+
 // outputTarget says where a write of path goes: the path to rename onto
 // (path, or the final target of the symbolic links at path), or special
 // when path names (through links) a file that is not a regular file and

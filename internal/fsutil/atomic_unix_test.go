@@ -232,3 +232,101 @@ func TestWriteThroughLinks(t *testing.T) {
 		})
 	}
 }
+
+// TestMoveFileThroughLinks: a file moved onto a link to a regular file
+// (in the file's own directory or another one, absolute or relative, a
+// chain of two links, a link through a linked directory) or onto a
+// dangling link replaces the file the link names, readable by all; the
+// link stays, and a reader that opened the old file keeps its content.
+// A path whose directory is a link to a directory is written into that
+// directory. A file replaced in the moved file's own directory is renamed
+// onto, not copied.
+func TestMoveFileThroughLinks(t *testing.T) {
+	root := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// out/ holds the temporary files and the paths moved onto; store/
+	// holds what they name.
+	out, store := filepath.Join(root, "out"), filepath.Join(root, "store")
+	must(os.Mkdir(out, 0o755))
+	must(os.Mkdir(store, 0o755))
+	must(os.Symlink("store", filepath.Join(root, "storelink")))
+	must(os.Symlink("out", filepath.Join(root, "outlink")))
+	for _, c := range []struct {
+		name   string
+		path   string // moved onto, in out/ unless it says otherwise
+		target string // the file that gets the content
+		setup  func(path, target string)
+		old    bool // target exists before
+		rename bool // the target is in out/: the moved file itself is renamed
+	}{
+		{"link in the same directory", "a", filepath.Join(out, "a.v1"), func(p, _ string) { must(os.Symlink("a.v1", p)) }, true, true},
+		{"absolute link", "b", filepath.Join(store, "b"), func(p, tg string) { must(os.Symlink(tg, p)) }, true, false},
+		{"relative link", "c", filepath.Join(store, "c"), func(p, _ string) { must(os.Symlink("../store/c", p)) }, true, false},
+		{"chain of two links", "d", filepath.Join(store, "d"), func(p, _ string) {
+			must(os.Symlink("d.hop", p))
+			must(os.Symlink("../store/d", filepath.Join(out, "d.hop")))
+		}, true, false},
+		{"link through a linked directory", "e", filepath.Join(store, "e"), func(p, _ string) { must(os.Symlink("../storelink/e", p)) }, true, false},
+		{"dangling link", "f", filepath.Join(store, "f"), func(p, _ string) { must(os.Symlink("../store/f", p)) }, false, false},
+		{"directory that is a link", filepath.Join(root, "storelink", "g"), filepath.Join(store, "g"), func(string, string) {}, true, false},
+		{"directory that is a link to out", filepath.Join(root, "outlink", "h"), filepath.Join(out, "h"), func(string, string) {}, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := c.path
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(out, p)
+			}
+			var oldFile *os.File
+			if c.old {
+				must(os.WriteFile(c.target, []byte("old content"), 0o600))
+				f, err := os.Open(c.target)
+				must(err)
+				defer f.Close()
+				oldFile = f
+			}
+			c.setup(p, c.target)
+			isLink := false
+			if fi, err := os.Lstat(p); err == nil {
+				isLink = fi.Mode()&os.ModeSymlink != 0
+			}
+			src := filepath.Join(out, ".src.tmp-"+filepath.Base(c.target))
+			must(os.WriteFile(src, []byte("new content"), 0o600))
+			srcInfo, err := os.Stat(src)
+			must(err)
+
+			must(MoveFile(src, p))
+
+			if fi, err := os.Lstat(p); isLink && (err != nil || fi.Mode()&os.ModeSymlink == 0) {
+				t.Errorf("the link was replaced (%v)", err)
+			}
+			if b, err := os.ReadFile(c.target); err != nil || string(b) != "new content" {
+				t.Errorf("the target holds %q, %v", b, err)
+			}
+			fi, err := os.Lstat(c.target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644 {
+				t.Errorf("the target: %v, want a regular file, 0644", fi.Mode())
+			}
+			if renamed := os.SameFile(fi, srcInfo); renamed != c.rename {
+				t.Errorf("the moved file renamed onto the target: %v, want %v", renamed, c.rename)
+			}
+			if oldFile != nil {
+				b, err := io.ReadAll(oldFile)
+				if err != nil || string(b) != "old content" {
+					t.Errorf("the old file, opened before, reads %q, %v", b, err)
+				}
+			}
+			if _, err := os.Lstat(src); err == nil {
+				t.Error("the moved file is still there")
+			}
+			noTemps(t, out, store)
+		})
+	}
+}

@@ -1,6 +1,7 @@
 // Package fsutil holds the file-system steps that the compilers, the
 // table-set builder and the live set take the same way: writing a file
-// atomically (WriteFile), making a rename durable (SyncDir), opening a
+// atomically (WriteFile), putting a finished temporary file in place the
+// same way (MoveFile), making a rename durable (SyncDir), opening a
 // table or a manifest only if it is a regular file (OpenRegular,
 // ReadRegular), hashing a file for a manifest (FileSHA256) and naming a
 // failed path only once (UnwrapPath).

@@ -173,3 +173,45 @@ func TestCheckNotInput(t *testing.T) {
 		t.Errorf("standard input: %v", err)
 	}
 }
+
+// TestMoveFile: the file moved is at the path, readable by all, and no
+// longer at its old name; a directory at the path is an error that leaves
+// both in place.
+func TestMoveFile(t *testing.T) {
+	dir := t.TempDir()
+	src, p := filepath.Join(dir, ".out.tmp-1"), filepath.Join(dir, "out")
+	if err := os.WriteFile(src, []byte("new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := MoveFile(src, p); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(p); err != nil || string(b) != "new" {
+		t.Errorf("read back %q, %v", b, err)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
+	}
+	if _, err := os.Lstat(src); err == nil {
+		t.Error("the moved file is still at its old name")
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src, []byte("new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := MoveFile(src, sub); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("onto a directory: %v", err)
+	}
+	if _, err := os.Stat(src); err != nil {
+		t.Errorf("a failed move removed the file: %v", err)
+	}
+	if fi, err := os.Stat(sub); err != nil || !fi.IsDir() {
+		t.Errorf("the directory: %v", err)
+	}
+}
