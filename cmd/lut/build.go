@@ -46,6 +46,11 @@ An interrupted or failed build leaves the previous manifest. The exit
 status is 1 if any table fails (every failure is listed), 2 if the
 tables.yaml is invalid or DIR cannot be written.
 
+An artifact name or MANIFEST.json in DIR that is a symbolic link (a
+dangling one too) stays a link, as with cp: the file it names is replaced,
+by a rename in that file's directory, and a reader that opened the old
+file keeps reading it.
+
 Deploy by copying DIR to the nodes, MANIFEST.json last; "lut verify DIR"
 checks every artifact against the manifest. SOURCE_DATE_EPOCH, when set,
 is the build time recorded in the tables and the manifest.

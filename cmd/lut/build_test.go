@@ -218,3 +218,71 @@ func TestBuildReportsNodes(t *testing.T) {
 		t.Errorf("verify output:\n%s", stdout)
 	}
 }
+
+// TestBuildThroughLinks: lut build into a directory whose artifact names
+// and MANIFEST.json are symbolic links into another directory (relative
+// links to files there, or dangling ones) keeps the links: the files they
+// name get the new artifacts and manifest, "lut verify DIR" passes through
+// them, and a reader that opened an artifact before keeps its content.
+func TestBuildThroughLinks(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "1700000000") // the same artifacts every build
+	dir := t.TempDir()
+	cfg := writeKillFixture(t, dir, 10)
+	// A first build names the artifacts.
+	plain := filepath.Join(dir, "plain")
+	mustRun(t, "build", cfg, "--out", plain, "--progress", "never")
+	ents, err := os.ReadDir(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dist, store := filepath.Join(dir, "dist"), filepath.Join(dir, "store")
+	for _, d := range []string{dist, store} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var names []string
+	olds := map[string]*os.File{}
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, ".") {
+			continue
+		}
+		names = append(names, n)
+		if err := os.Symlink("../store/"+n, filepath.Join(dist, n)); err != nil {
+			t.Fatal(err)
+		}
+		if len(names)%2 == 0 {
+			continue // a dangling link
+		}
+		writeFile(t, filepath.Join(store, n), "the previous version")
+		f, err := os.Open(filepath.Join(store, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		olds[n] = f
+	}
+	if len(names) != 5 || len(olds) == 0 || len(olds) == len(names) {
+		t.Fatalf("names %v, %d files there before", names, len(olds))
+	}
+	mustRun(t, "build", cfg, "--out", dist, "--progress", "never")
+	mustRun(t, "verify", dist)
+	for _, n := range names {
+		if fi, err := os.Lstat(filepath.Join(dist, n)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s: the link was replaced (%v)", n, err)
+		}
+		if sha(t, filepath.Join(store, n)) != sha(t, filepath.Join(plain, n)) {
+			t.Errorf("%s: the file the link names is not the one built", n)
+		}
+		if f := olds[n]; f != nil {
+			var b bytes.Buffer
+			if _, err := b.ReadFrom(f); err != nil || b.String() != "the previous version" {
+				t.Errorf("%s: the file opened before reads %.20q, %v", n, b.String(), err)
+			}
+		}
+	}
+	if left := append(tempFiles(t, dist), tempFiles(t, store)...); len(left) > 0 {
+		t.Errorf("left: %v", left)
+	}
+}

@@ -97,12 +97,13 @@ func (r *Result) Failed() []TableResult {
 // outDir lists it with the same options digest and source digests and its
 // artifact is still present with the recorded size. Tables compile in
 // parallel (Options.Jobs). Each artifact is written to a temporary
-// file, fsynced, fully verified, and renamed to its content-addressed name;
-// the manifest is renamed into place last, and only when every table
-// succeeded: a failed or interrupted build leaves the previous manifest,
-// which names complete artifacts only. The returned error lists every
-// failed table; the Result is returned in every case but a setup
-// failure.
+// file, fsynced, fully verified, and renamed to its content-addressed name
+// (by fsutil.MoveFile: a symbolic link at that name stays, and the file it
+// names is replaced); the manifest is renamed into place last, and only
+// when every table succeeded: a failed or interrupted build leaves the
+// previous manifest, which names complete artifacts only. The returned
+// error lists every failed table; the Result is returned in every case
+// but a setup failure.
 //
 // Only one Build may run on an output directory at a time; Build takes
 // an advisory lock on outDir/.lutbuild.lock to enforce it.
@@ -283,7 +284,7 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old, base *t
 			return r
 		}
 	}
-	if err := os.Rename(tmpPath, final); err != nil {
+	if err := fsutil.MoveFile(tmpPath, final); err != nil {
 		return fail(err)
 	}
 	r.Status, r.Entry = StatusBuilt, e

@@ -1,11 +1,14 @@
 package tablebuild
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lutkit/lutkit/tables"
 )
@@ -235,4 +238,151 @@ func TestBuildNamesTheSourceOnce(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBuildThroughLinks: an artifact's name in the output directory that
+// is a symbolic link (to a file beside it, absolute, relative, a chain of
+// two links, through a linked directory, or dangling) stays a link: the
+// file it names gets the artifact, readable by all, and a reader that
+// opened the file it held before keeps reading that. An output directory
+// that is a link is built into the directory it names.
+func TestBuildThroughLinks(t *testing.T) {
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := t.TempDir()
+	must(os.WriteFile(filepath.Join(src, "k.csv"), []byte("k,v\na,1\nb,2\n"), 0o644))
+	must(os.WriteFile(filepath.Join(src, "nets.csv"), []byte("network,site\n10.0.0.0/8,x\n"), 0o644))
+	cfg, err := ParseConfig(filepath.Join(src, "tables.yaml"), []byte(`tables:
+  - {name: kv, sources: [k.csv], key: k}
+  - name: nets
+    kind: mmdb
+    sources:
+      - {path: nets.csv, type: networks, network_column: network}
+`))
+	must(err)
+	ctx := context.Background()
+	opts := Options{BuildTime: time.Unix(1700000000, 0)} // the same bytes every build
+	// A build into a plain directory names the artifacts and their bytes.
+	plain := filepath.Join(t.TempDir(), "dist")
+	r, err := Build(ctx, cfg, plain, opts)
+	must(err)
+	want := map[string][]byte{}
+	for _, e := range r.Manifest.Tables {
+		b, err := os.ReadFile(filepath.Join(plain, e.File))
+		must(err)
+		want[e.File] = b
+	}
+
+	for _, c := range []struct {
+		name string
+		// link makes the link at out/NAME and returns the file it names.
+		link func(out, store, name string) string
+		old  bool // the file the link names exists before the build
+	}{
+		{"link beside", func(out, _, n string) string {
+			must(os.Symlink(n+".v1", filepath.Join(out, n)))
+			return filepath.Join(out, n+".v1")
+		}, true},
+		{"absolute link", func(out, store, n string) string {
+			must(os.Symlink(filepath.Join(store, n), filepath.Join(out, n)))
+			return filepath.Join(store, n)
+		}, true},
+		{"relative link", func(out, store, n string) string {
+			must(os.Symlink("../store/"+n, filepath.Join(out, n)))
+			return filepath.Join(store, n)
+		}, true},
+		{"chain of two links", func(out, store, n string) string {
+			must(os.Symlink("../hops/"+n, filepath.Join(out, n)))
+			must(os.MkdirAll(filepath.Join(out, "..", "hops"), 0o755))
+			must(os.Symlink("../store/"+n, filepath.Join(out, "..", "hops", n)))
+			return filepath.Join(store, n)
+		}, true},
+		{"link through a linked directory", func(out, store, n string) string {
+			must(os.Symlink("../storelink/"+n, filepath.Join(out, n)))
+			return filepath.Join(store, n)
+		}, true},
+		{"dangling link", func(out, store, n string) string {
+			must(os.Symlink("../store/"+n, filepath.Join(out, n)))
+			return filepath.Join(store, n)
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			out, store := filepath.Join(root, "out"), filepath.Join(root, "store")
+			must(os.Mkdir(out, 0o755))
+			must(os.Mkdir(store, 0o755))
+			must(os.Symlink("store", filepath.Join(root, "storelink")))
+			targets := map[string]string{}
+			olds := map[string]*os.File{}
+			for n := range want {
+				targets[n] = c.link(out, store, n)
+				if c.old {
+					must(os.WriteFile(targets[n], []byte("the previous file"), 0o644))
+					f, err := os.Open(targets[n])
+					must(err)
+					defer f.Close()
+					olds[n] = f
+				}
+			}
+			if _, err := Build(ctx, cfg, out, opts); err != nil {
+				t.Fatal(err)
+			}
+			for n, b := range want {
+				if fi, err := os.Lstat(filepath.Join(out, n)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+					t.Errorf("%s: the link was replaced (%v)", n, err)
+				}
+				got, err := os.ReadFile(targets[n])
+				if err != nil || !bytes.Equal(got, b) {
+					t.Errorf("%s: the file the link names holds %.20q, %v; want the artifact", n, got, err)
+				}
+				if fi, err := os.Lstat(targets[n]); err != nil || fi.Mode().Perm() != 0o644 {
+					t.Errorf("%s: the file the link names: %v, %v; want 0644", n, fi, err)
+				}
+				if f := olds[n]; f != nil {
+					if b, err := io.ReadAll(f); err != nil || string(b) != "the previous file" {
+						t.Errorf("%s: the file opened before reads %.20q, %v", n, b, err)
+					}
+				}
+			}
+			if _, err := tables.VerifyDir(out); err != nil {
+				t.Error(err)
+			}
+			for _, d := range []string{out, store} {
+				ents, _ := os.ReadDir(d)
+				for _, e := range ents {
+					if strings.HasPrefix(e.Name(), ".") && e.Name() != ".lutbuild.lock" {
+						t.Errorf("left in %s: %s", d, e.Name())
+					}
+				}
+			}
+		})
+	}
+
+	t.Run("output directory that is a link", func(t *testing.T) {
+		root := t.TempDir()
+		must(os.Mkdir(filepath.Join(root, "real"), 0o755))
+		must(os.Symlink("real", filepath.Join(root, "dist")))
+		if _, err := Build(ctx, cfg, filepath.Join(root, "dist"), opts); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Lstat(filepath.Join(root, "dist")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("the link was replaced (%v)", err)
+		}
+		for n, b := range want {
+			fi, err := os.Lstat(filepath.Join(root, "real", n))
+			if err != nil || !fi.Mode().IsRegular() {
+				t.Fatalf("%s in the directory the link names: %v", n, err)
+			}
+			if got, _ := os.ReadFile(filepath.Join(root, "real", n)); !bytes.Equal(got, b) {
+				t.Errorf("%s: %.20q, want the artifact", n, got)
+			}
+		}
+		if _, err := tables.VerifyDir(filepath.Join(root, "real")); err != nil {
+			t.Error(err)
+		}
+	})
 }
