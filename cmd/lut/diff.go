@@ -57,12 +57,12 @@ source order.`,
 
 // runDiff prints the differences and reports whether there are any.
 func runDiff(cmd *cobra.Command, oldPath, newPath string, limit int) (differ bool, err error) {
-	a, err := reader.Open(oldPath)
+	a, err := openLUT(oldPath)
 	if err != nil {
 		return false, err
 	}
 	defer a.Close()
-	b, err := reader.Open(newPath)
+	b, err := openLUT(newPath)
 	if err != nil {
 		return false, err
 	}

@@ -49,7 +49,7 @@ func runExport(cmd *cobra.Command, path, formatName, out string) error {
 			return &exitError{code: 2, msg: "export: " + err.Error()}
 		}
 	}
-	t, err := reader.Open(path)
+	t, err := openLUT(path)
 	if err != nil {
 		return err
 	}

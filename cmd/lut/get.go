@@ -84,7 +84,7 @@ type query struct {
 }
 
 func runGet(cmd *cobra.Command, path string, keys []string, q query) error {
-	t, err := reader.Open(path)
+	t, err := openLUT(path)
 	if err != nil {
 		return err
 	}

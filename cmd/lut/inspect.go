@@ -60,7 +60,7 @@ type inspectInfo struct {
 }
 
 func runInspect(cmd *cobra.Command, path string, asJSON bool) error {
-	t, err := reader.Open(path)
+	t, err := openLUT(path)
 	if err != nil {
 		return err
 	}

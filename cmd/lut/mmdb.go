@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -13,7 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lutkit/lutkit/compile/iptable"
+	"github.com/lutkit/lutkit/format"
 	"github.com/lutkit/lutkit/internal/fsutil"
+	"github.com/lutkit/lutkit/reader"
 	"github.com/lutkit/lutkit/reader/mmdb"
 )
 
@@ -31,6 +34,17 @@ func isMMDBFile(path string) bool {
 		return false
 	}
 	return mmdb.HasMetadataMarker(buf)
+}
+
+// openLUT opens the .lut table at path for the commands that read one. A
+// file named .mmdb that is neither (no .lut magic, no MMDB metadata
+// marker) is named as the MaxMind DB it was meant to be.
+func openLUT(path string) (*reader.Table, error) {
+	t, err := reader.Open(path)
+	if errors.Is(err, format.ErrNotTable) && strings.EqualFold(filepath.Ext(path), ".mmdb") {
+		return nil, fmt.Errorf("%s: not a MaxMind DB (no metadata marker in its last %d KiB), nor a .lut table", path, mmdb.MetadataMaxSize>>10)
+	}
+	return t, err
 }
 
 // runGetMMDB prints one JSON object per found address.

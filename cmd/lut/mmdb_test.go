@@ -183,3 +183,19 @@ func TestLUTCommandsOnMMDB(t *testing.T) {
 		}
 	}
 }
+
+// TestNotAnMMDB: a file named .mmdb that is neither an MMDB nor a .lut
+// table is named as the MaxMind DB it was meant to be, not as a .lut
+// table with a bad magic.
+func TestNotAnMMDB(t *testing.T) {
+	p := writeFile(t, filepath.Join(t.TempDir(), "GeoIP2-City.mmdb"), strings.Repeat("not a database\n", 100))
+	want := p + ": not a MaxMind DB (no metadata marker in its last 128 KiB), nor a .lut table"
+	for _, args := range [][]string{{"inspect", p}, {"get", p, "1.2.3.4"}, {"export", p}} {
+		if _, stderr, code := run(t, args...); code != 2 || stderr != want {
+			t.Errorf("%s: exit %d, %q; want %q", args[0], code, stderr, want)
+		}
+	}
+	if stdout, stderr, code := run(t, "verify", p); code != 1 || !strings.Contains(stdout+stderr, want) {
+		t.Errorf("verify: exit %d, %q %q", code, stdout, stderr)
+	}
+}

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/lutkit/lutkit/reader"
 )
 
 func newVerifyCommand() *cobra.Command {
@@ -73,7 +71,7 @@ those failures.`,
 }
 
 func verifyLUT(cmd *cobra.Command, path, progressMode string) error {
-	t, err := reader.Open(path)
+	t, err := openLUT(path)
 	if err != nil {
 		return err
 	}
