@@ -65,7 +65,7 @@ func (e *SourceError) Unwrap() error { return e.Err }
 // Stats describes a finished compile.
 type Stats struct {
 	Rows        int64 // rows in the table
-	SourceRows  int64 // rows read from the source
+	SourceRows  int64 // rows read from the source, bad rows included
 	SkippedRows int64 // bad rows skipped with SkipBadRows
 	Duplicates  int64 // rows dropped by OnDuplicate first/last
 	BadRows     []error
@@ -554,13 +554,13 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 	for b := range rows.batches {
 		for i := range b.rows {
 			r := &b.rows[i]
+			c.stats.SourceRows++
 			if r.err != nil {
 				if err := c.badRow(r.err); err != nil {
 					return err
 				}
 				continue
 			}
-			c.stats.SourceRows++
 			line := r.line
 			if r.n != c.nsrc {
 				return fmt.Errorf("row at line %d has %d fields, want %d", line, r.n, c.nsrc)
