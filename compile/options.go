@@ -24,7 +24,8 @@ type Options struct {
 	// values joined by format.KeySeparator). Required.
 	Key []string `json:"key"`
 	// Columns lists the columns to store, in order. Empty means all the
-	// source's columns. Key columns need not be stored.
+	// source's columns. The key columns, RangeColumns, ValidFrom and
+	// ValidTo must be among them.
 	Columns []string `json:"columns,omitempty"`
 	// FoldCase case-folds keys at compile time; lookups fold the same way.
 	FoldCase bool `json:"fold_case,omitempty"`
