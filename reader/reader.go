@@ -21,7 +21,7 @@
 //   - Lookup returns a View that aliases the mapped file: no copy at all.
 //     A View is valid only while the table is mapped: take it between
 //     Acquire and Release (the table is unmapped only after the last
-//     Release following Close).
+//     Release following Close; see ExampleTable_Lookup).
 //   - LookupBatch looks many keys up at once, stage by stage (hash all,
 //     read all slots, read all records), so that the memory accesses of
 //     different keys overlap. It is the fast path for a batch of events.
