@@ -291,7 +291,7 @@ func (c *compiler) key(dst []byte, fields [][]byte) ([]byte, error) {
 		v := fields[k]
 		if len(c.keyIdx) > 1 {
 			if bytes.IndexByte(v, format.KeySeparator) >= 0 {
-				return nil, fmt.Errorf("key column %q contains the byte 0x1f, which separates composite key parts", c.opts.Key[i])
+				return nil, &keyPartError{col: k + 1, err: fmt.Errorf("key column %q contains the byte 0x1f, which separates composite key parts", c.opts.Key[i])}
 			}
 			if i > 0 {
 				dst = append(dst, format.KeySeparator)
@@ -305,6 +305,15 @@ func (c *compiler) key(dst []byte, fields [][]byte) ([]byte, error) {
 	}
 	return dst, nil
 }
+
+// keyPartError is a composite key's part that cannot be one, in the
+// source's column col (1-based).
+type keyPartError struct {
+	col int
+	err error
+}
+
+func (e *keyPartError) Error() string { return e.err.Error() }
 
 // badRow counts and keeps a bad row with SkipBadRows, and otherwise
 // returns err, an error of the source or about one of its rows, as a
@@ -570,7 +579,10 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 			keyBuf, err = c.key(keyBuf[:0], fields)
 			if err != nil {
 				col := 0
-				if c.kind != format.MatchExact {
+				var kp *keyPartError
+				if errors.As(err, &kp) {
+					col, err = kp.col, kp.err
+				} else if c.kind != format.MatchExact {
 					col = c.keyIdx[0] + 1 // one key column: the error is in it
 				}
 				if err := c.badRow(&source.RowError{File: c.opts.SourceName, Line: line, Column: col, Err: err}); err != nil {

@@ -30,6 +30,10 @@ func TestSourceRowsCountsBadRows(t *testing.T) {
 		t.Fatalf("stats: source rows %d, rows %d, duplicates %d, skipped %d, bad rows %v; want 5, 2, 1, 2",
 			st.SourceRows, st.Rows, st.Duplicates, st.SkippedRows, st.BadRows)
 	}
+	// The composite key's bad part is placed at its column.
+	if got, want := st.BadRows[1].Error(), `users.csv:4:2: key column "user" contains the byte 0x1f, which separates composite key parts`; got != want {
+		t.Errorf("bad key part: %q, want %q", got, want)
+	}
 	tb, err := reader.Open(path)
 	if err != nil {
 		t.Fatal(err)
