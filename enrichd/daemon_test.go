@@ -3,6 +3,7 @@ package enrichd
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -257,7 +258,8 @@ func TestBadInput(t *testing.T) {
 // A daemon starved of CPU on a loaded machine for longer than that loses
 // the rest (with the default 500ms, it was seen to read 12,036 events of
 // 100,000), so the grace here is generous; the drain ends at the closed
-// connection's end all the same, not at the grace.
+// connection's end all the same, not at the grace. The events_out of the
+// daemon's last log line ("shut down") must be the lines the file holds.
 func TestGracefulShutdown(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "enrichd")
@@ -274,7 +276,7 @@ inputs: [{type: tcp, listen: %q}]
 tables: {path: %q, verify: digest}
 rules: [{name: customer, table: customers, field: cust, target: customer}]
 outputs: [{type: file, path: %q}]
-log: {level: warn}
+log: {level: info, format: json}
 drain_read_grace: 1m
 shutdown_timeout: 2m
 `, addr, dir, out)
@@ -319,6 +321,25 @@ shutdown_timeout: 2m
 		t.Fatalf("%d lines after SIGTERM, want %d\n%s", len(lines), n, stderr.String())
 	}
 	checkExactlyOnce(t, lines, n, 1000)
+	if out, ok := shutDownEventsOut(stderr.String()); !ok || out != len(lines) {
+		t.Errorf("the shut down log line counts %d events out (found: %v), but the file holds %d lines\n%s",
+			out, ok, len(lines), stderr.String())
+	}
+}
+
+// shutDownEventsOut returns the events_out of the "shut down" line of a
+// JSON log, and whether there is one.
+func shutDownEventsOut(log string) (int, bool) {
+	for _, l := range strings.Split(log, "\n") {
+		var rec struct {
+			Msg       string `json:"msg"`
+			EventsOut *int   `json:"events_out"`
+		}
+		if json.Unmarshal([]byte(l), &rec) == nil && rec.Msg == "shut down" && rec.EventsOut != nil {
+			return *rec.EventsOut, true
+		}
+	}
+	return 0, false
 }
 
 func TestConfigErrors(t *testing.T) {

@@ -189,6 +189,20 @@ func waitMetric(t testing.TB, d *Daemon, sample string, want float64) float64 {
 	return got
 }
 
+// checkDeliveredCount checks that the daemon's counts of delivered
+// events agree with held, the events its one output's receiver holds:
+// enrichd_events_out_total and enrichd_output_events_total. A count may
+// trail the receiver by the time between a write and its count, so it is
+// waited for up to 10 s.
+func checkDeliveredCount(t testing.TB, d *Daemon, held int) {
+	t.Helper()
+	out := waitMetric(t, d, "enrichd_events_out_total", float64(held))
+	per := metricSum(t, d, "enrichd_output_events_total{")
+	if out != float64(held) || per != float64(held) {
+		t.Errorf("events_out_total %v, output_events_total %v, but the receiver holds %d events", out, per, held)
+	}
+}
+
 // metric returns the value of one sample from /metrics, e.g.
 // `enrichd_events_in_total{input="tcp",type="tcp"}`.
 func metric(t testing.TB, d *Daemon, sample string) float64 {

@@ -12,7 +12,8 @@ import (
 )
 
 // TestFileReopen: after a rename and Reopen (SIGHUP), new events go to a
-// new file and none is lost.
+// new file and none is lost; the daemon counts delivered what the two
+// files hold.
 func TestFileReopen(t *testing.T) {
 	dir := t.TempDir()
 	buildCustomers(t, filepath.Join(dir, "customers.lut"), 10, 1)
@@ -36,10 +37,12 @@ func TestFileReopen(t *testing.T) {
 	waitLines(t, out, 100, 10*time.Second)
 	all := append(readLines(t, out+".1"), readLines(t, out)...)
 	checkExactlyOnce(t, all, 200, 10)
+	checkDeliveredCount(t, r.d, len(all))
 }
 
 // TestTCPOutputReconnect: the TCP output reconnects after its peer goes
-// away and comes back; every event arrives (at least once).
+// away and comes back; every event arrives (at least once), and the
+// daemon counts delivered the events the peer holds.
 func TestTCPOutputReconnect(t *testing.T) {
 	dir := t.TempDir()
 	buildCustomers(t, filepath.Join(dir, "customers.lut"), 10, 1)
@@ -106,6 +109,7 @@ func TestTCPOutputReconnect(t *testing.T) {
 	if v := metricSum(t, r.d, `enrichd_output_errors_total{output="peer",`); v < 1 {
 		t.Errorf("output errors %v, want >= 1", v)
 	}
+	checkDeliveredCount(t, r.d, len(seen))
 	ln2.Close()
 	_ = strings.Contains
 }
