@@ -69,7 +69,8 @@ func TestFleetKill(t *testing.T) {
 // and not delivered are read again (at most max_uncommitted). Then the
 // first one gets SIGTERM mid-stream: it delivers and commits everything it
 // fetched and leaves the group, so its partitions move at once, long
-// before the 30 s session timeout, and no event is read twice.
+// before the 30 s session timeout, and no event is read twice. The
+// events_out each logs at its stop add up to the records in the topic.
 func TestFleetRebalance(t *testing.T) {
 	const n, rows, window = 150_000, 10_000, 5000
 	tables := tableDir(t, rows)
@@ -124,5 +125,9 @@ func TestFleetRebalance(t *testing.T) {
 	all := readOut(t, c)
 	if dups := all.verify(t, n); dups != dupsJoin {
 		t.Errorf("%d duplicates after the SIGTERM, %d before it: a member that leaves must have every event it fetched delivered and committed", dups, dupsJoin)
+	}
+	// The members' counts agree with the topic.
+	if out1, out2 := p1.eventsOut(t), p2.eventsOut(t); out1+out2 != all.Total {
+		t.Errorf("the members count %d + %d events delivered, the topic holds %d", out1, out2, all.Total)
 	}
 }

@@ -292,6 +292,28 @@ func (p *proc) term(t testing.TB) {
 	}
 }
 
+// eventsOut returns the events_out of the "shut down" line of the
+// process's log: the events it delivered, as it counted them when it
+// stopped. It fails the test when the process did not log one.
+func (p *proc) eventsOut(t testing.TB) int {
+	t.Helper()
+	b, err := os.ReadFile(p.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		var rec struct {
+			Msg       string `json:"msg"`
+			EventsOut *int   `json:"events_out"`
+		}
+		if json.Unmarshal(l, &rec) == nil && rec.Msg == "shut down" && rec.EventsOut != nil {
+			return *rec.EventsOut
+		}
+	}
+	t.Fatalf("%s logged no \"shut down\" line with events_out", p.name)
+	return 0
+}
+
 // cpu returns the user and system CPU time of the exited process.
 func (p *proc) cpu() time.Duration {
 	return p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()
