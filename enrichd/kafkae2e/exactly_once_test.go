@@ -51,6 +51,19 @@ func readExactlyOnce(t *testing.T, c *kafkatest.Cluster, n int) (aborted int) {
 	return all - r.Total
 }
 
+// checkProducedCount checks the events_out a member logged at its stop
+// against the output topic: it counts every event produced into a
+// transaction, whether the transaction committed or aborted, so it is what
+// a read_uncommitted reader holds (n events, each once for a
+// read_committed reader, and the aborted transactions' records), not what
+// a read_committed reader holds.
+func checkProducedCount(t *testing.T, p *proc, n, aborted int) {
+	t.Helper()
+	if out := p.eventsOut(t); out != n+aborted {
+		t.Errorf("the member counts %d events delivered, a read_uncommitted reader holds %d (%d of aborted transactions)", out, n+aborted, aborted)
+	}
+}
+
 // holdEnds makes the brokers close the connection of every EndTxn
 // request (commit or abort) until release is called, and returns the
 // transactional ids that asked: a member that asked has produced records
@@ -148,7 +161,8 @@ func TestExactlyOnceKill(t *testing.T) {
 // transaction it could not end (holdEnds): the transaction under way
 // cannot end; enrichd ends it (or the brokers abort it) once they are
 // back, and goes on. A read_committed reader of the output sees every input event
-// exactly once, and the group commits them all.
+// exactly once, and the group commits them all. The member's events_out
+// is what a read_uncommitted reader holds (checkProducedCount).
 func TestExactlyOnceOutage(t *testing.T) {
 	const n, rows = 200_000, 10_000
 	c := kafkatest.Start(t, 3, 12, "in", "out")
@@ -175,7 +189,8 @@ func TestExactlyOnceOutage(t *testing.T) {
 	if lag := c.Lag(t, group, "in"); lag != 0 {
 		t.Errorf("after shutdown the group has %d events uncommitted, want 0", lag)
 	}
-	readExactlyOnce(t, c, n)
+	aborted := readExactlyOnce(t, c, n)
+	checkProducedCount(t, p, n, aborted)
 }
 
 // TestExactlyOnceEndFails makes the brokers close the connection of every
@@ -184,7 +199,8 @@ func TestExactlyOnceOutage(t *testing.T) {
 // enrichd aborts each, reads on from the group's committed offsets, and
 // once the brokers take the requests again commits the rest: a
 // read_committed reader of the output sees every input event exactly
-// once.
+// once. The member's events_out is what a read_uncommitted reader holds
+// (checkProducedCount).
 func TestExactlyOnceEndFails(t *testing.T) {
 	const n, rows, down = 100_000, 10_000, 25 * time.Second
 	c := kafkatest.Start(t, 3, 12, "in", "out")
@@ -220,5 +236,6 @@ func TestExactlyOnceEndFails(t *testing.T) {
 	if lag := c.Lag(t, group, "in"); lag != 0 {
 		t.Errorf("after shutdown the group has %d events uncommitted, want 0", lag)
 	}
-	readExactlyOnce(t, c, n)
+	aborted := readExactlyOnce(t, c, n)
+	checkProducedCount(t, p, n, aborted)
 }
