@@ -163,8 +163,9 @@ func readyz(t *testing.T, d *Daemon) string {
 // daemon survives, every event sent is written once, the events sent
 // after the fault was counted carry the miss tags, the fault is counted
 // (enrichd_table_faults_total), the table reported damaged (metric,
-// /readyz, log), and a good version renamed in is used again. The watcher
-// is off, so the fault is met by a lookup.
+// /readyz, log), enrichd_lookup_table_missing_total counts the events
+// tagged, and a good version renamed in is used again. The watcher is
+// off, so the fault is met by a lookup.
 func TestTableTruncatedInPlace(t *testing.T) {
 	for _, c := range []struct{ table, kind, file, missTag string }{
 		{"customers", "lut", "customers.lut", "customer_miss"},
@@ -252,7 +253,17 @@ func TestTableTruncatedInPlace(t *testing.T) {
 			if v := metric(t, r.d, "enrichd_events_out_total"); v != float64(n) {
 				t.Errorf("enrichd_events_out_total = %v, want %d", v, n)
 			}
-			t.Logf("%d events, fault counted after %d, new version after %d, %v faults", n, afterFault, afterSwap, metric(t, r.d, faults))
+			// The misses counted are the events tagged in the file.
+			tagged := 0
+			for _, m := range bySeq {
+				if hasTag(m, "_table_missing") {
+					tagged++
+				}
+			}
+			if v := metricSum(t, r.d, "enrichd_lookup_table_missing_total{"); v != float64(tagged) {
+				t.Errorf("enrichd_lookup_table_missing_total = %v, but %d events in the file are tagged _table_missing", v, tagged)
+			}
+			t.Logf("%d events, fault counted after %d, new version after %d, %v faults, %d misses", n, afterFault, afterSwap, metric(t, r.d, faults), tagged)
 		})
 	}
 }
