@@ -43,7 +43,8 @@ func TestKafkaExampleSameOnReload(t *testing.T) {
 // commit_interval) while events stream makes the new input, which joins
 // the group, then drains the old one and closes it once the output has
 // delivered what it read (its last commit): every event arrives, at least
-// once, and the group ends with nothing uncommitted.
+// once, the group ends with nothing uncommitted, and events_out_total is
+// what the output topic holds.
 func TestKafkaInputReload(t *testing.T) {
 	const n, rows = 20_000, 1000
 	c := kafkatest.Start(t, 1, 4, "in", "out")
@@ -66,9 +67,14 @@ func TestKafkaInputReload(t *testing.T) {
 			t.Fatalf("the group still lags by %d", c.Lag(t, "enrichd", "in"))
 		}
 	}
+	// Every offset is committed, so every event fetched is delivered.
+	out := metric(t, r.d, `enrichd_events_out_total`)
 	r.stop(t)
 	ty := kafkatest.NewTally(customerID)
 	c.ReadAll(t, "out", time.Minute, func(v []byte) { ty.Add(v) })
+	if out != float64(ty.Total) {
+		t.Errorf("events_out_total %v, but the output topic holds %d events", out, ty.Total)
+	}
 	if len(ty.Bad) > 0 {
 		t.Fatalf("%d bad events, first: %s", len(ty.Bad), ty.Bad[0])
 	}
