@@ -406,4 +406,9 @@ shutdown_timeout: 1s
 	if n := in.connsIdle.Load(); n != 0 {
 		t.Fatalf("%d sessions closed as idle", n)
 	}
+	// The client holds no answer to its syslog command: nothing counted
+	// as acknowledged or delivered.
+	if a, out := in.acked.Load(), d.eventsOut.Load(); a != 0 || out != 0 {
+		t.Fatalf("%d commands counted acknowledged, %d events delivered; the client holds no answer", a, out)
+	}
 }

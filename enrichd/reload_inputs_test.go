@@ -217,6 +217,7 @@ func TestReloadInputsUnderLoad(t *testing.T) {
 	if v := metric(t, r.d, `enrichd_events_in_total{input="c",type="tcp"}`); v != float64(nc) {
 		t.Errorf("c's events in %v, want %d", v, nc)
 	}
+	checkDeliveredCount(t, r.d, len(readLines(t, out)))
 	r.stop(t)
 	counts := countSources(t, out)
 	exactlyOnce(t, counts, "a", 2*half)

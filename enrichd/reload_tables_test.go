@@ -203,6 +203,7 @@ func TestReloadTables(t *testing.T) {
 	if v := metric(t, r.d, `enrichd_table_generation`); v != 1 {
 		t.Errorf("table generation %v, want 1 (the new set's first load)", v)
 	}
+	checkDeliveredCount(t, r.d, len(readLines(t, out)))
 	r.stop(t)
 	var olds, news int
 	eachNumbered(t, readLines(t, out), n, func(seq int, m map[string]any, l string) {
