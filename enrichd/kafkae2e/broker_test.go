@@ -17,7 +17,8 @@ import (
 // coordinator, so the outage hits fetches and produces, not the group.
 // enrichd retries, counts the produce retries in its metrics, and
 // recovers: every event arrives, enriched, and at most max_uncommitted
-// of them twice.
+// of them twice; the events_out it logs at its stop is the records in
+// the output topic.
 func TestBrokerDown(t *testing.T) {
 	const n, rows, window, down = 400_000, 10_000, 5000, 4 * time.Second
 	cf := &conf{
@@ -78,9 +79,13 @@ func TestBrokerDown(t *testing.T) {
 	if lag := c.Lag(t, group, "in"); lag != 0 {
 		t.Errorf("after shutdown the group has %d events uncommitted, want 0", lag)
 	}
-	dups := readOut(t, c).verify(t, n)
+	out := readOut(t, c)
+	dups := out.verify(t, n)
 	if dups > window {
 		t.Errorf("%d duplicates, more than max_uncommitted %d", dups, window)
+	}
+	if got := p.eventsOut(t); got != out.Total {
+		t.Errorf("enrichd counts %d events delivered, the output topic holds %d", got, out.Total)
 	}
 }
 

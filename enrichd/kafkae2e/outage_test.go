@@ -28,7 +28,8 @@ import (
 // Then, after one more outage, which begins when enrichd has fetched the
 // whole stream, enrichd gets SIGTERM just as the brokers return: it must
 // exit 0 with every offset committed, and a new enrichd must not deliver
-// any event again.
+// any event again. The events_out each logs at its stop is the records
+// it added to the output topic.
 //
 // KAFKAE2E_SEED=n repeats a run's order and stopping points.
 func TestClusterOutage(t *testing.T) {
@@ -114,6 +115,9 @@ func TestClusterOutage(t *testing.T) {
 	if float64(dups) > readAgain {
 		t.Errorf("%d duplicates, more than the %v events fetched and not committed when the outages began", dups, readAgain)
 	}
+	if got := p.eventsOut(t); got != out.Total {
+		t.Errorf("enrichd counts %d events delivered, the output topic holds %d", got, out.Total)
+	}
 
 	// A new enrichd reads only what comes after.
 	p2 := start(t, "enrichd-2", cfgPath, cf)
@@ -127,6 +131,9 @@ func TestClusterOutage(t *testing.T) {
 	again.verify(t, next+more)
 	if got := again.Total - out.Total; got != more {
 		t.Errorf("after the restart %d events out, want the %d new ones: %d delivered again", got, more, got-more)
+	}
+	if got := p2.eventsOut(t); got != again.Total-out.Total {
+		t.Errorf("the restarted enrichd counts %d events delivered, the output topic got %d more", got, again.Total-out.Total)
 	}
 }
 
