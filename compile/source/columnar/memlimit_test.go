@@ -49,7 +49,7 @@ func readAllocatingOpen(path string) (alloc uint64, opening bool, err error) {
 }
 
 // smallParquet is a Parquet file of 50 rows of two columns, id and name.
-func smallParquet(t *testing.T) []byte {
+func smallParquet(t testing.TB) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := source.NewWriter("parquet", &buf, []string{"id", "name"})

@@ -49,6 +49,10 @@ func openParquet(path string) (_ source.Reader, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := checkPages(path, st.Size(), pf); err != nil {
+		pf.Close()
+		return nil, err
+	}
 	props := pqarrow.ArrowReadProperties{BatchSize: parquetBatchRows}
 	fr, err := pqarrow.NewFileReader(pf, props, memory.DefaultAllocator)
 	if err != nil {
@@ -129,4 +133,28 @@ func readChunk(fr *pqarrow.FileReader, rg, col int, n int64) (err error) {
 		chunked.Release()
 	}
 	return err
+}
+
+// checkPages checks the pages of the Parquet file pf, of size bytes, at
+// path with checkParquetPages: a page that takes more than memLimit(size)
+// bytes to decode is an error naming its column and row group.
+func checkPages(path string, size int64, pf *file.Reader) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	limit := memLimit(size)
+	md := pf.MetaData()
+	err = checkParquetPages(f, size, md, limit)
+	var pe *pageCheckError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	var first int64
+	for rg := range pe.rg {
+		first += md.RowGroup(rg).NumRows()
+	}
+	return fmt.Errorf("%s: corrupt Parquet page in column %q of row group %d of %d (rows %d-%d): %w",
+		path, md.Schema.Column(pe.col).Path(), pe.rg+1, md.NumRowGroups(), first+1, first+md.RowGroup(pe.rg).NumRows(), pe.err)
 }

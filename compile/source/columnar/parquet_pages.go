@@ -1,0 +1,435 @@
+package columnar
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+)
+
+// Parquet page types and encodings, as a page header gives them.
+const (
+	pageData       = 0
+	pageDataV2     = 3
+	encRLE         = 3
+	encBitPacked   = 4
+	encDeltaBinary = 5 // DELTA_BINARY_PACKED
+	encDeltaLength = 6 // DELTA_LENGTH_BYTE_ARRAY
+	encDeltaBytes  = 7 // DELTA_BYTE_ARRAY
+)
+
+// Where the page reader of arrow-go reads a page header: it starts with
+// the first bytes, and reads more up to a limit when the header goes on
+// past them.
+const (
+	pageHeaderFirstRead = 16 << 10
+	pageHeaderMaxRead   = 16 << 20
+	// parquet816Padding is what arrow-go reads past a column chunk of a
+	// file of an old parquet-mr (PARQUET-816).
+	parquet816Padding = 100
+)
+
+// pageCheckError is a page that takes more memory to decode than a file
+// may decode to: rg and col are the indexes of its row group and of its
+// (leaf) column.
+type pageCheckError struct {
+	rg, col int
+	err     error
+}
+
+func (e *pageCheckError) Error() string { return e.err.Error() }
+
+// checkParquetPages reads the page headers of each column chunk of a
+// Parquet file of size bytes (f), and the delta encoding headers of the
+// pages that have them, and returns a *pageCheckError for the first
+// column chunk past which the pages of a row group take more than limit
+// bytes to decode at once.
+//
+// arrow-go decodes a page in a delta encoding into Go slices it makes by
+// the counts the page gives, whatever the batch it reads: a slice of the
+// page's values for DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY (4 bytes
+// a value, and 4 more for the prefixes), and one of a miniblock's values
+// for each DELTA_BINARY_PACKED stream (4 or 8 bytes a value). A header of
+// a few bytes can ask for 2^32 values of a miniblock, and a page of a few
+// bytes for 2^31 lengths: tens of GB, which is a fatal error of the Go
+// runtime, not a panic. The columns of a row group are read together, so
+// their pages are held at once: the largest page of each column chunk
+// counts, and the row group must fit limit. An encoder of 128-value
+// blocks (the format's default) writes at least 5 bytes for each 128
+// values, so the pages of a file it writes take at most about 100 times
+// their size to decode, less than memLimit.
+//
+// A header or encoding that does not read is left to arrow-go, which
+// reports it when it reads the page; so is what arrow-go would refuse
+// before it allocates (a page larger than its limits).
+func checkParquetPages(f io.ReaderAt, size int64, md *metadata.FileMetaData, limit int64) error {
+	old := md.WriterVersion().LessThan(metadata.Parquet816FixedVersion)
+	var bufs pageBuffers
+	for rg := range md.NumRowGroups() {
+		rgm := md.RowGroup(rg)
+		var held int64
+		for col := range rgm.NumColumns() {
+			chunk, err := rgm.ColumnChunk(col)
+			if err != nil {
+				continue
+			}
+			need := chunkDecodeNeed(f, size, old, chunk, md.Schema.Column(col), limit, &bufs)
+			held += need
+			if held > limit {
+				if need == held {
+					err = fmt.Errorf("a page in a delta encoding takes %d bytes to decode, more than the %d bytes a file of its size may decode to", need, limit)
+				} else {
+					err = fmt.Errorf("a page in a delta encoding takes %d bytes to decode, %d with the pages of the columns before it, more than the %d bytes a file of its size may decode to", need, held, limit)
+				}
+				return &pageCheckError{rg: rg, col: col, err: err}
+			}
+		}
+	}
+	return nil
+}
+
+// chunkDecodeNeed is the most bytes that a page of a column chunk takes
+// to decode (deltaDecodeNeed), reading the pages that arrow-go reads: from
+// the chunk's first page, within its compressed size (and the padding of
+// PARQUET-816 for an old writer), until they hold its values.
+func chunkDecodeNeed(f io.ReaderAt, size int64, old bool, chunk *metadata.ColumnChunkMetaData, col *schema.Column, limit int64, bufs *pageBuffers) int64 {
+	start := chunk.DataPageOffset()
+	if chunk.HasDictionaryPage() && chunk.DictionaryPageOffset() > 0 && start > chunk.DictionaryPageOffset() {
+		start = chunk.DictionaryPageOffset()
+	}
+	length := chunk.TotalCompressedSize()
+	if start < 0 || length < 0 || start > size || length > size-start {
+		return 0
+	}
+	end := start + length
+	if old {
+		end += min(parquet816Padding, size-end)
+	}
+	var need, values int64
+	for pos := start; pos < end && values < chunk.NumValues(); {
+		h, n, ok := readPageHeader(f, pos, end, bufs)
+		if !ok || h.compressed < 0 || h.compressed > end-pos-n || h.uncompressed < 0 || h.uncompressed > limit {
+			break
+		}
+		pos += n
+		switch h.typ {
+		case pageData:
+			values += h.values
+		case pageDataV2:
+			values += h.rows
+		}
+		if (h.typ == pageData || h.typ == pageDataV2) && h.encoding >= encDeltaBinary && h.encoding <= encDeltaBytes {
+			need = max(need, deltaDecodeNeed(f, pos, h, chunk.Compression(), col, bufs))
+		}
+		pos += h.compressed
+	}
+	return need
+}
+
+// pageBuffers are the buffers checkParquetPages reads into, kept from
+// one page to the next.
+type pageBuffers struct {
+	header, body, data []byte
+}
+
+// grow returns b with length n, reusing its array when it has room.
+func grow(b []byte, n int64) []byte {
+	if int64(cap(b)) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
+}
+
+// pageHeader is what chunkDecodeNeed reads of a Parquet page header: the
+// data page header is the one of its type, as arrow-go reads it.
+type pageHeader struct {
+	typ                      int64
+	uncompressed, compressed int64
+	dataPageHeader
+}
+
+// dataPageHeader is what chunkDecodeNeed reads of a DataPageHeader or a
+// DataPageHeaderV2.
+type dataPageHeader struct {
+	values, rows, encoding   int64
+	defEncoding, repEncoding int64
+	defLen, repLen           int64
+	notCompressed            bool // a V2 page whose values are not compressed
+}
+
+// readPageHeader reads the header of the page at offset pos of f (before
+// offset end), and returns it and its length.
+func readPageHeader(f io.ReaderAt, pos, end int64, bufs *pageBuffers) (h pageHeader, n int64, ok bool) {
+	for want := int64(pageHeaderFirstRead); ; want *= 2 {
+		bufs.header = grow(bufs.header, min(want, end-pos))
+		buf := bufs.header
+		m, err := f.ReadAt(buf, pos)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return h, 0, false
+		}
+		r := &thriftReader{b: buf[:m]}
+		h = parsePageHeader(r)
+		if r.err == nil {
+			return h, int64(r.pos), true
+		}
+		if !errors.Is(r.err, errThriftShort) || int64(m) < want || want >= pageHeaderMaxRead {
+			return h, 0, false
+		}
+	}
+}
+
+// parsePageHeader reads a PageHeader structure of parquet.thrift.
+func parsePageHeader(r *thriftReader) pageHeader {
+	var h pageHeader
+	var v1, v2 dataPageHeader
+	var last int16
+	for {
+		id, typ, stop := r.field(last)
+		if stop {
+			switch h.typ {
+			case pageData:
+				h.dataPageHeader = v1
+			case pageDataV2:
+				h.dataPageHeader = v2
+			}
+			return h
+		}
+		last = id
+		switch {
+		case id == 1 && typ == thriftI32:
+			h.typ = r.int()
+		case id == 2 && typ == thriftI32:
+			h.uncompressed = r.int()
+		case id == 3 && typ == thriftI32:
+			h.compressed = r.int()
+		case id == 5 && typ == thriftStruct:
+			v1 = parseDataPageHeader(r, false)
+		case id == 8 && typ == thriftStruct:
+			v2 = parseDataPageHeader(r, true)
+		default:
+			r.skip(typ, 0)
+		}
+	}
+}
+
+// parseDataPageHeader reads a DataPageHeader structure, or a
+// DataPageHeaderV2 (v2).
+func parseDataPageHeader(r *thriftReader, v2 bool) dataPageHeader {
+	var h dataPageHeader
+	var last int16
+	for {
+		id, typ, stop := r.field(last)
+		if stop {
+			return h
+		}
+		last = id
+		var v *int64
+		switch {
+		case id == 1:
+			v = &h.values
+		case v2 && id == 3:
+			v = &h.rows
+		case !v2 && id == 2, v2 && id == 4:
+			v = &h.encoding
+		case !v2 && id == 3:
+			v = &h.defEncoding
+		case !v2 && id == 4:
+			v = &h.repEncoding
+		case v2 && id == 5:
+			v = &h.defLen
+		case v2 && id == 6:
+			v = &h.repLen
+		case v2 && id == 7 && (typ == thriftTrue || typ == thriftFalse):
+			h.notCompressed = !r.boolField(typ)
+			continue
+		}
+		if v != nil && typ == thriftI32 {
+			*v = r.int()
+			continue
+		}
+		r.skip(typ, 1)
+	}
+}
+
+// deltaDecodeNeed is the bytes that the Go slices arrow-go makes to
+// decode the page of header h at offset pos of f take: a miniblock's
+// values of each DELTA_BINARY_PACKED stream, and the lengths (and the
+// prefix lengths) of DELTA_LENGTH_BYTE_ARRAY (DELTA_BYTE_ARRAY). It is 0
+// for a page that does not read.
+func deltaDecodeNeed(f io.ReaderAt, pos int64, h pageHeader, codec compress.Compression, col *schema.Column, bufs *pageBuffers) (need int64) {
+	defer func() {
+		if recover() != nil { // a decompressor's, on damaged data
+			need = 0
+		}
+	}()
+	bufs.body = grow(bufs.body, h.compressed)
+	body := bufs.body
+	if _, err := f.ReadAt(body, pos); err != nil {
+		return 0
+	}
+	var values []byte
+	switch h.typ {
+	case pageData:
+		data, ok := decompressPage(body, h.uncompressed, codec, bufs)
+		if !ok {
+			return 0
+		}
+		if values, ok = skipLevelsV1(data, h, col); !ok {
+			return 0
+		}
+	case pageDataV2:
+		levels := h.defLen + h.repLen
+		if h.defLen < 0 || h.repLen < 0 || levels > int64(len(body)) {
+			return 0
+		}
+		values = body[levels:]
+		if !h.notCompressed {
+			var ok bool
+			if values, ok = decompressPage(values, h.uncompressed-levels, codec, bufs); !ok {
+				return 0
+			}
+		}
+	}
+	switch h.encoding {
+	case encDeltaBinary:
+		d, _, ok := readDeltaHeader(values)
+		if !ok {
+			return 0
+		}
+		width := int64(8)
+		if col.PhysicalType() == parquet.Types.Int32 {
+			width = 4
+		}
+		return d.need(width)
+	case encDeltaLength:
+		d, _, ok := readDeltaHeader(values)
+		if !ok {
+			return 0
+		}
+		return 4*int64(d.total) + d.need(4)
+	case encDeltaBytes:
+		prefixes, n, ok := readDeltaHeader(values)
+		if !ok {
+			return 0
+		}
+		// arrow-go makes the prefix lengths' slices before it finds
+		// whether the suffixes read.
+		need = 4*int64(prefixes.total) + prefixes.need(4)
+		end, ok := prefixes.skip(values, n)
+		if !ok {
+			return need
+		}
+		suffixes, _, ok := readDeltaHeader(values[end:])
+		if !ok {
+			return need
+		}
+		return need + 4*int64(suffixes.total) + suffixes.need(4)
+	}
+	return 0
+}
+
+// decompressPage decompresses the body of a page to its uncompressed
+// size.
+func decompressPage(body []byte, uncompressed int64, codec compress.Compression, bufs *pageBuffers) ([]byte, bool) {
+	if codec == compress.Codecs.Uncompressed {
+		return body, true
+	}
+	c, err := compress.GetCodec(codec)
+	if err != nil || uncompressed < 0 {
+		return nil, false
+	}
+	bufs.data = grow(bufs.data, uncompressed)
+	return c.Decode(bufs.data, body), true
+}
+
+// skipLevelsV1 is the values of the data of a V1 data page: what follows
+// its repetition and definition levels.
+func skipLevelsV1(data []byte, h pageHeader, col *schema.Column) ([]byte, bool) {
+	skip := func(enc int64, maxLevel int16) bool {
+		if maxLevel <= 0 {
+			return true
+		}
+		var n uint64
+		switch enc {
+		case encRLE:
+			if len(data) < 4 {
+				return false
+			}
+			n = 4 + uint64(binary.LittleEndian.Uint32(data))
+		case encBitPacked:
+			n = (uint64(h.values)*uint64(bits.Len16(uint16(maxLevel))) + 7) / 8
+		default:
+			return false
+		}
+		if h.values < 0 || n > uint64(len(data)) {
+			return false
+		}
+		data = data[n:]
+		return true
+	}
+	ok := skip(h.repEncoding, col.MaxRepetitionLevel()) && skip(h.defEncoding, col.MaxDefinitionLevel())
+	return data, ok
+}
+
+// deltaHeader is the header of a DELTA_BINARY_PACKED stream.
+type deltaHeader struct {
+	blockSize, miniblocks, total uint64
+}
+
+// readDeltaHeader reads the header of a DELTA_BINARY_PACKED stream at the
+// start of b, and returns it and its length; not ok when arrow-go refuses
+// it before it allocates.
+func readDeltaHeader(b []byte) (d deltaHeader, n int, ok bool) {
+	r := &thriftReader{b: b}
+	d.blockSize = r.uvarint()
+	d.miniblocks = r.uvarint()
+	d.total = r.uvarint()
+	r.uvarint() // the first value
+	if r.err != nil || d.blockSize == 0 || d.blockSize > math.MaxUint32 || d.blockSize%128 != 0 ||
+		d.miniblocks == 0 || d.blockSize%d.miniblocks != 0 || (d.blockSize/d.miniblocks)%32 != 0 ||
+		d.total > math.MaxUint32 {
+		return d, 0, false
+	}
+	return d, r.pos, true
+}
+
+// need is the bytes arrow-go makes for a miniblock's values of width
+// bytes, and the bit widths of a block.
+func (d deltaHeader) need(width int64) int64 {
+	return width*int64(d.blockSize/d.miniblocks) + int64(d.miniblocks)
+}
+
+// skip returns the offset in b of the end of the stream of header d
+// whose blocks start at offset pos: where arrow-go stops reading when it
+// has decoded d.total values (32-bit ones).
+func (d deltaHeader) skip(b []byte, pos int) (int, bool) {
+	perMini := d.blockSize / d.miniblocks
+	r := &thriftReader{b: b, pos: pos}
+	for left := max(d.total, 1) - 1; left > 0; {
+		r.uvarint() // the minimum delta
+		widths := r.pos
+		r.bytes(d.miniblocks)
+		if r.err != nil {
+			return 0, false
+		}
+		for m := uint64(0); m < d.miniblocks && left > 0; m++ {
+			w := uint64(b[widths+int(m)])
+			if w > 32 {
+				return 0, false
+			}
+			r.bytes(w * perMini / 8)
+			left -= min(left, perMini)
+		}
+		if r.err != nil {
+			return 0, false
+		}
+	}
+	return r.pos, true
+}

@@ -1,0 +1,265 @@
+package columnar
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/lutkit/lutkit/compile/source"
+)
+
+// writeParquetColumn writes a Parquet file of one column k of type dt and
+// n rows, in one row group, uncompressed unless opts say otherwise: fill
+// appends rows start to start+count to the builder.
+func writeParquetColumn(t testing.TB, dt arrow.DataType, n int, fill func(b array.Builder, start, count int), opts ...parquet.WriterProperty) []byte {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: dt}}, nil)
+	var buf bytes.Buffer
+	opts = append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(int64(n)), parquet.WithCompression(compress.Codecs.Uncompressed)}, opts...)
+	fw, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(opts...), pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const chunk = 1 << 20
+	for start := 0; start < n; start += chunk {
+		b := array.NewBuilder(memory.DefaultAllocator, dt)
+		count := min(chunk, n-start)
+		fill(b, start, count)
+		col := b.NewArray()
+		rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(count))
+		err := fw.WriteBuffered(rec)
+		rec.Release()
+		col.Release()
+		b.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// deltaInts is fill for a column of int64 counting up from 0.
+func deltaInts(b array.Builder, start, count int) {
+	for i := range count {
+		b.(*array.Int64Builder).Append(int64(start + i))
+	}
+}
+
+// sameStrings is fill for a column of strings that are all s.
+func sameStrings(s string) func(b array.Builder, start, count int) {
+	return func(b array.Builder, _, count int) {
+		for range count {
+			b.(*array.StringBuilder).Append(s)
+		}
+	}
+}
+
+// deltaStreamHeader is the header of a DELTA_BINARY_PACKED stream of total
+// values, starting at 0, in blocks of blockSize values in miniblocks
+// miniblocks.
+func deltaStreamHeader(blockSize, miniblocks, total uint64) []byte {
+	b := binary.AppendUvarint(nil, blockSize)
+	b = binary.AppendUvarint(b, miniblocks)
+	b = binary.AppendUvarint(b, total)
+	return binary.AppendVarint(b, 0)
+}
+
+// deltaStream is a DELTA_BINARY_PACKED stream of total values, starting
+// at 0, in blocks of blockSize values in one miniblock, and one block
+// whose deltas are all delta (a bit width of 0).
+func deltaStream(blockSize, total uint64, delta int64) []byte {
+	b := deltaStreamHeader(blockSize, 1, total)
+	b = binary.AppendVarint(b, delta)
+	return append(b, 0)
+}
+
+// replaceOnce replaces the one occurrence of old in data, from offset
+// from, with new, byte for byte.
+func replaceOnce(t testing.TB, data []byte, from int, old, new []byte) {
+	t.Helper()
+	i := bytes.Index(data[from:], old)
+	if i < 0 || bytes.Contains(data[from+i+1:], old) {
+		t.Fatalf("% x not once in the file", old)
+	}
+	copy(data[from+i:], new)
+}
+
+// TestParquetDeltaPages: a page in a delta encoding whose header asks for
+// a miniblock of 2^26 values, or a page of a few bytes that claims 2^26
+// empty strings, is refused when the file is opened; arrow-go made Go
+// slices of 512 MB for each, for a file of a few hundred bytes (2^32
+// values took 32 GB, a fatal error of the Go runtime).
+func TestParquetDeltaPages(t *testing.T) {
+	dir := t.TempDir()
+	t.Run("miniblock", func(t *testing.T) {
+		data := writeParquetColumn(t, arrow.PrimitiveTypes.Int64, 1000, deltaInts,
+			parquet.WithDictionaryDefault(false), parquet.WithEncoding(parquet.Encodings.DeltaBinaryPacked))
+		// The values stay 0 to 999, in a miniblock of 2^26.
+		replaceOnce(t, data, 4, deltaStreamHeader(128, 4, 1000), deltaStream(1<<26, 1000, 1))
+		path := filepath.Join(dir, "miniblock.parquet")
+		checkRefused(t, path, data, "a page in a delta encoding takes 536870913 bytes to decode")
+	})
+	t.Run("lengths", func(t *testing.T) {
+		const n, claimed = 1 << 20, 1 << 26
+		data := writeParquetColumn(t, arrow.BinaryTypes.String, n, sameStrings(""),
+			parquet.WithDictionaryDefault(false), parquet.WithEncoding(parquet.Encodings.DeltaLengthByteArray))
+		// The page header's num_values (field 1 of field 5), and the
+		// count of lengths of the page: 2^26 zeros in one miniblock.
+		replaceOnce(t, data, 4, append([]byte{0x2c, 0x15}, binary.AppendVarint(nil, n)...), append([]byte{0x2c, 0x15}, binary.AppendVarint(nil, claimed)...))
+		replaceOnce(t, data, 4, deltaStreamHeader(128, 4, n), deltaStream(claimed, claimed, 0))
+		path := filepath.Join(dir, "lengths.parquet")
+		checkRefused(t, path, data, "a page in a delta encoding takes 536870913 bytes to decode")
+	})
+}
+
+// checkRefused writes data to path and reads it: it is refused, with an
+// error naming column k of the one row group and ending with want and the
+// limit, having allocated less than memLimit of its size.
+func checkRefused(t *testing.T, path string, data []byte, want string) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	limit := memLimit(int64(len(data)))
+	alloc, err := readAllocating(path)
+	t.Logf("%d bytes, %d allocated: %v", len(data), alloc, err)
+	if alloc > uint64(limit) {
+		t.Errorf("%d bytes allocated, limit %d", alloc, limit)
+	}
+	prefix := path + `: corrupt Parquet page in column "k" of row group 1 of 1 (rows 1-`
+	suffix := fmt.Sprintf("%s, more than the %d bytes a file of its size may decode to", want, limit)
+	if err == nil || !strings.HasPrefix(err.Error(), prefix) || !strings.HasSuffix(err.Error(), suffix) {
+		t.Errorf("err  = %v\nwant %s...%s", err, prefix, suffix)
+	}
+}
+
+// TestParquetCompressedRows reads files of 4,000,000 rows of a few bytes
+// each, tiny for the rows they hold: a run of one value (RLE dictionary
+// indexes), integers counting up (DELTA_BINARY_PACKED), and empty and
+// repeated strings (DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, whose
+// pages of 1,000,000 values take 4 and 8 bytes a value to decode): every
+// row reads.
+func TestParquetCompressedRows(t *testing.T) {
+	const n = 4_000_000
+	noDict := parquet.WithDictionaryDefault(false)
+	for _, tc := range []struct {
+		name string
+		dt   arrow.DataType
+		fill func(b array.Builder, start, count int)
+		opts []parquet.WriterProperty
+		want func(i int) string
+	}{
+		{"rle", arrow.PrimitiveTypes.Int64, func(b array.Builder, _, count int) {
+			for range count {
+				b.(*array.Int64Builder).Append(42)
+			}
+		}, nil, func(int) string { return "42" }},
+		{"delta", arrow.PrimitiveTypes.Int64, deltaInts,
+			[]parquet.WriterProperty{noDict, parquet.WithEncoding(parquet.Encodings.DeltaBinaryPacked)}, func(i int) string { return fmt.Sprint(i) }},
+		{"delta_length", arrow.BinaryTypes.String, sameStrings(""),
+			[]parquet.WriterProperty{noDict, parquet.WithEncoding(parquet.Encodings.DeltaLengthByteArray)}, func(int) string { return "" }},
+		{"delta_bytes", arrow.BinaryTypes.String, sameStrings("abc"),
+			[]parquet.WriterProperty{noDict, parquet.WithEncoding(parquet.Encodings.DeltaByteArray)}, func(int) string { return "abc" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := writeParquetColumn(t, tc.dt, n, tc.fill, tc.opts...)
+			path := filepath.Join(t.TempDir(), tc.name+".parquet")
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := source.Open(path, source.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			for i := 0; ; i++ {
+				fields, err := r.Next()
+				if errors.Is(err, io.EOF) {
+					if i != n {
+						t.Errorf("%d rows, want %d", i, n)
+					}
+					break
+				}
+				if err != nil {
+					t.Fatalf("row %d: %v", i+1, err)
+				}
+				if i%99_991 == 0 || i == n-1 {
+					if got := string(fields[0]); got != tc.want(i) {
+						t.Fatalf("row %d: %q, want %q", i+1, got, tc.want(i))
+					}
+				}
+			}
+			t.Logf("%d bytes", len(data))
+		})
+	}
+}
+
+// TestParquetDeltaNeed: the bytes a page of DELTA_BYTE_ARRAY takes to
+// decode count the prefix lengths and the suffix lengths, whose header
+// follows the prefix lengths' blocks: for 1,000 values in blocks of 128
+// in 4 miniblocks, 4 bytes a value and 4 a value of a miniblock, and the
+// 4 bit widths, twice.
+func TestParquetDeltaNeed(t *testing.T) {
+	const n = 1000
+	data := writeParquetColumn(t, arrow.BinaryTypes.String, n, func(b array.Builder, start, count int) {
+		for i := range count {
+			b.(*array.StringBuilder).Append(fmt.Sprintf("key%07d", (start+i)*7))
+		}
+	}, parquet.WithDictionaryDefault(false), parquet.WithEncoding(parquet.Encodings.DeltaByteArray))
+	pf, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const need = 2 * (4*n + 4*32 + 4)
+	for _, tc := range []struct {
+		limit int64
+		err   bool
+	}{{need, false}, {need - 1, true}} {
+		err := checkParquetPages(bytes.NewReader(data), int64(len(data)), pf.MetaData(), tc.limit)
+		var pe *pageCheckError
+		if (err != nil) != tc.err || err != nil && (!errors.As(err, &pe) || pe.rg != 0 || pe.col != 0 ||
+			!strings.HasPrefix(err.Error(), fmt.Sprintf("a page in a delta encoding takes %d bytes to decode", need))) {
+			t.Errorf("limit %d: %v", tc.limit, err)
+		}
+	}
+}
+
+// TestParquetPageHeaderType: the data page header a page's check reads
+// is the one of the page's type, as arrow-go reads it, when a header has
+// both: a V1 page whose V2 header says PLAIN is still in its V1 header's
+// DELTA_BINARY_PACKED.
+func TestParquetPageHeaderType(t *testing.T) {
+	for _, tc := range []struct {
+		typ      byte // zigzag
+		encoding int64
+	}{{0x00, encDeltaBinary}, {0x06, 0}} {
+		header := []byte{
+			0x15, tc.typ, 0x15, 0xc8, 0x01, 0x15, 0xc8, 0x01, // type, sizes 100
+			0x2c, 0x15, 0x14, 0x15, 0x0a, 0x00, // V1: 10 values, DELTA_BINARY_PACKED
+			0x3c, 0x15, 0x14, 0x35, 0x00, 0x00, // V2: 10 values, PLAIN
+			0x00,
+		}
+		r := &thriftReader{b: header}
+		h := parsePageHeader(r)
+		if r.err != nil || r.pos != len(header) || h.compressed != 100 || h.values != 10 || h.encoding != tc.encoding {
+			t.Errorf("type %d: %+v, %d bytes read: %v", tc.typ/2, h, r.pos, r.err)
+		}
+	}
+}
