@@ -27,13 +27,32 @@ type Acker interface {
 type Ack struct {
 	pending atomic.Int32 // 1 until the batch's buffer is delivered
 	to      Acker
+	// deferred: the batch's events count as delivered only when the
+	// input says so (Env.CountDelivered); events is then their number,
+	// set before to is told.
+	deferred bool
+	events   uint64
 }
 
 // NewAck returns an acknowledgement that tells to.
 func NewAck(to Acker) *Ack { return &Ack{to: to} }
 
 // Init sets up an Ack embedded in to's own type.
-func (a *Ack) Init(to Acker) { a.to = to }
+func (a *Ack) Init(to Acker) { a.to, a.deferred = to, false }
+
+// InitDeferred sets up an Ack embedded in to's own type whose batch's
+// events do not count in events_out, nor in the outputs' delivered
+// events, when the outputs deliver them: the input counts them later
+// with Env.CountDelivered, if ever. An exactly-once input counts a
+// transaction's events when it commits, so that the counts are what a
+// read_committed reader of the output holds; an aborted transaction's
+// events are not counted (they are read, produced and counted again).
+// Events says how many events the batch delivered.
+func (a *Ack) InitDeferred(to Acker) { a.to, a.deferred = to, true }
+
+// Events returns the number of events the outputs delivered of a
+// deferred Ack's batch, once its Acker was told Delivered.
+func (a *Ack) Events() uint64 { return a.events }
 
 // release records the delivery of the batch's buffer.
 func (a *Ack) release() {
@@ -74,8 +93,11 @@ func track(outputs int, events int, ack *Ack, in *InputStats, out *atomic.Uint64
 }
 
 func (t *tracker) delivered() {
-	t.out.Add(t.events)
+	if t.ack == nil || !t.ack.deferred {
+		t.out.Add(t.events)
+	}
 	if t.ack != nil {
+		t.ack.events = t.events
 		t.ack.release()
 	}
 	t.in.delivered()
@@ -99,7 +121,7 @@ func (d Delivery) Done() {
 	if d.t == nil {
 		return
 	}
-	if d.st != nil {
+	if d.st != nil && (d.t.ack == nil || !d.t.ack.deferred) {
 		d.st.Delivered.Add(d.t.events)
 	}
 	if d.t.pending.Add(-1) == 0 {

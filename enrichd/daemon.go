@@ -210,7 +210,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 
 // env is what an input or output named name, of type typ, gets.
 func (d *Daemon) env(name, typ, what string) *Env {
-	return &Env{Log: d.log.With(what, name), Stop: d.hardStop, Delivery: d.cfg.Pipeline.Delivery, shared: &d.shared, q: d.q, eng: d.engines.current(), name: name, typ: typ, deadline: d.shutdownDeadline}
+	return &Env{Log: d.log.With(what, name), Stop: d.hardStop, Delivery: d.cfg.Pipeline.Delivery, shared: &d.shared, q: d.q, eng: d.engines.current(), name: name, typ: typ, deadline: d.shutdownDeadline, out: &d.eventsOut}
 }
 
 // shutdownDeadline returns when the daemon's shutdown must be done:

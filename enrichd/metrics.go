@@ -92,7 +92,7 @@ var (
 	mParseErrors  = MetricDesc("parse_errors_total", "Malformed events (tagged and passed on).", "input", "type")
 	mTruncated    = MetricDesc("events_truncated_total", "Oversize events truncated to max_message_size (tagged).", "input", "type")
 	mFrameErrors  = MetricDesc("frame_errors_total", "Connections ended inside a frame, bad octet counts, read errors.", "input", "type")
-	mEventsOut    = MetricDesc("events_out_total", "Events every output delivered (written and flushed, or acknowledged).")
+	mEventsOut    = MetricDesc("events_out_total", "Events every output delivered (written and flushed, or acknowledged; with delivery: exactly_once, in a committed transaction).")
 	mLookups      = MetricDesc("lookups_total", "Lookups by rule and result (hit, miss; skipped: the events the rule's when did not hold for).", "rule", "table", "result")
 	mTimeFallback = MetricDesc("event_time_fallback_total", "Lookups of a rule with an event time made at the receive time, the event having no time of the source (missing) or one that does not parse (bad).", "rule", "table", "reason")
 	mLookupNoTbl  = MetricDesc("lookup_table_missing_total", "Events a rule could not look up because its table is not loaded.", "rule", "table")

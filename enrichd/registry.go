@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -83,6 +84,17 @@ type Env struct {
 	name     string
 	typ      string
 	deadline func() time.Time
+	out      *atomic.Uint64 // the daemon's events_out
+}
+
+// CountDelivered counts events of batches whose Ack was set up with
+// InitDeferred as delivered: in events_out and in the delivered events of
+// each of outputs (an output's OutputStats).
+func (e *Env) CountDelivered(events uint64, outputs ...*OutputStats) {
+	e.out.Add(events)
+	for _, st := range outputs {
+		st.Delivered.Add(events)
+	}
 }
 
 // ShutdownDeadline returns when the daemon's shutdown must be done

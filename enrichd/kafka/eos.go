@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/lutkit/lutkit/enrichd"
@@ -103,7 +104,7 @@ type txnState struct {
 	pending int   // batches not delivered yet
 	err     error // the first failure of one of its batches
 	free    []*txnAck
-	events  int
+	events  uint64 // delivered by the outputs, to count at the commit
 }
 
 func newTxnState() *txnState {
@@ -127,7 +128,7 @@ func (t *txnState) open() *txnAck {
 	} else {
 		a = &txnAck{t: t}
 	}
-	a.Init(a)
+	a.InitDeferred(a) // its events count when the transaction commits
 	t.pending++
 	return a
 }
@@ -137,6 +138,9 @@ func (a *txnAck) resolve(err error) {
 	t.mu.Lock()
 	if err != nil && t.err == nil {
 		t.err = err
+	}
+	if err == nil {
+		t.events += a.Events()
 	}
 	t.pending--
 	if len(t.free) < 1024 {
@@ -157,9 +161,9 @@ func (a *txnAck) Delivered() { a.resolve(nil) }
 func (a *txnAck) Failed(err error) { a.resolve(err) }
 
 // wait waits until every batch of the transaction is resolved, or stop is
-// closed (the daemon gave up on the shutdown). It returns the first
-// failure.
-func (t *txnState) wait(stop <-chan struct{}) error {
+// closed (the daemon gave up on the shutdown). It returns the events the
+// outputs delivered into the transaction and the first failure.
+func (t *txnState) wait(stop <-chan struct{}) (events uint64, err error) {
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -178,11 +182,11 @@ func (t *txnState) wait(stop <-chan struct{}) error {
 	for t.pending > 0 {
 		t.cond.Wait()
 	}
-	err := t.err
+	events, err = t.events, t.err
 	t.err, t.events = nil, 0
 	t.mu.Unlock()
 	close(done)
-	return err
+	return events, err
 }
 
 // serveTxn is serve for an exactly-once pipeline: one transaction after
@@ -194,12 +198,14 @@ func (k *input) serveTxn() {
 	maxSize := k.cfg.MaxMessageSize
 	limit := k.kc.MaxUncommitted
 	t := newTxnState()
+	ends := map[topicPart]int64{} // the offsets past the transaction's records
 	for !k.stopping.Load() {
+		clear(ends)
 		if err := k.sess.Begin(); err != nil {
 			// A transaction whose end failed is still open.
 			k.txnErrors.Add(1)
 			k.commitStreak.fail(k.log, "kafka: cannot begin a transaction; aborting the one still open", "err", err)
-			k.abortOpen()
+			_ = k.abortOpen()
 			continue
 		}
 		deadline := time.Now().Add(k.kc.CommitInterval)
@@ -231,6 +237,7 @@ func (k *input) serveTxn() {
 							continue
 						}
 						k.notePartition(ft.Topic, fp)
+						ends[topicPart{ft.Topic, fp.Partition}] = fp.Records[len(fp.Records)-1].Offset + 1
 						for _, r := range fp.Records {
 							msg, trunc := trimRecord(r.Value, maxSize)
 							if !bt.Pending() {
@@ -255,8 +262,8 @@ func (k *input) serveTxn() {
 		}
 		bt.Flush()
 		k.tr.inflight.Store(int64(n))
-		failure := t.wait(k.env.Stop)
-		k.endTxn(n, failure)
+		delivered, failure := t.wait(k.env.Stop)
+		k.endTxn(n, ends, delivered, failure)
 		k.tr.inflight.Store(0)
 	}
 	bt.Flush()
@@ -265,7 +272,11 @@ func (k *input) serveTxn() {
 // endTxn ends the transaction of n events: a commit of its events and
 // offsets, unless one of its batches failed or the group rebalanced
 // meanwhile, which abort it (the input then reads its records again).
-func (k *input) endTxn(n int, failure error) {
+// The delivered events the outputs produced into it count (events_out,
+// the output's delivered events) once it commits; ends has the offsets
+// past its records, by which an end that failed is found to have
+// committed.
+func (k *input) endTxn(n int, ends map[topicPart]int64, delivered uint64, failure error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -280,6 +291,7 @@ func (k *input) endTxn(n int, failure error) {
 	k.commitLat.Observe(time.Since(start).Seconds())
 	switch {
 	case committed:
+		k.countCommitted(delivered)
 		k.txnCommits.Add(1)
 		k.txnBackoff.reset()
 		if n > 0 {
@@ -291,7 +303,11 @@ func (k *input) endTxn(n int, failure error) {
 		k.txnErrors.Add(1)
 		k.commitErrors.Add(1)
 		k.commitStreak.fail(k.log, "kafka: ending a transaction failed; aborting it, its events are read again", "events", n, "err", err)
-		k.abortOpen()
+		if offs := k.abortOpen(); len(ends) > 0 && committedTo(offs, ends) {
+			// The end committed before its answer was lost: the
+			// input reads on after the transaction's records.
+			k.countCommitted(delivered)
+		}
 		// Wait before the next one, longer at each failure in a row, so
 		// that ends failing for a while do not make the input produce the
 		// same events again and again.
@@ -314,8 +330,9 @@ func (k *input) endTxn(n int, failure error) {
 // not be reached, say), retrying with backoff until the brokers take the
 // abort or the daemon gives up on shutdown, and then reads on from the
 // offsets the group has committed, as the brokers say: the end that
-// failed may have committed before its answer was lost.
-func (k *input) abortOpen() {
+// failed may have committed before its answer was lost. It returns those
+// offsets (nil when the daemon gave up first).
+func (k *input) abortOpen() kadm.OffsetResponses {
 	bo := backoff{min: 100 * time.Millisecond, max: time.Second}
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), k.revokeWait()+requestTimeout)
@@ -327,35 +344,61 @@ func (k *input) abortOpen() {
 		k.commitStreak.fail(k.log, "kafka: aborting a transaction failed; retrying", "err", err)
 		select {
 		case <-k.env.Stop:
-			return
+			return nil
 		case <-time.After(bo.next()):
 		}
 	}
 	for {
-		err := k.resync()
+		offs, err := k.resync()
 		if err == nil {
-			return
+			return offs
 		}
 		k.commitStreak.fail(k.log, "kafka: reading the group's committed offsets failed; retrying", "err", err)
 		select {
 		case <-k.env.Stop:
-			return
+			return nil
 		case <-time.After(bo.next()):
 		}
 	}
 }
 
+// committedTo reports whether the group's committed offsets offs reach
+// ends on every partition: the transaction that read up to ends
+// committed.
+func committedTo(offs kadm.OffsetResponses, ends map[topicPart]int64) bool {
+	if offs == nil {
+		return false
+	}
+	for tp, end := range ends {
+		if o, ok := offs.Lookup(tp.topic, tp.partition); !ok || o.At < end {
+			return false
+		}
+	}
+	return true
+}
+
+// countCommitted counts the events of a committed transaction as
+// delivered: in events_out and in the output's delivered events.
+func (k *input) countCommitted(events uint64) {
+	var outs []*enrichd.OutputStats
+	if o := linkOf(k.env).out; o != nil {
+		outs = append(outs, o.st)
+	}
+	k.env.CountDelivered(events, outs...)
+}
+
 // resync sets the fetch positions of the partitions the input owns to
-// the group's committed offsets, read from the coordinator.
-func (k *input) resync() error {
+// the group's committed offsets, read from the coordinator, and returns
+// those offsets.
+func (k *input) resync() (kadm.OffsetResponses, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
 	offs, err := k.adm.FetchOffsets(ctx, k.kc.Group)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := offs.Error(); err != nil {
-		return err
+		return nil, err
 	}
 	set := map[string]map[int32]kgo.EpochOffset{}
 	k.mu.Lock()
@@ -370,7 +413,7 @@ func (k *input) resync() error {
 	}
 	k.mu.Unlock()
 	k.cl.SetOffsets(set)
-	return nil
+	return offs, nil
 }
 
 // noteCommitted records the group's committed offsets after a

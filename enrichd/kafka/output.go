@@ -23,7 +23,7 @@ func init() {
 }
 
 var (
-	mProduced    = enrichd.MetricDesc("kafka_produced_total", "Events the brokers acknowledged.", "output")
+	mProduced    = enrichd.MetricDesc("kafka_produced_total", "Events the brokers acknowledged (with delivery: exactly_once, those of aborted transactions too).", "output")
 	mRetries     = enrichd.MetricDesc("kafka_produce_retries_total", "Failed attempts of the producer: connections to a broker that failed, and produce requests without an answer (the producer sends their records again).", "output")
 	mDeadLetter  = enrichd.MetricDesc("kafka_dead_letter_total", "Events sent to the dead letter after the producer gave up on them.", "output")
 	mNotProduced = enrichd.MetricDesc("kafka_not_produced_total", "Events neither produced nor dead-lettered (logged; their input offsets stay uncommitted).", "output")

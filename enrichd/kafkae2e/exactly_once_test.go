@@ -40,7 +40,7 @@ func eosConf(tables string, input string) *conf {
 // fails the test unless every id in [0, n) is there once, enriched; it
 // also reads it as a read_uncommitted reader and returns how many events
 // that one sees more (the aborted transactions' records).
-func readExactlyOnce(t *testing.T, c *kafkatest.Cluster, n int) (aborted int) {
+func readExactlyOnce(t *testing.T, c *kafkatest.Cluster, n int) (held, aborted int) {
 	t.Helper()
 	r := readOutWith(t, c.ReadCommitted)
 	if dups := r.verify(t, n); dups != 0 {
@@ -48,19 +48,18 @@ func readExactlyOnce(t *testing.T, c *kafkatest.Cluster, n int) (aborted int) {
 	}
 	all := c.ReadAll(t, "out", 120*time.Second, func([]byte) {})
 	t.Logf("a read_uncommitted reader sees %d events, %d of aborted transactions", all, all-r.Total)
-	return all - r.Total
+	return r.Total, all - r.Total
 }
 
-// checkProducedCount checks the events_out a member logged at its stop
-// against the output topic: it counts every event produced into a
-// transaction, whether the transaction committed or aborted, so it is what
-// a read_uncommitted reader holds (n events, each once for a
-// read_committed reader, and the aborted transactions' records), not what
-// a read_committed reader holds.
-func checkProducedCount(t *testing.T, p *proc, n, aborted int) {
+// checkCommittedCount checks the events_out a member logged at its stop
+// against the output topic: it counts the events of the transactions
+// that committed, so it is what a read_committed reader holds (held), not
+// what a read_uncommitted reader holds (those and the aborted
+// transactions' records).
+func checkCommittedCount(t *testing.T, p *proc, held, aborted int) {
 	t.Helper()
-	if out := p.eventsOut(t); out != n+aborted {
-		t.Errorf("the member counts %d events delivered, a read_uncommitted reader holds %d (%d of aborted transactions)", out, n+aborted, aborted)
+	if out := p.eventsOut(t); out != held {
+		t.Errorf("the member counts %d events delivered, a read_committed reader holds %d (a read_uncommitted one %d, with %d of aborted transactions)", out, held, held+aborted, aborted)
 	}
 }
 
@@ -151,7 +150,7 @@ func TestExactlyOnceKill(t *testing.T) {
 	if lag := c.Lag(t, group, "in"); lag != 0 {
 		t.Errorf("after the survivor stopped the group has %d events uncommitted, want 0", lag)
 	}
-	if aborted := readExactlyOnce(t, c, n); aborted == 0 {
+	if _, aborted := readExactlyOnce(t, c, n); aborted == 0 {
 		t.Errorf("no event of an aborted transaction in the output: the victim's open transaction was not aborted, or it had none")
 	}
 }
@@ -162,7 +161,7 @@ func TestExactlyOnceKill(t *testing.T) {
 // cannot end; enrichd ends it (or the brokers abort it) once they are
 // back, and goes on. A read_committed reader of the output sees every input event
 // exactly once, and the group commits them all. The member's events_out
-// is what a read_uncommitted reader holds (checkProducedCount).
+// is what the read_committed reader holds (checkCommittedCount).
 func TestExactlyOnceOutage(t *testing.T) {
 	const n, rows = 200_000, 10_000
 	c := kafkatest.Start(t, 3, 12, "in", "out")
@@ -189,8 +188,8 @@ func TestExactlyOnceOutage(t *testing.T) {
 	if lag := c.Lag(t, group, "in"); lag != 0 {
 		t.Errorf("after shutdown the group has %d events uncommitted, want 0", lag)
 	}
-	aborted := readExactlyOnce(t, c, n)
-	checkProducedCount(t, p, n, aborted)
+	held, aborted := readExactlyOnce(t, c, n)
+	checkCommittedCount(t, p, held, aborted)
 }
 
 // TestExactlyOnceEndFails makes the brokers close the connection of every
@@ -199,8 +198,8 @@ func TestExactlyOnceOutage(t *testing.T) {
 // enrichd aborts each, reads on from the group's committed offsets, and
 // once the brokers take the requests again commits the rest: a
 // read_committed reader of the output sees every input event exactly
-// once. The member's events_out is what a read_uncommitted reader holds
-// (checkProducedCount).
+// once. The member's events_out is what the read_committed reader holds
+// (checkCommittedCount).
 func TestExactlyOnceEndFails(t *testing.T) {
 	const n, rows, down = 100_000, 10_000, 25 * time.Second
 	c := kafkatest.Start(t, 3, 12, "in", "out")
@@ -236,6 +235,6 @@ func TestExactlyOnceEndFails(t *testing.T) {
 	if lag := c.Lag(t, group, "in"); lag != 0 {
 		t.Errorf("after shutdown the group has %d events uncommitted, want 0", lag)
 	}
-	aborted := readExactlyOnce(t, c, n)
-	checkProducedCount(t, p, n, aborted)
+	held, aborted := readExactlyOnce(t, c, n)
+	checkCommittedCount(t, p, held, aborted)
 }
