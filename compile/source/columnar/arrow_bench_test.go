@@ -2,10 +2,7 @@ package columnar
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -13,8 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/lutkit/lutkit/compile/source"
 )
 
 // BenchmarkArrowRead reads 1,000,000 rows (a string key, an integer and a
@@ -64,32 +59,6 @@ func BenchmarkArrowRead(b *testing.B) {
 		if stream {
 			name = "stream.ipc"
 		}
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		b.Run(name, func(b *testing.B) {
-			b.SetBytes(int64(buf.Len()))
-			for b.Loop() {
-				r, err := source.Open(p, source.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				n := 0
-				for {
-					if _, err := r.Next(); errors.Is(err, io.EOF) {
-						break
-					} else if err != nil {
-						b.Fatal(err)
-					}
-					n++
-				}
-				r.Close()
-				if n != rows {
-					b.Fatalf("%d rows, want %d", n, rows)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
-		})
+		benchRead(b, filepath.Join(dir, name), buf.Bytes(), rows)
 	}
 }

@@ -2,10 +2,7 @@ package columnar
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -15,8 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-
-	"github.com/lutkit/lutkit/compile/source"
 )
 
 // BenchmarkParquetRead reads 1,000,000 rows (a string key, an integer and
@@ -65,32 +60,6 @@ func BenchmarkParquetRead(b *testing.B) {
 		if err := fw.Close(); err != nil {
 			b.Fatal(err)
 		}
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		b.Run(name, func(b *testing.B) {
-			b.SetBytes(int64(buf.Len()))
-			for b.Loop() {
-				r, err := source.Open(p, source.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				n := 0
-				for {
-					if _, err := r.Next(); errors.Is(err, io.EOF) {
-						break
-					} else if err != nil {
-						b.Fatal(err)
-					}
-					n++
-				}
-				r.Close()
-				if n != rows {
-					b.Fatalf("%d rows, want %d", n, rows)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
-		})
+		benchRead(b, filepath.Join(dir, name), buf.Bytes(), rows)
 	}
 }
