@@ -101,12 +101,10 @@ func (t *tcpInput) serve() {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
+		// While the input stops, the listener still hands over the
+		// connections established before (its drain): each is read
+		// until the drain's deadline (connReader), as the others.
 		t.mu.Lock()
-		if t.isStopping() {
-			t.mu.Unlock()
-			c.Close()
-			continue
-		}
 		t.conns[c] = struct{}{}
 		t.wg.Add(1)
 		t.mu.Unlock()
@@ -114,13 +112,14 @@ func (t *tcpInput) serve() {
 	}
 }
 
-// Stop closes the listener and gives every connection until deadline to
-// deliver what it has sent.
+// Stop stops the listener, which still hands over the connections
+// established before (Listener.Drain), and gives every connection until
+// deadline to deliver what it has sent.
 func (t *tcpInput) Stop(deadline time.Time) {
 	t.mu.Lock()
 	t.stop(deadline)
 	t.mu.Unlock()
-	t.ln.Close()
+	t.ln.Drain()
 	t.mu.Lock()
 	for c := range t.conns {
 		// A connection that refuses the deadline is closed: its reader

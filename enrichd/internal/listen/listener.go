@@ -63,7 +63,9 @@ type Listener struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 	startOnce sync.Once
-	wg        sync.WaitGroup
+	wg        sync.WaitGroup // run
+	admits    sync.WaitGroup // connections in admit
+	draining  atomic.Bool    // Drain was called
 
 	mu       sync.Mutex
 	perSrc   map[netip.Addr]int
@@ -173,7 +175,9 @@ func (l *Listener) run() {
 			default:
 			}
 			if errors.Is(err, net.ErrClosed) {
-				l.closeOnce.Do(func() { close(l.closed) })
+				if !l.draining.Load() { // Drain closes it when done
+					l.closeOnce.Do(func() { close(l.closed) })
+				}
 				return
 			}
 			// Out of descriptors and the like: back off and retry.
@@ -183,18 +187,25 @@ func (l *Listener) run() {
 			continue
 		}
 		delay = 0
-		l.accepted.Add(1)
-		src := sourceOf(raw)
-		if reason := l.take(src); reason != "" {
-			l.refuse(raw, reason, src, nil)
-			continue
-		}
-		c := &conn{Conn: raw, l: l, src: src}
-		l.mu.Lock()
-		l.pending[c] = struct{}{}
-		l.mu.Unlock()
-		go l.admit(c)
+		l.handle(raw)
 	}
+}
+
+// handle takes a connection the socket accepted: refused over the caps,
+// or handed to its handshake.
+func (l *Listener) handle(raw net.Conn) {
+	l.accepted.Add(1)
+	src := sourceOf(raw)
+	if reason := l.take(src); reason != "" {
+		l.refuse(raw, reason, src, nil)
+		return
+	}
+	c := &conn{Conn: raw, l: l, src: src}
+	l.mu.Lock()
+	l.pending[c] = struct{}{}
+	l.mu.Unlock()
+	l.admits.Add(1)
+	go l.admit(c)
 }
 
 // take reserves a slot for a connection from src, or says why not.
@@ -227,6 +238,7 @@ func (l *Listener) release(src netip.Addr) {
 // closes it while it is pending (in its handshake); once that is done, it
 // is admit's, then Accept's caller's.
 func (l *Listener) admit(c *conn) {
+	defer l.admits.Done()
 	var out net.Conn = c
 	if l.certs != nil {
 		tc := tls.Server(c, l.certs.config())
