@@ -17,6 +17,7 @@ import (
 // Parquet page types and encodings, as a page header gives them.
 const (
 	pageData       = 0
+	pageDictionary = 2
 	pageDataV2     = 3
 	encRLE         = 3
 	encBitPacked   = 4
@@ -115,10 +116,21 @@ func chunkDecodeNeed(f io.ReaderAt, size int64, old bool, chunk *metadata.Column
 	var need, values int64
 	for pos := start; pos < end && values < chunk.NumValues(); {
 		h, n, ok := readPageHeader(f, pos, end, bufs)
-		if !ok || h.compressed < 0 || h.compressed > end-pos-n || h.uncompressed < 0 || h.uncompressed > limit {
+		if !ok || h.compressed < 0 || h.uncompressed < 0 || h.uncompressed > limit {
 			break
 		}
 		pos += n
+		switch h.typ {
+		case pageData, pageDictionary, pageDataV2:
+			if h.compressed > end-pos {
+				return need
+			}
+		default:
+			// arrow-go skips the header of a page of another type, and
+			// reads the next page header right after it: the page's
+			// body, if it says it has one.
+			continue
+		}
 		switch h.typ {
 		case pageData:
 			values += h.values
@@ -204,17 +216,21 @@ func parsePageHeader(r *thriftReader) pageHeader {
 		last = id
 		switch {
 		case id == 1 && typ == thriftI32:
-			h.typ = r.int()
+			h.typ = int64(r.i32())
 		case id == 2 && typ == thriftI32:
-			h.uncompressed = r.int()
+			h.uncompressed = int64(r.i32())
 		case id == 3 && typ == thriftI32:
-			h.compressed = r.int()
+			h.compressed = int64(r.i32())
 		case id == 5 && typ == thriftStruct:
 			v1 = parseDataPageHeader(r, false)
 		case id == 8 && typ == thriftStruct:
 			v2 = parseDataPageHeader(r, true)
+		case (id == 6 || id == 7) && typ == thriftStruct:
+			// An IndexPageHeader or a DictionaryPageHeader: arrow-go
+			// reads its fields, and skips those it does not know.
+			r.fields(thriftMaxDepth)
 		default:
-			r.skip(typ, 0)
+			r.skip(typ, thriftMaxDepth)
 		}
 	}
 }
@@ -251,10 +267,16 @@ func parseDataPageHeader(r *thriftReader, v2 bool) dataPageHeader {
 			continue
 		}
 		if v != nil && typ == thriftI32 {
-			*v = r.int()
+			*v = int64(r.i32())
 			continue
 		}
-		r.skip(typ, 1)
+		if (!v2 && id == 5 || v2 && id == 8) && typ == thriftStruct {
+			// Statistics: arrow-go reads its fields, and skips those
+			// it does not know.
+			r.fields(thriftMaxDepth)
+			continue
+		}
+		r.skip(typ, thriftMaxDepth)
 	}
 }
 

@@ -8,9 +8,10 @@ import (
 // bytes given.
 var errThriftShort = errors.New("page header goes on past the bytes read")
 
-// thriftMaxDepth is how deep the structures and lists of a page header
-// may nest.
-const thriftMaxDepth = 32
+// thriftMaxDepth is how deep the Thrift library skips a value of a field
+// it does not know: the value, and structures, lists, sets and maps 63
+// deep in it.
+const thriftMaxDepth = 64
 
 // Thrift compact protocol types.
 const (
@@ -26,11 +27,13 @@ const (
 	thriftSet    = 10
 	thriftMap    = 11
 	thriftStruct = 12
+	thriftUUID   = 13
 )
 
 // thriftReader reads Thrift compact protocol from b: the page headers of
-// a Parquet file. The first error sticks, and then every value reads as
-// zero.
+// a Parquet file, byte for byte as the Thrift library of arrow-go reads
+// them, so that the pages checked are the pages arrow-go decodes. The
+// first error sticks, and then every value reads as zero.
 type thriftReader struct {
 	b   []byte
 	pos int
@@ -68,25 +71,37 @@ func (r *thriftReader) uvarint() uint64 {
 	return 0
 }
 
-// int reads a zigzag varint (i16, i32, i64).
-func (r *thriftReader) int() int64 {
-	v := r.uvarint()
-	return int64(v>>1) ^ -int64(v&1)
+// i32 reads a zigzag varint of an i32 (or an i16): the Thrift library
+// keeps the low 32 bits of the varint.
+func (r *thriftReader) i32() int32 {
+	v := uint32(r.uvarint())
+	return int32(v>>1) ^ -int32(v&1)
+}
+
+// size reads the size of a binary, a list, a set or a map: a varint whose
+// low 32 bits are the size, which must not be negative.
+func (r *thriftReader) size() uint64 {
+	n := int32(uint32(r.uvarint()))
+	if n < 0 {
+		r.fail(errors.New("page header: negative size"))
+		return 0
+	}
+	return uint64(n)
 }
 
 // field reads the header of the next field of a structure whose field
 // last was read last: its id and type, or stop at the end of the
-// structure.
+// structure (a type of 0, whatever the id's delta).
 func (r *thriftReader) field(last int16) (id int16, typ byte, stop bool) {
 	c := r.byte()
-	if c == 0 || r.err != nil {
+	typ = c & 0x0f
+	if typ == 0 || r.err != nil {
 		return 0, 0, true
 	}
-	typ = c & 0x0f
 	if delta := int16(c >> 4); delta != 0 {
 		return last + delta, typ, false
 	}
-	return int16(r.int()), typ, false
+	return int16(r.i32()), typ, false
 }
 
 // boolField is the value of a field of type typ, a boolean.
@@ -95,9 +110,10 @@ func (r *thriftReader) boolField(typ byte) bool {
 }
 
 // skip reads past a value of type typ (a field's: a boolean field's value
-// is in its type), depth deep in structures and lists.
+// is in its type), and the values in it up to depth deep in all: 1 for the
+// value alone, as the Thrift library's Skip counts.
 func (r *thriftReader) skip(typ byte, depth int) {
-	if depth > thriftMaxDepth {
+	if depth <= 0 {
 		r.fail(errors.New("page header: values nest too deep"))
 		return
 	}
@@ -110,16 +126,22 @@ func (r *thriftReader) skip(typ byte, depth int) {
 	case thriftDouble:
 		r.bytes(8)
 	case thriftBinary:
-		r.bytes(r.uvarint())
+		r.bytes(r.size())
+	case thriftUUID:
+		r.bytes(16)
 	case thriftList, thriftSet:
 		c := r.byte()
 		n, elem := uint64(c>>4), c&0x0f
 		if n == 15 {
-			n = r.uvarint()
+			n = r.size()
+		}
+		if elem > thriftUUID {
+			r.fail(errors.New("page header: unknown Thrift type"))
+			return
 		}
 		r.elements(n, elem, depth)
 	case thriftMap:
-		n := r.uvarint()
+		n := r.size()
 		if n == 0 {
 			return
 		}
@@ -129,17 +151,23 @@ func (r *thriftReader) skip(typ byte, depth int) {
 			r.element(c&0x0f, depth)
 		}
 	case thriftStruct:
-		var last int16
-		for {
-			id, ftyp, stop := r.field(last)
-			if stop {
-				return
-			}
-			r.skip(ftyp, depth+1)
-			last = id
-		}
+		r.fields(depth - 1)
 	default:
 		r.fail(errors.New("page header: unknown Thrift type"))
+	}
+}
+
+// fields reads past the fields of a structure, to its stop, skipping the
+// value of each depth deep.
+func (r *thriftReader) fields(depth int) {
+	var last int16
+	for {
+		id, typ, stop := r.field(last)
+		if stop {
+			return
+		}
+		r.skip(typ, depth)
+		last = id
 	}
 }
 
@@ -153,11 +181,11 @@ func (r *thriftReader) elements(n uint64, typ byte, depth int) {
 // element reads past an element of a list, a set or a map: a boolean is a
 // byte of its own there.
 func (r *thriftReader) element(typ byte, depth int) {
-	if typ == thriftTrue || typ == thriftFalse {
+	if (typ == thriftTrue || typ == thriftFalse) && depth > 1 {
 		r.byte()
 		return
 	}
-	r.skip(typ, depth+1)
+	r.skip(typ, depth-1)
 }
 
 func (r *thriftReader) bytes(n uint64) {
