@@ -303,7 +303,7 @@ func (k *input) endTxn(n int, ends map[topicPart]int64, delivered uint64, failur
 		k.txnErrors.Add(1)
 		k.commitErrors.Add(1)
 		k.commitStreak.fail(k.log, "kafka: ending a transaction failed; aborting it, its events are read again", "events", n, "err", err)
-		if offs := k.abortOpen(); len(ends) > 0 && committedTo(offs, ends) {
+		if offs := k.abortOpen(); len(ends) > 0 && committedTo(offs, ends, k.owns) {
 			// The end committed before its answer was lost: the
 			// input reads on after the transaction's records.
 			k.countCommitted(delivered)
@@ -363,18 +363,28 @@ func (k *input) abortOpen() kadm.OffsetResponses {
 }
 
 // committedTo reports whether the group's committed offsets offs reach
-// ends on every partition: the transaction that read up to ends
-// committed.
-func committedTo(offs kadm.OffsetResponses, ends map[topicPart]int64) bool {
+// ends on every partition, each still owned: the transaction that read up
+// to ends committed. A partition another member took meanwhile may have
+// been committed past ends by it: the transaction is then not taken as
+// committed, so that its events are never counted twice (nor, if it did
+// commit, at all).
+func committedTo(offs kadm.OffsetResponses, ends map[topicPart]int64, owned func(topicPart) bool) bool {
 	if offs == nil {
 		return false
 	}
 	for tp, end := range ends {
-		if o, ok := offs.Lookup(tp.topic, tp.partition); !ok || o.At < end {
+		if o, ok := offs.Lookup(tp.topic, tp.partition); !ok || o.At < end || !owned(tp) {
 			return false
 		}
 	}
 	return true
+}
+
+// owns reports whether the input owns tp.
+func (k *input) owns(tp topicPart) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.owned[tp]
 }
 
 // countCommitted counts the events of a committed transaction as
