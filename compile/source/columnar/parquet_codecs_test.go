@@ -64,12 +64,12 @@ func TestParquetCodecClaims(t *testing.T) {
 			t.Run(name+"_claim", func(t *testing.T) {
 				// The page's data follows its header at offset 4 (PAR1);
 				// a V2 page of a required column has no levels.
-				hr := &thriftReader{b: data[4:]}
-				if h := parsePageHeader(hr); hr.err != nil || h.compressed < int64(len(tc.claim)) {
-					t.Fatalf("page header %+v: %v", h, hr.err)
+				h, n, err := decodePageHeader(data[4:])
+				if err != nil || h.compressed < int64(len(tc.claim)) {
+					t.Fatalf("page header %+v: %v", h, err)
 				}
 				bad := append([]byte(nil), data...)
-				copy(bad[4+hr.pos:], tc.claim)
+				copy(bad[4+n:], tc.claim)
 				path := filepath.Join(dir, name+"_claim.parquet")
 				if err := os.WriteFile(path, bad, 0o644); err != nil {
 					t.Fatal(err)

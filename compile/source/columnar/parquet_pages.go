@@ -1,6 +1,8 @@
 package columnar
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+	"github.com/apache/thrift/lib/go/thrift"
 )
 
 // Parquet page types and encodings, as a page header gives them.
@@ -186,66 +189,73 @@ func readPageHeader(f io.ReaderAt, pos, end int64, bufs *pageBuffers) (h pageHea
 		if err != nil && !errors.Is(err, io.EOF) {
 			return h, 0, false
 		}
-		r := &thriftReader{b: buf[:m]}
-		h = parsePageHeader(r)
-		if r.err == nil {
-			return h, int64(r.pos), true
+		var k int
+		h, k, err = decodePageHeader(buf[:m])
+		if err == nil {
+			return h, int64(k), true
 		}
-		if !errors.Is(r.err, errThriftShort) || int64(m) < want || want >= pageHeaderMaxRead {
+		short := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if !short || int64(m) < want || want >= pageHeaderMaxRead {
 			return h, 0, false
 		}
 	}
 }
 
-// parsePageHeader reads a PageHeader structure of parquet.thrift.
-func parsePageHeader(r *thriftReader) pageHeader {
+// pageHeaderConf is the configuration of the Thrift protocol arrow-go
+// reads page headers with: the Thrift library's defaults.
+var pageHeaderConf = &thrift.TConfiguration{}
+
+// decodePageHeader reads the PageHeader structure of parquet.thrift at
+// the start of b with the Thrift compact protocol, as arrow-go reads it,
+// so that the pages checked are the pages arrow-go decodes; it returns
+// the header and its length. A header that goes on past b is an error
+// that wraps io.EOF or io.ErrUnexpectedEOF.
+func decodePageHeader(b []byte) (pageHeader, int, error) {
+	buf := &thrift.TMemoryBuffer{Buffer: bytes.NewBuffer(b)}
+	h, err := parsePageHeader(context.Background(), thrift.NewTCompactProtocolConf(buf, pageHeaderConf))
+	return h, len(b) - int(buf.RemainingBytes()), err
+}
+
+// parsePageHeader reads a PageHeader structure: the fields of arrow-go's
+// PageHeader.Read, with the same calls, and skips the others as it does.
+func parsePageHeader(ctx context.Context, p thrift.TProtocol) (pageHeader, error) {
 	var h pageHeader
 	var v1, v2 dataPageHeader
-	var last int16
-	for {
-		id, typ, stop := r.field(last)
-		if stop {
-			switch h.typ {
-			case pageData:
-				h.dataPageHeader = v1
-			case pageDataV2:
-				h.dataPageHeader = v2
-			}
-			return h
-		}
-		last = id
+	err := readStruct(ctx, p, func(id int16, typ thrift.TType) (err error) {
 		switch {
-		case id == 1 && typ == thriftI32:
-			h.typ = int64(r.i32())
-		case id == 2 && typ == thriftI32:
-			h.uncompressed = int64(r.i32())
-		case id == 3 && typ == thriftI32:
-			h.compressed = int64(r.i32())
-		case id == 5 && typ == thriftStruct:
-			v1 = parseDataPageHeader(r, false)
-		case id == 8 && typ == thriftStruct:
-			v2 = parseDataPageHeader(r, true)
-		case (id == 6 || id == 7) && typ == thriftStruct:
+		case id == 1 && typ == thrift.I32:
+			h.typ, err = readI32(ctx, p)
+		case id == 2 && typ == thrift.I32:
+			h.uncompressed, err = readI32(ctx, p)
+		case id == 3 && typ == thrift.I32:
+			h.compressed, err = readI32(ctx, p)
+		case id == 5 && typ == thrift.STRUCT:
+			v1, err = parseDataPageHeader(ctx, p, false)
+		case id == 8 && typ == thrift.STRUCT:
+			v2, err = parseDataPageHeader(ctx, p, true)
+		case (id == 6 || id == 7) && typ == thrift.STRUCT:
 			// An IndexPageHeader or a DictionaryPageHeader: arrow-go
 			// reads its fields, and skips those it does not know.
-			r.fields(thriftMaxDepth)
+			err = skipFields(ctx, p)
 		default:
-			r.skip(typ, thriftMaxDepth)
+			err = p.Skip(ctx, typ)
 		}
+		return err
+	})
+	switch h.typ {
+	case pageData:
+		h.dataPageHeader = v1
+	case pageDataV2:
+		h.dataPageHeader = v2
 	}
+	return h, err
 }
 
 // parseDataPageHeader reads a DataPageHeader structure, or a
 // DataPageHeaderV2 (v2).
-func parseDataPageHeader(r *thriftReader, v2 bool) dataPageHeader {
+func parseDataPageHeader(ctx context.Context, p thrift.TProtocol, v2 bool) (dataPageHeader, error) {
 	var h dataPageHeader
-	var last int16
-	for {
-		id, typ, stop := r.field(last)
-		if stop {
-			return h
-		}
-		last = id
+	err := readStruct(ctx, p, func(id int16, typ thrift.TType) (err error) {
 		var v *int64
 		switch {
 		case id == 1:
@@ -262,22 +272,65 @@ func parseDataPageHeader(r *thriftReader, v2 bool) dataPageHeader {
 			v = &h.defLen
 		case v2 && id == 6:
 			v = &h.repLen
-		case v2 && id == 7 && (typ == thriftTrue || typ == thriftFalse):
-			h.notCompressed = !r.boolField(typ)
-			continue
+		case v2 && id == 7 && typ == thrift.BOOL:
+			compressed, err := p.ReadBool(ctx)
+			h.notCompressed = !compressed
+			return err
 		}
-		if v != nil && typ == thriftI32 {
-			*v = int64(r.i32())
-			continue
-		}
-		if (!v2 && id == 5 || v2 && id == 8) && typ == thriftStruct {
+		switch {
+		case v != nil && typ == thrift.I32:
+			*v, err = readI32(ctx, p)
+		case (!v2 && id == 5 || v2 && id == 8) && typ == thrift.STRUCT:
 			// Statistics: arrow-go reads its fields, and skips those
 			// it does not know.
-			r.fields(thriftMaxDepth)
-			continue
+			err = skipFields(ctx, p)
+		default:
+			err = p.Skip(ctx, typ)
 		}
-		r.skip(typ, thriftMaxDepth)
+		return err
+	})
+	return h, err
+}
+
+// readStruct reads a structure as arrow-go's generated code reads one:
+// field reads the value of each field, of its id and type, up to the
+// structure's stop.
+func readStruct(ctx context.Context, p thrift.TProtocol, field func(id int16, typ thrift.TType) error) error {
+	if _, err := p.ReadStructBegin(ctx); err != nil {
+		return err
 	}
+	for {
+		_, typ, id, err := p.ReadFieldBegin(ctx)
+		if err != nil {
+			return err
+		}
+		if typ == thrift.STOP {
+			break
+		}
+		if err := field(id, typ); err != nil {
+			return err
+		}
+		if err := p.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	return p.ReadStructEnd(ctx)
+}
+
+// skipFields reads past a structure, skipping the value of each of its
+// fields as a structure arrow-go reads skips the fields it does not know:
+// each as deep as the Thrift library skips, one level deeper than
+// skipping the structure itself would.
+func skipFields(ctx context.Context, p thrift.TProtocol) error {
+	return readStruct(ctx, p, func(_ int16, typ thrift.TType) error {
+		return p.Skip(ctx, typ)
+	})
+}
+
+// readI32 reads an i32 value.
+func readI32(ctx context.Context, p thrift.TProtocol) (int64, error) {
+	v, err := p.ReadI32(ctx)
+	return int64(v), err
 }
 
 // deltaDecodeNeed is the bytes that the Go slices arrow-go makes to
@@ -407,19 +460,25 @@ type deltaHeader struct {
 
 // readDeltaHeader reads the header of a DELTA_BINARY_PACKED stream at the
 // start of b, and returns it and its length; not ok when arrow-go refuses
-// it before it allocates.
+// it before it allocates. Its varints read as arrow-go reads them, with
+// binary.ReadUvarint.
 func readDeltaHeader(b []byte) (d deltaHeader, n int, ok bool) {
-	r := &thriftReader{b: b}
-	d.blockSize = r.uvarint()
-	d.miniblocks = r.uvarint()
-	d.total = r.uvarint()
-	r.uvarint() // the first value
-	if r.err != nil || d.blockSize == 0 || d.blockSize > math.MaxUint32 || d.blockSize%128 != 0 ||
+	var v [4]uint64 // the block size, the miniblocks, the total and the first value
+	for i := range v {
+		x, m := binary.Uvarint(b[n:])
+		if m <= 0 {
+			return d, 0, false
+		}
+		v[i] = x
+		n += m
+	}
+	d.blockSize, d.miniblocks, d.total = v[0], v[1], v[2]
+	if d.blockSize == 0 || d.blockSize > math.MaxUint32 || d.blockSize%128 != 0 ||
 		d.miniblocks == 0 || d.blockSize%d.miniblocks != 0 || (d.blockSize/d.miniblocks)%32 != 0 ||
 		d.total > math.MaxUint32 {
 		return d, 0, false
 	}
-	return d, r.pos, true
+	return d, n, true
 }
 
 // need is the bytes arrow-go makes for a miniblock's values of width
@@ -433,25 +492,21 @@ func (d deltaHeader) need(width int64) int64 {
 // has decoded d.total values (32-bit ones).
 func (d deltaHeader) skip(b []byte, pos int) (int, bool) {
 	perMini := d.blockSize / d.miniblocks
-	r := &thriftReader{b: b, pos: pos}
 	for left := max(d.total, 1) - 1; left > 0; {
-		r.uvarint() // the minimum delta
-		widths := r.pos
-		r.bytes(d.miniblocks)
-		if r.err != nil {
+		_, n := binary.Uvarint(b[pos:]) // the minimum delta
+		if n <= 0 || d.miniblocks > uint64(len(b)-pos-n) {
 			return 0, false
 		}
+		widths := pos + n
+		pos = widths + int(d.miniblocks)
 		for m := uint64(0); m < d.miniblocks && left > 0; m++ {
 			w := uint64(b[widths+int(m)])
-			if w > 32 {
+			if w > 32 || w*perMini/8 > uint64(len(b)-pos) {
 				return 0, false
 			}
-			r.bytes(w * perMini / 8)
+			pos += int(w * perMini / 8)
 			left -= min(left, perMini)
 		}
-		if r.err != nil {
-			return 0, false
-		}
 	}
-	return r.pos, true
+	return pos, true
 }

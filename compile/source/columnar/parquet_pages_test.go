@@ -256,10 +256,53 @@ func TestParquetPageHeaderType(t *testing.T) {
 			0x3c, 0x15, 0x14, 0x35, 0x00, 0x00, // V2: 10 values, PLAIN
 			0x00,
 		}
-		r := &thriftReader{b: header}
-		h := parsePageHeader(r)
-		if r.err != nil || r.pos != len(header) || h.compressed != 100 || h.values != 10 || h.encoding != tc.encoding {
-			t.Errorf("type %d: %+v, %d bytes read: %v", tc.typ/2, h, r.pos, r.err)
+		h, n, err := decodePageHeader(header)
+		if err != nil || n != len(header) || h.compressed != 100 || h.values != 10 || h.encoding != tc.encoding {
+			t.Errorf("type %d: %+v, %d bytes read: %v", tc.typ/2, h, n, err)
+		}
+	}
+}
+
+// TestParquetPageHeaderLong: a page header that goes on past the first
+// bytes the check reads of it (a binary field of 20 KiB) reads as
+// arrow-go reads it, from more bytes, to its end; one cut short, or one
+// longer than arrow-go reads, does not read.
+func TestParquetPageHeaderLong(t *testing.T) {
+	field := func(size int) []byte { // field 15, a binary of size bytes
+		return append(binary.AppendUvarint([]byte{0xa8}, uint64(size)), make([]byte, size)...)
+	}
+	header := pageHeaderBytes(100, 10, 0, 0x00, 0x00, field(20<<10))
+	var bufs pageBuffers
+	h, n, ok := readPageHeader(bytes.NewReader(header), 0, int64(len(header)), &bufs)
+	if !ok || n != int64(len(header)) || h.values != 10 || h.encoding != encDeltaBinary {
+		t.Errorf("%d bytes: %+v, %d bytes read, %v", len(header), h, n, ok)
+	}
+	cut := header[:len(header)-1]
+	if _, _, ok := readPageHeader(bytes.NewReader(cut), 0, int64(len(cut)), &bufs); ok {
+		t.Errorf("header cut short read")
+	}
+	header = pageHeaderBytes(100, 10, 0, 0x00, 0x00, field(pageHeaderMaxRead))
+	if _, _, ok := readPageHeader(bytes.NewReader(header), 0, int64(len(header)), &bufs); ok {
+		t.Errorf("header of %d bytes read", len(header))
+	}
+}
+
+// TestParquetDeltaHeaderVarints: the varints of a DELTA_BINARY_PACKED
+// header read as arrow-go reads them (binary.ReadUvarint): a first value
+// of 10 bytes whose last has bits past the 64th does not read, as
+// arrow-go refuses it before it allocates; one of 64 bits does.
+func TestParquetDeltaHeaderVarints(t *testing.T) {
+	for _, tc := range []struct {
+		last byte
+		ok   bool
+	}{{0x01, true}, {0x02, false}, {0x7f, false}} {
+		header := []byte{0x80, 0x01, 0x04, 0x0a} // 128 values a block, 4 miniblocks, 10 values
+		header = append(header, bytes.Repeat([]byte{0xff}, 9)...)
+		header = append(header, tc.last)
+		_, refused := binary.ReadUvarint(bytes.NewReader(header[4:]))
+		d, n, ok := readDeltaHeader(header)
+		if ok != tc.ok || (refused == nil) != tc.ok || ok && (n != len(header) || d.total != 10) {
+			t.Errorf("last byte %#x: %+v, %d bytes, %v; arrow-go's varint: %v", tc.last, d, n, ok, refused)
 		}
 	}
 }
