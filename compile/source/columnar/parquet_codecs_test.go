@@ -2,9 +2,7 @@ package columnar
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,8 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-
-	"github.com/lutkit/lutkit/compile/source"
 )
 
 // TestParquetCodecClaims: a Snappy or Zstandard page whose data says it
@@ -39,27 +35,11 @@ func TestParquetCodecClaims(t *testing.T) {
 			data := writeParquetColumn(t, arrow.PrimitiveTypes.Int64, rows, deltaInts,
 				parquet.WithDictionaryDefault(false), parquet.WithCompression(tc.codec), parquet.WithDataPageVersion(v))
 			t.Run(name+"_reads", func(t *testing.T) {
-				path := filepath.Join(dir, name+".parquet")
-				if err := os.WriteFile(path, data, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				r, err := source.Open(path, source.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.Close()
-				for i := 0; ; i++ {
-					fields, err := r.Next()
-					if errors.Is(err, io.EOF) {
-						if i != rows {
-							t.Errorf("%d rows, want %d", i, rows)
-						}
-						break
+				readParquetRows(t, filepath.Join(dir, name+".parquet"), data, rows, func(i int, fields [][]byte) {
+					if string(fields[0]) != fmt.Sprint(i) {
+						t.Fatalf("row %d: %q", i+1, fields)
 					}
-					if err != nil || string(fields[0]) != fmt.Sprint(i) {
-						t.Fatalf("row %d: %q, %v", i+1, fields, err)
-					}
-				}
+				})
 			})
 			t.Run(name+"_claim", func(t *testing.T) {
 				// The page's data follows its header at offset 4 (PAR1);

@@ -180,32 +180,13 @@ func TestParquetCompressedRows(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := writeParquetColumn(t, tc.dt, n, tc.fill, tc.opts...)
-			path := filepath.Join(t.TempDir(), tc.name+".parquet")
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			r, err := source.Open(path, source.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			for i := 0; ; i++ {
-				fields, err := r.Next()
-				if errors.Is(err, io.EOF) {
-					if i != n {
-						t.Errorf("%d rows, want %d", i, n)
-					}
-					break
-				}
-				if err != nil {
-					t.Fatalf("row %d: %v", i+1, err)
-				}
+			readParquetRows(t, filepath.Join(t.TempDir(), tc.name+".parquet"), data, n, func(i int, fields [][]byte) {
 				if i%99_991 == 0 || i == n-1 {
 					if got := string(fields[0]); got != tc.want(i) {
 						t.Fatalf("row %d: %q, want %q", i+1, got, tc.want(i))
 					}
 				}
-			}
+			})
 			t.Logf("%d bytes", len(data))
 		})
 	}
@@ -304,5 +285,33 @@ func TestParquetDeltaHeaderVarints(t *testing.T) {
 		if ok != tc.ok || (refused == nil) != tc.ok || ok && (n != len(header) || d.total != 10) {
 			t.Errorf("last byte %#x: %+v, %d bytes, %v; arrow-go's varint: %v", tc.last, d, n, ok, refused)
 		}
+	}
+}
+
+// readParquetRows writes data to path and reads it through source.Open:
+// every row reads, check sees each (its index and fields), and there are
+// rows of them.
+func readParquetRows(t *testing.T, path string, data []byte, rows int, check func(i int, fields [][]byte)) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := source.Open(path, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i := 0; ; i++ {
+		fields, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			if i != rows {
+				t.Errorf("%d rows, want %d", i, rows)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("row %d: %v", i+1, err)
+		}
+		check(i, fields)
 	}
 }
