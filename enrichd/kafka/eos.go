@@ -302,11 +302,12 @@ func (k *input) endTxn(n int, ends map[topicPart]int64, delivered uint64, failur
 	case err != nil:
 		k.txnErrors.Add(1)
 		k.commitErrors.Add(1)
-		k.commitStreak.fail(k.log, "kafka: ending a transaction failed; aborting it, its events are read again", "events", n, "err", err)
+		k.commitStreak.fail(k.log, "kafka: ending a transaction failed; aborting it, its events are read again unless it committed", "events", n, "err", err)
 		if offs := k.abortOpen(); len(ends) > 0 && committedTo(offs, ends, k.owns) {
 			// The end committed before its answer was lost: the
 			// input reads on after the transaction's records.
 			k.countCommitted(delivered)
+			k.log.Info("kafka: the transaction whose end failed had committed; reading on after it", "events", n)
 		}
 		// Wait before the next one, longer at each failure in a row, so
 		// that ends failing for a while do not make the input produce the

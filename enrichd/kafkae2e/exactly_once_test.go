@@ -1,6 +1,7 @@
 package kafkae2e
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -8,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/lutkit/lutkit/internal/kafkatest"
@@ -230,6 +233,118 @@ func TestExactlyOnceEndFails(t *testing.T) {
 		refused.Load(), m[mTxnCommitted], m[mTxnAborted], m[`enrichd_kafka_transactions_total{input="kafka",result="error"}`])
 	if m[`enrichd_kafka_transactions_total{input="kafka",result="error"}`] == 0 {
 		t.Errorf("no transaction end failed: the test tested nothing")
+	}
+	p.term(t)
+	if lag := c.Lag(t, group, "in"); lag != 0 {
+		t.Errorf("after shutdown the group has %d events uncommitted, want 0", lag)
+	}
+	held, aborted := readExactlyOnce(t, c, n)
+	checkCommittedCount(t, p, held, aborted)
+}
+
+// loseEndAnswer makes the brokers apply the first transaction commit
+// (EndTxn) asked after it is called, and lose its answer: the request
+// is not answered, and the same request, sent by a client of the test's
+// own, commits the transaction. The brokers then close the connection of
+// every EndTxn commit of that producer epoch the member sends again, so
+// that its End fails; a commit of another epoch (the member's next
+// transaction) passes, and ends the control. applied returns the error
+// of the test's commit, and whether it was sent.
+func loseEndAnswer(t *testing.T, c *kafkatest.Cluster) (applied func() (error, bool)) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	const (
+		waiting = iota
+		sending // the test's commit is on its way
+		lost
+	)
+	var (
+		mu     sync.Mutex
+		state  = waiting
+		id     int64
+		epoch  int16
+		result = make(chan error, 1)
+	)
+	c.ControlKey((&kmsg.EndTxnRequest{}).Key(), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		end := req.(*kmsg.EndTxnRequest)
+		if !end.Commit {
+			return nil, nil, false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case state == waiting:
+			state, id, epoch = sending, end.ProducerID, end.ProducerEpoch
+			again := *end
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				resp, err := again.RequestWith(ctx, cl)
+				if err == nil {
+					err = kerr.ErrorForCode(resp.ErrorCode)
+				}
+				result <- err
+			}()
+			return nil, nil, true // no answer
+		case state == sending && end.ProducerID == id && end.ProducerEpoch == epoch:
+			state = lost // the test's own: the member asks again only after its request timeout
+			return nil, nil, false
+		case end.ProducerID == id && end.ProducerEpoch == epoch:
+			return nil, errors.New("lost"), true // kfake closes the connection
+		default:
+			c.DropControl()
+			return nil, nil, false
+		}
+	})
+	var (
+		once   sync.Once
+		endErr error
+		sent   bool
+	)
+	return func() (error, bool) {
+		once.Do(func() {
+			select {
+			case endErr = <-result:
+				sent = true
+			case <-time.After(10 * time.Second):
+			}
+		})
+		return endErr, sent
+	}
+}
+
+// TestExactlyOnceAnswerLost loses the answer to a transaction commit
+// that the brokers applied (loseEndAnswer), in the middle of an
+// exactly-once stream: the client's End fails, enrichd aborts (the client
+// fences the transaction, already committed), reads the group's
+// committed offsets, finds them at the transaction's end and reads on
+// from there, counting the transaction's events as delivered. A
+// read_committed reader of the output sees every input event exactly
+// once, and the member's events_out is what it holds.
+func TestExactlyOnceAnswerLost(t *testing.T) {
+	const n, rows = 100_000, 10_000
+	c := kafkatest.Start(t, 3, 12, "in", "out")
+	cf := eosConf(tableDir(t, rows), ", session_timeout: 30s, heartbeat_interval: 1s")
+	p := start1(t, c, cf)
+	waitStable(t, c, 1, 60*time.Second)
+	pr := c.Producer(t, "in")
+	pr.Produce(t, 0, n/2, event(rows))
+	waitOut(t, n/4, 120*time.Second, p)
+	applied := loseEndAnswer(t, c)
+	pr.Produce(t, n/2, n, event(rows))
+	waitCommitted(t, c, 180*time.Second, p)
+	m := p.metrics()
+	errs := m[`enrichd_kafka_transactions_total{input="kafka",result="error"}`]
+	t.Logf("%v transactions committed, %v aborted, %v ends failed", m[mTxnCommitted], m[mTxnAborted], errs)
+	if err, sent := applied(); !sent || err != nil {
+		t.Errorf("no transaction commit applied with its answer lost (sent %v, err %v): the test tested nothing", sent, err)
+	}
+	if errs == 0 {
+		t.Errorf("no transaction end failed: the client saw the lost answer's commit succeed")
 	}
 	p.term(t)
 	if lag := c.Lag(t, group, "in"); lag != 0 {
