@@ -7,23 +7,23 @@ import (
 
 	"context"
 	"fmt"
-	"io"
 	"os"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// parquetBatchRows is the number of rows decoded at a time from a Parquet
-// file.
-const parquetBatchRows = 64 << 10
-
 // openParquet opens a Parquet file and reads it one record batch at a
-// time through the Arrow conversion of pqarrow.
-func openParquet(path string) (_ source.Reader, err error) {
+// time (parquetBatches) through the Arrow conversion of pqarrow.
+func openParquet(path string) (source.Reader, error) {
+	return openParquetWith(path, memory.DefaultAllocator)
+}
+
+// openParquetWith is openParquet, allocating the pages and the record
+// batches it reads from mem.
+func openParquetWith(path string, mem memory.Allocator) (_ source.Reader, err error) {
 	var pf *file.Reader
 	// Decoding the footer trusts its lengths and offsets, and can panic
 	// on a corrupt file; report that as an error instead.
@@ -42,7 +42,7 @@ func openParquet(path string) (_ source.Reader, err error) {
 	// A page holds at most the file, and decodes to at most
 	// memLimit(size) bytes: arrow-go allocates by the sizes a page
 	// header gives before it reads the page.
-	rprops := parquet.NewReaderProperties(memory.DefaultAllocator)
+	rprops := parquet.NewReaderProperties(mem)
 	rprops.MaxCompressedPageSize = min(rprops.MaxCompressedPageSize, max(st.Size(), 1))
 	rprops.MaxUncompressedPageSize = min(rprops.MaxUncompressedPageSize, memLimit(st.Size()))
 	pf, err = file.OpenParquetFile(path, false, file.WithReadProps(rprops))
@@ -53,31 +53,21 @@ func openParquet(path string) (_ source.Reader, err error) {
 		pf.Close()
 		return nil, err
 	}
-	props := pqarrow.ArrowReadProperties{BatchSize: parquetBatchRows}
-	fr, err := pqarrow.NewFileReader(pf, props, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, mem)
 	if err != nil {
 		pf.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
+	batches, err := newParquetBatches(fr, mem)
 	if err != nil {
 		pf.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	next := func() (arrow.RecordBatch, error) {
-		if rr.Next() {
-			return rr.RecordBatch(), nil // valid until the next call
-		}
-		if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-			return nil, err
-		}
-		return nil, io.EOF
 	}
 	closeFn := func() error {
-		rr.Release()
+		batches.close()
 		return pf.Close()
 	}
-	r, err := newBatchReader(path, "Parquet", rr.Schema(), next, closeFn)
+	r, err := newBatchReader(path, "Parquet", batches.schema, batches.next, closeFn)
 	if err != nil {
 		return nil, err
 	}

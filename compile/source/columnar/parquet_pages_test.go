@@ -28,23 +28,31 @@ import (
 func writeParquetColumn(t testing.TB, dt arrow.DataType, n int, fill func(b array.Builder, start, count int), opts ...parquet.WriterProperty) []byte {
 	t.Helper()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: dt}}, nil)
+	return writeParquetRows(t, schema, n, func(b *array.RecordBuilder, start, count int) {
+		fill(b.Field(0), start, count)
+	}, opts...)
+}
+
+// writeParquetRows writes a Parquet file of the columns of schema and n
+// rows, in one row group, uncompressed unless opts say otherwise: fill
+// appends rows start to start+count to the builder, 65,536 rows at most
+// at a time.
+func writeParquetRows(t testing.TB, schema *arrow.Schema, n int, fill func(b *array.RecordBuilder, start, count int), opts ...parquet.WriterProperty) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	opts = append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(int64(n)), parquet.WithCompression(compress.Codecs.Uncompressed)}, opts...)
 	fw, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(opts...), pqarrow.DefaultWriterProps())
 	if err != nil {
 		t.Fatal(err)
 	}
-	const chunk = 1 << 20
+	const chunk = 64 << 10
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
 	for start := 0; start < n; start += chunk {
-		b := array.NewBuilder(memory.DefaultAllocator, dt)
-		count := min(chunk, n-start)
-		fill(b, start, count)
-		col := b.NewArray()
-		rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(count))
+		fill(b, start, min(chunk, n-start))
+		rec := b.NewRecordBatch()
 		err := fw.WriteBuffered(rec)
 		rec.Release()
-		col.Release()
-		b.Release()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -300,6 +308,13 @@ func readParquetRows(t *testing.T, path string, data []byte, rows int, check fun
 	if err != nil {
 		t.Fatal(err)
 	}
+	readRows(t, r, rows, check)
+}
+
+// readRows reads r to its end and closes it: every row reads, check sees
+// each (its index and fields), and there are rows of them.
+func readRows(t *testing.T, r source.Reader, rows int, check func(i int, fields [][]byte)) {
+	t.Helper()
 	defer r.Close()
 	for i := 0; ; i++ {
 		fields, err := r.Next()

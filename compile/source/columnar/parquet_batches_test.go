@@ -1,0 +1,214 @@
+package columnar
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+)
+
+// peakAllocator is memory.DefaultAllocator counting the bytes it holds,
+// and the most it held at once. A Parquet reader allocates from it the
+// buffers of the pages it reads and of the record batches it makes of
+// them: the values of a batch, its offsets, validity bitmaps and
+// dictionary indexes. It does not see the Go slices arrow-go makes by
+// itself, the definition levels and the like of a batch, a few bytes a
+// row; runtime/metrics would see them, but with the garbage a collection
+// has not yet freed, which is no measure of what a reader holds.
+type peakAllocator struct {
+	mem        memory.Allocator
+	held, peak atomic.Int64
+}
+
+func newPeakAllocator() *peakAllocator {
+	return &peakAllocator{mem: memory.DefaultAllocator}
+}
+
+func (a *peakAllocator) add(n int64) {
+	held := a.held.Add(n)
+	for p := a.peak.Load(); held > p && !a.peak.CompareAndSwap(p, held); p = a.peak.Load() {
+	}
+}
+
+func (a *peakAllocator) Allocate(size int) []byte {
+	a.add(int64(size))
+	return a.mem.Allocate(size)
+}
+
+func (a *peakAllocator) Reallocate(size int, b []byte) []byte {
+	a.add(int64(size - len(b)))
+	return a.mem.Reallocate(size, b)
+}
+
+func (a *peakAllocator) Free(b []byte) {
+	a.add(-int64(len(b)))
+	a.mem.Free(b)
+}
+
+// readParquetPeak writes data to path and reads it as readParquetRows
+// does, through openParquetWith and a peakAllocator, and returns the most
+// bytes the reader held at once.
+func readParquetPeak(t *testing.T, path string, data []byte, rows int, check func(i int, fields [][]byte)) int64 {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mem := newPeakAllocator()
+	r, err := openParquetWith(path, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readRows(t, r, rows, check)
+	return mem.peak.Load()
+}
+
+// longValue is a string of 4,000 bytes that starts with i.
+func longValue(i int) string {
+	s := fmt.Sprintf("%08d", i)
+	return s + strings.Repeat("x", 4000-len(s))
+}
+
+// TestParquetLongValues reads files of values of 4,000 bytes, which a
+// compressed page or a dictionary holds in a few bytes a row: a batch is
+// as many rows as take about parquetBatchBytes, so the reader holds at
+// once at most memLimitFloor, far less than the file's limit. In batches
+// of 65,536 rows the reader of 300,000 rows of one 4,000-byte string (2.4
+// MB zstd) held 269 MB at once. Every row reads, with its value: of that
+// file, of a dictionary that falls back to plain pages, of a value and
+// nulls, of many row groups, and of long and short values mixed. Rows
+// that turn long after 100,000 short ones are read in a batch sized for
+// the short ones: within the file's limit only.
+func TestParquetLongValues(t *testing.T) {
+	zstd := parquet.WithCompression(compress.Codecs.Zstd)
+	str := arrow.BinaryTypes.String
+	kv := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "v", Type: str, Nullable: true},
+	}, nil)
+	// kvRows is the fill of kv's rows: id is the row's index, v is
+	// value(i), null where null(i).
+	kvRows := func(value func(i int) string, null func(i int) bool) func(b *array.RecordBuilder, start, count int) {
+		return func(b *array.RecordBuilder, start, count int) {
+			for i := start; i < start+count; i++ {
+				b.Field(0).(*array.Int64Builder).Append(int64(i))
+				if null(i) {
+					b.Field(1).AppendNull()
+				} else {
+					b.Field(1).(*array.StringBuilder).Append(value(i))
+				}
+			}
+		}
+	}
+	never := func(int) bool { return false }
+	mixed := func(i int) string {
+		if i%100 < 10 {
+			return longValue(i)
+		}
+		return fmt.Sprint(i)
+	}
+	same := longValue(0)
+	shortLong := func(i int) string {
+		if i < 100_000 {
+			return "s"
+		}
+		return same
+	}
+	for _, tc := range []struct {
+		name  string
+		rows  int
+		data  func(t *testing.T) []byte
+		want  func(i int) string // the value of v; "" for a null
+		plain bool               // the column of v has plain data pages
+		// jump: the rows turn long after 100,000 short ones, and are
+		// read in a batch sized for those.
+		jump bool
+	}{
+		{"repeated", 300_000, func(t *testing.T) []byte {
+			return writeParquetColumn(t, str, 300_000, sameStrings(same), zstd)
+		}, func(int) string { return same }, false, false},
+		{"dictionary_fallback", 50_000, func(t *testing.T) []byte {
+			return writeParquetRows(t, kv, 50_000, kvRows(longValue, never), zstd, parquet.WithDictionaryPageSizeLimit(64<<10))
+		}, longValue, true, false},
+		{"nulls", 300_000, func(t *testing.T) []byte {
+			return writeParquetRows(t, kv, 300_000, kvRows(func(int) string { return same }, func(i int) bool { return i%3 == 1 }), zstd)
+		}, func(i int) string {
+			if i%3 == 1 {
+				return ""
+			}
+			return same
+		}, false, false},
+		{"row_groups", 300_000, func(t *testing.T) []byte {
+			return writeParquetRows(t, kv, 300_000, kvRows(longValue, never), zstd, parquet.WithMaxRowGroupLength(70_000))
+		}, longValue, true, false},
+		{"mixed", 300_000, func(t *testing.T) []byte {
+			return writeParquetRows(t, kv, 300_000, kvRows(mixed, never), zstd, parquet.WithMaxRowGroupLength(100_000))
+		}, mixed, true, false},
+		{"short_then_long", 300_000, func(t *testing.T) []byte {
+			return writeParquetRows(t, kv, 300_000, kvRows(shortLong, never), zstd)
+		}, shortLong, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := tc.data(t)
+			pf, err := file.NewParquetReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := pf.MetaData()
+			plain := false
+			for rg := range md.NumRowGroups() {
+				cc, err := md.RowGroup(rg).ColumnChunk(md.Schema.NumColumns() - 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range cc.EncodingStats() {
+					plain = plain || s.PageType.String() != "DICTIONARY_PAGE" && s.Encoding == parquet.Encodings.Plain
+				}
+			}
+			if plain != tc.plain {
+				t.Fatalf("plain data pages: %v, want %v", plain, tc.plain)
+			}
+			peak := readParquetPeak(t, filepath.Join(t.TempDir(), tc.name+".parquet"), data, tc.rows, func(i int, fields [][]byte) {
+				v := fields[len(fields)-1]
+				if string(v) != tc.want(i) || len(fields) == 2 && string(fields[0]) != fmt.Sprint(i) {
+					t.Fatalf("row %d: %.20q..., want %.20q...", i+1, fields, tc.want(i))
+				}
+			})
+			limit := int64(memLimitFloor)
+			if tc.jump {
+				limit = memLimit(int64(len(data)))
+			}
+			t.Logf("%d bytes in %d row groups, held %d at once (limit %d)", len(data), md.NumRowGroups(), peak, limit)
+			if peak > limit {
+				t.Errorf("held %d bytes at once, more than %d", peak, limit)
+			}
+		})
+	}
+}
+
+// TestParquetBatchRows: a batch is twice the rows of the one before, up
+// to parquetBatchRows, or fewer, as many as take parquetBatchBytes at the
+// bytes a row of the one before; at least one.
+func TestParquetBatchRows(t *testing.T) {
+	for _, tc := range []struct{ rows, bytes, want int64 }{
+		{parquetFirstBatchRows, 16 * parquetFirstBatchRows, 2 * parquetFirstBatchRows},
+		{parquetBatchRows / 2, 0, parquetBatchRows},
+		{parquetBatchRows, 16 * parquetBatchRows, parquetBatchRows},
+		{parquetFirstBatchRows, 4000 * parquetFirstBatchRows, parquetBatchBytes / 4000},
+		{1048, parquetBatchBytes, 1048},
+		{10, 100 * parquetBatchBytes, 1},
+	} {
+		if got := nextBatchRows(tc.rows, tc.bytes); got != tc.want {
+			t.Errorf("after %d rows of %d bytes: %d rows, want %d", tc.rows, tc.bytes, got, tc.want)
+		}
+	}
+}
