@@ -3,6 +3,7 @@ package columnar
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -33,6 +34,8 @@ type parquetBatches struct {
 	columns []*pqarrow.ColumnReader
 	mem     memory.Allocator
 	rows    int64 // of the next batch
+	read    int64 // rows read
+	total   int64 // rows in the footer
 	cur     arrow.RecordBatch
 }
 
@@ -54,7 +57,7 @@ func newParquetBatches(fr *pqarrow.FileReader, mem memory.Allocator) (*parquetBa
 	if len(columns) == 0 {
 		return nil, errors.New("no columns")
 	}
-	return &parquetBatches{schema: schema, columns: columns, mem: mem, rows: parquetFirstBatchRows}, nil
+	return &parquetBatches{schema: schema, columns: columns, mem: mem, rows: parquetFirstBatchRows, total: pf.NumRows()}, nil
 }
 
 // next returns the next record batch, valid until the next call, or
@@ -71,15 +74,28 @@ func (p *parquetBatches) next() (arrow.RecordBatch, error) {
 	}()
 	for i, c := range p.columns {
 		chunked, err := c.NextBatch(p.rows)
-		if errors.Is(err, io.EOF) {
-			return nil, io.EOF
-		}
-		if err != nil {
+		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
 		}
-		if chunked.Len() == 0 {
-			chunked.Release()
+		n := 0
+		if chunked != nil {
+			n = chunked.Len()
+		}
+		switch {
+		case i == 0 && n == 0:
+			if chunked != nil {
+				chunked.Release()
+			}
+			if p.read != p.total {
+				return nil, fmt.Errorf("the columns end after %d rows, the footer gives %d", p.read, p.total)
+			}
 			return nil, io.EOF
+		case i > 0 && n != cols[0].Len():
+			if chunked != nil {
+				chunked.Release()
+			}
+			return nil, fmt.Errorf("column %q gives %d rows after row %d, column %q %d",
+				p.schema.Field(i).Name, n, p.read, p.schema.Field(0).Name, cols[0].Len())
 		}
 		cols[i], err = singleArray(chunked, p.mem)
 		chunked.Release()
@@ -88,6 +104,7 @@ func (p *parquetBatches) next() (arrow.RecordBatch, error) {
 		}
 	}
 	p.cur = array.NewRecordBatch(p.schema, cols, -1)
+	p.read += p.cur.NumRows()
 	p.rows = nextBatchRows(p.cur.NumRows(), recordBytes(p.cur))
 	return p.cur, nil
 }

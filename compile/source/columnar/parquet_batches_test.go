@@ -2,7 +2,9 @@ package columnar
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,22 +74,22 @@ func readParquetPeak(t *testing.T, path string, data []byte, rows int, check fun
 	return mem.peak.Load()
 }
 
-// longValue is a string of 4,000 bytes that starts with i.
+// longValue is a string of 1,000 bytes that starts with i.
 func longValue(i int) string {
 	s := fmt.Sprintf("%08d", i)
-	return s + strings.Repeat("x", 4000-len(s))
+	return s + strings.Repeat("x", 1000-len(s))
 }
 
-// TestParquetLongValues reads files of values of 4,000 bytes, which a
-// compressed page or a dictionary holds in a few bytes a row: a batch is
-// as many rows as take about parquetBatchBytes, so the reader holds at
-// once at most memLimitFloor, far less than the file's limit. In batches
-// of 65,536 rows the reader of 300,000 rows of one 4,000-byte string (2.4
-// MB zstd) held 269 MB at once. Every row reads, with its value: of that
-// file, of a dictionary that falls back to plain pages, of a value and
-// nulls, of many row groups, and of long and short values mixed. Rows
-// that turn long after 100,000 short ones are read in a batch sized for
-// the short ones: within the file's limit only.
+// TestParquetLongValues reads files of 70,000 rows of values of 1,000
+// bytes, which a compressed page or a dictionary holds in a few bytes a
+// row: a batch is as many rows as take about parquetBatchBytes, so the
+// reader holds at once at most memLimitFloor, far less than the file's
+// limit. In batches of 65,536 rows the reader held 37-73 MB at once
+// (67.7 MB for one repeated value in a 74 KB file). Every row reads,
+// with its value: of one value repeated, of a dictionary that falls back
+// to plain pages, of a value and nulls, of many row groups, and of long
+// and short values mixed. Rows that turn long after 40,000 short ones are
+// read in a batch sized for the short ones: within the file's limit only.
 func TestParquetLongValues(t *testing.T) {
 	zstd := parquet.WithCompression(compress.Codecs.Zstd)
 	str := arrow.BinaryTypes.String
@@ -111,14 +113,14 @@ func TestParquetLongValues(t *testing.T) {
 	}
 	never := func(int) bool { return false }
 	mixed := func(i int) string {
-		if i%100 < 10 {
+		if i%10 < 3 {
 			return longValue(i)
 		}
 		return fmt.Sprint(i)
 	}
 	same := longValue(0)
 	shortLong := func(i int) string {
-		if i < 100_000 {
+		if i < 40_000 {
 			return "s"
 		}
 		return same
@@ -129,32 +131,32 @@ func TestParquetLongValues(t *testing.T) {
 		data  func(t *testing.T) []byte
 		want  func(i int) string // the value of v; "" for a null
 		plain bool               // the column of v has plain data pages
-		// jump: the rows turn long after 100,000 short ones, and are
+		// jump: the rows turn long after 40,000 short ones, and are
 		// read in a batch sized for those.
 		jump bool
 	}{
-		{"repeated", 300_000, func(t *testing.T) []byte {
-			return writeParquetColumn(t, str, 300_000, sameStrings(same), zstd)
+		{"repeated", 70_000, func(t *testing.T) []byte {
+			return writeParquetColumn(t, str, 70_000, sameStrings(same), zstd)
 		}, func(int) string { return same }, false, false},
-		{"dictionary_fallback", 50_000, func(t *testing.T) []byte {
-			return writeParquetRows(t, kv, 50_000, kvRows(longValue, never), zstd, parquet.WithDictionaryPageSizeLimit(64<<10))
+		{"dictionary_fallback", 30_000, func(t *testing.T) []byte {
+			return writeParquetRows(t, kv, 30_000, kvRows(longValue, never), zstd, parquet.WithDictionaryPageSizeLimit(64<<10))
 		}, longValue, true, false},
-		{"nulls", 300_000, func(t *testing.T) []byte {
-			return writeParquetRows(t, kv, 300_000, kvRows(func(int) string { return same }, func(i int) bool { return i%3 == 1 }), zstd)
+		{"nulls", 70_000, func(t *testing.T) []byte {
+			return writeParquetRows(t, kv, 70_000, kvRows(func(int) string { return same }, func(i int) bool { return i%3 == 1 }), zstd)
 		}, func(i int) string {
 			if i%3 == 1 {
 				return ""
 			}
 			return same
 		}, false, false},
-		{"row_groups", 300_000, func(t *testing.T) []byte {
-			return writeParquetRows(t, kv, 300_000, kvRows(longValue, never), zstd, parquet.WithMaxRowGroupLength(70_000))
+		{"row_groups", 70_000, func(t *testing.T) []byte {
+			return writeParquetRows(t, kv, 70_000, kvRows(longValue, never), zstd, parquet.WithMaxRowGroupLength(20_000))
 		}, longValue, true, false},
-		{"mixed", 300_000, func(t *testing.T) []byte {
-			return writeParquetRows(t, kv, 300_000, kvRows(mixed, never), zstd, parquet.WithMaxRowGroupLength(100_000))
+		{"mixed", 70_000, func(t *testing.T) []byte {
+			return writeParquetRows(t, kv, 70_000, kvRows(mixed, never), zstd, parquet.WithMaxRowGroupLength(25_000))
 		}, mixed, true, false},
-		{"short_then_long", 300_000, func(t *testing.T) []byte {
-			return writeParquetRows(t, kv, 300_000, kvRows(shortLong, never), zstd)
+		{"short_then_long", 70_000, func(t *testing.T) []byte {
+			return writeParquetRows(t, kv, 70_000, kvRows(shortLong, never), zstd)
 		}, shortLong, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -209,6 +211,90 @@ func TestParquetBatchRows(t *testing.T) {
 	} {
 		if got := nextBatchRows(tc.rows, tc.bytes); got != tc.want {
 			t.Errorf("after %d rows of %d bytes: %d rows, want %d", tc.rows, tc.bytes, got, tc.want)
+		}
+	}
+}
+
+// TestParquetColumnsAgree damages the first page header of each column
+// of a two-column file, a byte at a time: every read either fails or
+// gives every row. A page header that gives fewer values than the
+// footer's rows, or a column fewer rows than the other, is a corrupt
+// file, never a file of fewer rows (read by each column's own reader,
+// the file ended at the shorter column: 0 or 1,024 of 3,000 rows).
+func TestParquetColumnsAgree(t *testing.T) {
+	const n = 3000
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "v", Type: arrow.BinaryTypes.String},
+	}, nil)
+	data := writeParquetRows(t, schema, n, func(b *array.RecordBuilder, start, count int) {
+		for i := start; i < start+count; i++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("value-%d", i))
+		}
+	}, parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(1024))
+	pf, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var starts []int64
+	for i := range 2 {
+		cc, err := pf.MetaData().RowGroup(0).ColumnChunk(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		starts = append(starts, cc.DataPageOffset())
+	}
+	pf.Close()
+	path := filepath.Join(t.TempDir(), "f.parquet")
+	var refused, whole int
+	var agree error // the last refusal of the check itself
+	for col, start := range starts {
+		for pos := start; pos < start+32; pos++ {
+			for _, b := range []byte{0, data[pos] ^ 1, data[pos] - 1} {
+				if b == data[pos] {
+					continue
+				}
+				damaged := bytes.Clone(data)
+				damaged[pos] = b
+				if err := os.WriteFile(path, damaged, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				rows, err := countRows(path)
+				switch {
+				case err != nil:
+					refused++
+					if strings.Contains(err.Error(), " gives ") || strings.Contains(err.Error(), "the footer gives") {
+						agree = err
+					}
+				case rows == n:
+					whole++
+				default:
+					t.Errorf("column %d, byte %d set to %#x: %d rows of %d, and no error", col, pos, b, rows, n)
+				}
+			}
+		}
+	}
+	t.Logf("%d damaged files refused, %d read whole; the columns' check: %v", refused, whole, agree)
+	if agree == nil {
+		t.Errorf("no file refused for columns that disagree with the footer or with each other")
+	}
+}
+
+// countRows reads the source at path to its end and returns its rows, or
+// the error that ended the read.
+func countRows(path string) (int, error) {
+	r, err := openParquet(path)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	for rows := 0; ; rows++ {
+		if _, err := r.Next(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return rows, nil
+			}
+			return rows, err
 		}
 	}
 }
