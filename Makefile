@@ -70,12 +70,20 @@ testdata:
 # and purges the Debian package.
 NORACE_PKGS := ./compile/iptable ./enrichd/kafkae2e ./cmd/lut ./packaging
 
+# NORACE_TESTS are tests of race-tested packages that run without the
+# detector as well: the allocation counts of package reader and of the
+# lookup servers (sync.Pool drops part of what it is given under the
+# detector: they skip it), and package reader's differential tests (one
+# goroutine each, up to 30x slower under the detector: they skip it).
+NORACE_TESTS := -run 'Allocs$$|Allocate$$|Differential$$' ./reader ./enrichd/serve
+
 # test is what CI runs (.ci/run): every test (with the race detector, but
-# for NORACE_PKGS), a short run of every fuzz target, then "make lint" (the
-# full vet, gofmt, goimports and golangci-lint).
+# for NORACE_PKGS and NORACE_TESTS), a short run of every fuzz target, then
+# "make lint" (the full vet, gofmt, goimports and golangci-lint).
 test: deps testdata
 	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(NORACE_PKGS))")
 	$(GO) test -count=1 -timeout 25m $(NORACE_PKGS)
+	$(GO) test -count=1 $(NORACE_TESTS)
 	$(MAKE) portable
 	FUZZTIME=$(FUZZTIME) ./.ci/fuzz.sh
 	$(MAKE) lint

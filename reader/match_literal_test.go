@@ -277,6 +277,7 @@ func naiveGlob(glob string, fold bool) *regexp.Regexp {
 // Random tables of overlapping globs against the naive loop over every
 // glob, best first: Get, LookupBatch and Match give its answers.
 func TestWildcardDifferential(t *testing.T) {
+	differential(t)
 	for seed := uint64(1); seed <= 30; seed++ {
 		g := globGen{rand.New(rand.NewPCG(seed, 7))}
 		fold := seed%3 == 0
@@ -397,6 +398,7 @@ func (g patternGen) key() string {
 // Random tables of adversarial patterns against the naive loop of
 // regexp.Match over every pattern, in source order.
 func TestPatternDifferential(t *testing.T) {
+	differential(t)
 	for seed := uint64(1); seed <= 30; seed++ {
 		g := patternGen{rand.New(rand.NewPCG(seed, 11))}
 		var res []*regexp.Regexp

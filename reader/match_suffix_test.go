@@ -182,6 +182,7 @@ func naiveSuffix(m map[string]string, q string) []string {
 // Random tables of names that share labels, against the naive map walk:
 // Get, Lookup, LookupBatch and Match give its answers.
 func TestSuffixDifferential(t *testing.T) {
+	differential(t)
 	for seed := uint64(1); seed <= 20; seed++ {
 		g := domainGen{rand.New(rand.NewPCG(seed, 3))}
 		naive := map[string]string{}

@@ -21,6 +21,7 @@ func ipText(n int64) string { return string(format.AppendIPv4(nil, uint32(n))) }
 // with and without validities), looked up by addresses as text, against
 // a scan of the rows: MatchAt, LookupAt, GetAt and Get.
 func TestRangeIPv4Differential(t *testing.T) {
+	differential(t)
 	const base = 10 << 24
 	for _, policy := range policies {
 		for seed := range uint64(20) {

@@ -89,6 +89,7 @@ func randomRanges(r *rand.Rand, n int, overlap bool) []naiveRow {
 }
 
 func TestRangeDifferential(t *testing.T) {
+	differential(t)
 	for _, policy := range []string{"", "narrowest", "first"} {
 		for seed := range uint64(30) {
 			r := rand.New(rand.NewPCG(seed, 7))
@@ -145,6 +146,7 @@ func TestRangeOverlapRefused(t *testing.T) {
 // scan, on random leases of a few keys that often end and start at the
 // same second, some with open ends.
 func TestTimeDifferential(t *testing.T) {
+	differential(t)
 	for _, policy := range []string{"", "narrowest", "first"} {
 		for seed := range uint64(30) {
 			r := rand.New(rand.NewPCG(seed, 11))

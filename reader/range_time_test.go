@@ -89,6 +89,7 @@ func randomBoxes(r *rand.Rand, n int, overlap bool) ([]boxRow, [][]string) {
 // scan of its rows, for every integer and second around them: MatchAt,
 // MatchRangeAt, LookupRangeAt, LookupAt and GetAt.
 func TestRangeTimeDifferential(t *testing.T) {
+	differential(t)
 	for _, policy := range []string{"", "narrowest", "first"} {
 		for seed := range uint64(25) {
 			r := rand.New(rand.NewPCG(seed, 13))

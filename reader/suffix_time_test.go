@@ -136,6 +136,7 @@ var policies = []string{"", "narrowest", "first"}
 // by turns: one key), against the label walk of the naive map, each name
 // found answering its rows valid at the time.
 func TestSuffixTimeDifferential(t *testing.T) {
+	differential(t)
 	for _, policy := range policies {
 		for seed := range uint64(20) {
 			g := domainGen{rand.New(rand.NewPCG(seed, 17))}
@@ -175,6 +176,7 @@ func TestSuffixTimeDifferential(t *testing.T) {
 // with a run of validities, against the loop over every glob (the most
 // literal characters first, then the first row of each in source order).
 func TestWildcardTimeDifferential(t *testing.T) {
+	differential(t)
 	for _, policy := range policies {
 		for seed := range uint64(20) {
 			g := globGen{rand.New(rand.NewPCG(seed, 19))}
@@ -232,6 +234,7 @@ func TestWildcardTimeDifferential(t *testing.T) {
 // each with a run of validities, against the loop of regexp.Match over
 // the patterns in the order of their first rows.
 func TestPatternTimeDifferential(t *testing.T) {
+	differential(t)
 	for _, policy := range policies {
 		for seed := range uint64(20) {
 			g := patternGen{rand.New(rand.NewPCG(seed, 23))}
