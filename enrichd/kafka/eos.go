@@ -286,6 +286,7 @@ func (k *input) endTxn(n int, ends map[topicPart]int64, delivered uint64, failur
 		case <-ctx.Done():
 		}
 	}()
+	drops := k.dropped()
 	start := time.Now()
 	committed, err := k.sess.End(ctx, kgo.TransactionEndTry(failure == nil))
 	k.commitLat.Observe(time.Since(start).Seconds())
@@ -303,7 +304,7 @@ func (k *input) endTxn(n int, ends map[topicPart]int64, delivered uint64, failur
 		k.txnErrors.Add(1)
 		k.commitErrors.Add(1)
 		k.commitStreak.fail(k.log, "kafka: ending a transaction failed; aborting it, its events are read again unless it committed", "events", n, "err", err)
-		if offs := k.abortOpen(); len(ends) > 0 && committedTo(offs, ends, k.owns) {
+		if offs := k.abortOpen(); len(ends) > 0 && committedTo(offs, ends, k.ownedSince(drops)) {
 			// The end committed before its answer was lost: the
 			// input reads on after the transaction's records.
 			k.countCommitted(delivered)
@@ -364,9 +365,10 @@ func (k *input) abortOpen() kadm.OffsetResponses {
 }
 
 // committedTo reports whether the group's committed offsets offs reach
-// ends on every partition, each still owned: the transaction that read up
-// to ends committed. A partition another member took meanwhile may have
-// been committed past ends by it: the transaction is then not taken as
+// ends on every partition, each owned all along (owned): the transaction
+// that read up to ends committed. A partition another member took
+// meanwhile, even if the group gave it back since, may have been
+// committed past ends by it: the transaction is then not taken as
 // committed, so that its events are never counted twice (nor, if it did
 // commit, at all).
 func committedTo(offs kadm.OffsetResponses, ends map[topicPart]int64, owned func(topicPart) bool) bool {
@@ -381,11 +383,23 @@ func committedTo(offs kadm.OffsetResponses, ends map[topicPart]int64, owned func
 	return true
 }
 
-// owns reports whether the input owns tp.
-func (k *input) owns(tp topicPart) bool {
+// dropped is the count of the input's drops of partitions (input.drops).
+func (k *input) dropped() uint64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.owned[tp]
+	return k.drops
+}
+
+// ownedSince reports, for a partition, whether the input owns it and has
+// lost no partition since its drops were drops: a partition taken away
+// and given back meanwhile may have been read and committed past a
+// transaction's end by another member.
+func (k *input) ownedSince(drops uint64) func(topicPart) bool {
+	return func(tp topicPart) bool {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		return k.drops == drops && k.owned[tp]
+	}
 }
 
 // countCommitted counts the events of a committed transaction as

@@ -1,9 +1,11 @@
 package kafka
 
 import (
+	"context"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestCommittedTo: a transaction whose end failed committed when the
@@ -38,5 +40,38 @@ func TestCommittedTo(t *testing.T) {
 		if got := committedTo(c.offs, ends, c.owned); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestOwnedSince: a failed end's transaction is taken as committed only
+// on partitions the input owned all along; one taken away and given back
+// meanwhile (another member may have read and committed it) is not.
+func TestOwnedSince(t *testing.T) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers("127.0.0.1:1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	k := &input{owned: map[topicPart]bool{}, former: map[topicPart]bool{}, committed: map[topicPart]int64{}}
+	p0, p1 := topicPart{"in", 0}, topicPart{"in", 1}
+	k.assigned(context.Background(), cl, map[string][]int32{"in": {0, 1}})
+	owned := k.ownedSince(k.dropped())
+	if !owned(p0) || !owned(p1) {
+		t.Fatalf("owned all along: %v %v, want true", owned(p0), owned(p1))
+	}
+	k.drop(map[string][]int32{"in": {}})
+	if !owned(p0) {
+		t.Errorf("a drop of no partition ended the ownership")
+	}
+	k.drop(map[string][]int32{"in": {1}})
+	if owned(p1) {
+		t.Errorf("a partition taken away is owned")
+	}
+	k.assigned(context.Background(), cl, map[string][]int32{"in": {1}})
+	if owned(p0) || owned(p1) {
+		t.Errorf("after partition 1 was taken away and given back: %v %v, want false", owned(p0), owned(p1))
+	}
+	if now := k.ownedSince(k.dropped()); !now(p0) || !now(p1) {
+		t.Errorf("from now on: %v %v, want true", now(p0), now(p1))
 	}
 }

@@ -66,6 +66,8 @@ type input struct {
 	owned   map[topicPart]bool
 	former  map[topicPart]bool
 	orphans map[topicPart]delivered
+	// drops counts the calls of drop that took partitions away.
+	drops uint64
 	// committed is the group's committed offset of each partition as the
 	// input last knew it: from kgo's fetch at assignment, its own commits
 	// and the lag metric's reads.
@@ -306,6 +308,12 @@ func (k *input) lostParts(_ context.Context, _ *kgo.Client, parts map[string][]i
 // drop makes parts former partitions of the input.
 func (k *input) drop(parts map[string][]int32) {
 	k.mu.Lock()
+	for _, ps := range parts {
+		if len(ps) > 0 {
+			k.drops++
+			break
+		}
+	}
 	for topic, ps := range parts {
 		for _, p := range ps {
 			tp := topicPart{topic, p}
