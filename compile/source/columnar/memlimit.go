@@ -74,11 +74,11 @@ func (b *readBudget) take(n int64, what string) error {
 // *memLimitError, which the readers (arrow-go's, and those of this
 // package) report as corrupt data: arrow-go allocates by lengths the file
 // gives (the uncompressed length of a compressed buffer) before it reads
-// what they measure.
+// what they measure. peak is the most it held at once.
 type limitAllocator struct {
-	mem   memory.Allocator
-	limit int64
-	held  atomic.Int64
+	mem        memory.Allocator
+	limit      int64
+	held, peak atomic.Int64
 }
 
 func newLimitAllocator(limit int64) *limitAllocator {
@@ -96,9 +96,12 @@ func (e *memLimitError) Error() string {
 
 // take counts n more bytes held, or panics when they pass the limit.
 func (a *limitAllocator) take(n int64) {
-	if held := a.held.Add(n); n > 0 && held > a.limit {
+	held := a.held.Add(n)
+	if n > 0 && held > a.limit {
 		a.held.Add(-n)
 		panic(&memLimitError{size: n, held: held - n, limit: a.limit})
+	}
+	for p := a.peak.Load(); held > p && !a.peak.CompareAndSwap(p, held); p = a.peak.Load() {
 	}
 }
 

@@ -5,67 +5,34 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 )
 
-// peakAllocator is memory.DefaultAllocator counting the bytes it holds,
-// and the most it held at once. A Parquet reader allocates from it the
-// buffers of the pages it reads and of the record batches it makes of
-// them: the values of a batch, its offsets, validity bitmaps and
-// dictionary indexes. It does not see the Go slices arrow-go makes by
-// itself, the definition levels and the like of a batch, a few bytes a
-// row; runtime/metrics would see them, but with the garbage a collection
-// has not yet freed, which is no measure of what a reader holds.
-type peakAllocator struct {
-	mem        memory.Allocator
-	held, peak atomic.Int64
-}
-
-func newPeakAllocator() *peakAllocator {
-	return &peakAllocator{mem: memory.DefaultAllocator}
-}
-
-func (a *peakAllocator) add(n int64) {
-	held := a.held.Add(n)
-	for p := a.peak.Load(); held > p && !a.peak.CompareAndSwap(p, held); p = a.peak.Load() {
-	}
-}
-
-func (a *peakAllocator) Allocate(size int) []byte {
-	a.add(int64(size))
-	return a.mem.Allocate(size)
-}
-
-func (a *peakAllocator) Reallocate(size int, b []byte) []byte {
-	a.add(int64(size - len(b)))
-	return a.mem.Reallocate(size, b)
-}
-
-func (a *peakAllocator) Free(b []byte) {
-	a.add(-int64(len(b)))
-	a.mem.Free(b)
-}
-
 // readParquetPeak writes data to path and reads it as readParquetRows
-// does, through openParquetWith and a peakAllocator, and returns the most
-// bytes the reader held at once.
+// does, through openParquetWith and a limitAllocator without a limit, and
+// returns the most bytes the reader held at once.
 func readParquetPeak(t *testing.T, path string, data []byte, rows int, check func(i int, fields [][]byte)) int64 {
 	t.Helper()
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mem := newPeakAllocator()
+	// It sees the buffers of the pages the reader reads and of the record
+	// batches it makes of them (values, offsets, validity bitmaps,
+	// dictionary indexes), not the Go slices arrow-go makes by itself (the
+	// definition levels of a batch, a few bytes a row); runtime/metrics
+	// would see those, with the garbage a collection has not yet freed,
+	// which is no measure of what a reader holds.
+	mem := newLimitAllocator(math.MaxInt64)
 	r, err := openParquetWith(path, mem)
 	if err != nil {
 		t.Fatal(err)
