@@ -208,6 +208,7 @@ func (k *input) serveTxn() {
 			_ = k.abortOpen()
 			continue
 		}
+		drops := k.dropped()
 		deadline := time.Now().Add(k.kc.CommitInterval)
 		n := 0
 		for n < limit && !k.stopping.Load() && time.Now().Before(deadline) {
@@ -263,7 +264,7 @@ func (k *input) serveTxn() {
 		bt.Flush()
 		k.tr.inflight.Store(int64(n))
 		delivered, failure := t.wait(k.env.Stop)
-		k.endTxn(n, ends, delivered, failure)
+		k.endTxn(n, ends, drops, delivered, failure)
 		k.tr.inflight.Store(0)
 	}
 	bt.Flush()
@@ -275,8 +276,8 @@ func (k *input) serveTxn() {
 // The delivered events the outputs produced into it count (events_out,
 // the output's delivered events) once it commits; ends has the offsets
 // past its records, by which an end that failed is found to have
-// committed.
-func (k *input) endTxn(n int, ends map[topicPart]int64, delivered uint64, failure error) {
+// committed, and drops the input's drops of partitions when it began.
+func (k *input) endTxn(n int, ends map[topicPart]int64, drops, delivered uint64, failure error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -286,7 +287,6 @@ func (k *input) endTxn(n int, ends map[topicPart]int64, delivered uint64, failur
 		case <-ctx.Done():
 		}
 	}()
-	drops := k.dropped()
 	start := time.Now()
 	committed, err := k.sess.End(ctx, kgo.TransactionEndTry(failure == nil))
 	k.commitLat.Observe(time.Since(start).Seconds())
@@ -365,12 +365,12 @@ func (k *input) abortOpen() kadm.OffsetResponses {
 }
 
 // committedTo reports whether the group's committed offsets offs reach
-// ends on every partition, each owned all along (owned): the transaction
-// that read up to ends committed. A partition another member took
-// meanwhile, even if the group gave it back since, may have been
-// committed past ends by it: the transaction is then not taken as
-// committed, so that its events are never counted twice (nor, if it did
-// commit, at all).
+// ends on every partition, each owned since the transaction began
+// (owned): the transaction that read up to ends committed. A partition
+// another member took meanwhile, even if the group gave it back since,
+// may have been committed past ends by it: the transaction is then not
+// taken as committed, so that its events are never counted twice (nor,
+// if it did commit, at all).
 func committedTo(offs kadm.OffsetResponses, ends map[topicPart]int64, owned func(topicPart) bool) bool {
 	if offs == nil {
 		return false
