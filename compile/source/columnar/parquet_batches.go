@@ -28,42 +28,67 @@ const (
 )
 
 // parquetBatches reads the record batches of the columns of a Parquet
-// file, each column with its pqarrow.ColumnReader.
+// file, a row group at a time, each column with its pqarrow.ColumnReader.
+// A batch ends at its row group's end, and every column gives each batch
+// the rows the row group's footer gives: a column that gives fewer or
+// more (a damaged page header) is a corrupt file, not a file of fewer
+// rows or of rows whose columns do not match.
 type parquetBatches struct {
+	fr      *pqarrow.FileReader
+	leaves  []int
 	schema  *arrow.Schema
-	columns []*pqarrow.ColumnReader
+	columns []*pqarrow.ColumnReader // of row group rg-1
 	mem     memory.Allocator
+	rg      int   // the next row group
+	left    int64 // rows of the current row group not read
 	rows    int64 // of the next batch
 	read    int64 // rows read
-	total   int64 // rows in the footer
 	cur     arrow.RecordBatch
 }
 
 // newParquetBatches reads the rows of every row group of fr.
 func newParquetBatches(fr *pqarrow.FileReader, mem memory.Allocator) (*parquetBatches, error) {
-	pf := fr.ParquetReader()
-	leaves := make([]int, pf.MetaData().Schema.NumColumns())
+	leaves := make([]int, fr.ParquetReader().MetaData().Schema.NumColumns())
 	for i := range leaves {
 		leaves[i] = i
 	}
-	rowGroups := make([]int, pf.NumRowGroups())
-	for i := range rowGroups {
-		rowGroups[i] = i
-	}
-	columns, schema, err := fr.GetFieldReaders(context.Background(), leaves, rowGroups)
+	// The schema of the readers, of no row group.
+	columns, schema, err := fr.GetFieldReaders(context.Background(), leaves, []int{})
 	if err != nil {
 		return nil, err
+	}
+	for _, c := range columns {
+		c.Release()
 	}
 	if len(columns) == 0 {
 		return nil, errors.New("no columns")
 	}
-	return &parquetBatches{schema: schema, columns: columns, mem: mem, rows: parquetFirstBatchRows, total: pf.NumRows()}, nil
+	return &parquetBatches{fr: fr, leaves: leaves, schema: schema, mem: mem, rows: parquetFirstBatchRows}, nil
 }
 
 // next returns the next record batch, valid until the next call, or
 // io.EOF after the last.
 func (p *parquetBatches) next() (arrow.RecordBatch, error) {
 	p.release()
+	for p.left == 0 {
+		if err := p.endGroup(); err != nil {
+			return nil, err
+		}
+		pf := p.fr.ParquetReader()
+		if p.rg == pf.NumRowGroups() {
+			return nil, io.EOF
+		}
+		columns, _, err := p.fr.GetFieldReaders(context.Background(), p.leaves, []int{p.rg})
+		if err != nil {
+			return nil, err
+		}
+		p.columns, p.left = columns, pf.MetaData().RowGroup(p.rg).NumRows()
+		p.rg++
+		if p.left < 0 {
+			return nil, fmt.Errorf("row group %d has %d rows", p.rg, p.left)
+		}
+	}
+	want := min(p.rows, p.left)
 	cols := make([]arrow.Array, len(p.columns))
 	defer func() {
 		for _, c := range cols {
@@ -73,29 +98,14 @@ func (p *parquetBatches) next() (arrow.RecordBatch, error) {
 		}
 	}()
 	for i, c := range p.columns {
-		chunked, err := c.NextBatch(p.rows)
+		chunked, err := c.NextBatch(want)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
 		}
-		n := 0
-		if chunked != nil {
-			n = chunked.Len()
-		}
-		switch {
-		case i == 0 && n == 0:
-			if chunked != nil {
-				chunked.Release()
-			}
-			if p.read != p.total {
-				return nil, fmt.Errorf("the columns end after %d rows, the footer gives %d", p.read, p.total)
-			}
-			return nil, io.EOF
-		case i > 0 && n != cols[0].Len():
-			if chunked != nil {
-				chunked.Release()
-			}
-			return nil, fmt.Errorf("column %q gives %d rows after row %d, column %q %d",
-				p.schema.Field(i).Name, n, p.read, p.schema.Field(0).Name, cols[0].Len())
+		if n := chunkedLen(chunked); n != int(want) {
+			release(chunked)
+			return nil, fmt.Errorf("column %q gives %d rows where row group %d has %d more after row %d",
+				p.schema.Field(i).Name, n, p.rg, p.left, p.read)
 		}
 		cols[i], err = singleArray(chunked, p.mem)
 		chunked.Release()
@@ -103,10 +113,50 @@ func (p *parquetBatches) next() (arrow.RecordBatch, error) {
 			return nil, err
 		}
 	}
-	p.cur = array.NewRecordBatch(p.schema, cols, -1)
-	p.read += p.cur.NumRows()
-	p.rows = nextBatchRows(p.cur.NumRows(), recordBytes(p.cur))
+	p.cur = array.NewRecordBatch(p.schema, cols, want)
+	p.left -= want
+	p.read += want
+	p.rows = nextBatchRows(want, recordBytes(p.cur))
 	return p.cur, nil
+}
+
+// endGroup checks that every column of the row group read gives no row
+// past those of its footer, and releases the column readers.
+func (p *parquetBatches) endGroup() error {
+	columns := p.columns
+	p.columns = nil
+	defer func() {
+		for _, c := range columns {
+			c.Release()
+		}
+	}()
+	for i, c := range columns {
+		chunked, err := c.NextBatch(1)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		n := chunkedLen(chunked)
+		release(chunked)
+		if n > 0 {
+			rows := p.fr.ParquetReader().MetaData().RowGroup(p.rg - 1).NumRows()
+			return fmt.Errorf("column %q gives more rows than the %d of row group %d", p.schema.Field(i).Name, rows, p.rg)
+		}
+	}
+	return nil
+}
+
+// chunkedLen is the length of c, 0 for nil.
+func chunkedLen(c *arrow.Chunked) int {
+	if c == nil {
+		return 0
+	}
+	return c.Len()
+}
+
+func release(c *arrow.Chunked) {
+	if c != nil {
+		c.Release()
+	}
 }
 
 // nextBatchRows is the number of rows to read after a batch of rows rows

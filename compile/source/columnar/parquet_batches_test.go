@@ -2,6 +2,7 @@ package columnar
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -182,42 +183,57 @@ func TestParquetBatchRows(t *testing.T) {
 	}
 }
 
-// TestParquetColumnsAgree damages the first page header of each column
-// of a two-column file, a byte at a time: every read either fails or
-// gives every row. A page header that gives fewer values than the
-// footer's rows, or a column fewer rows than the other, is a corrupt
-// file, never a file of fewer rows (read by each column's own reader,
-// the file ended at the shorter column: 0 or 1,024 of 3,000 rows).
+// TestParquetColumnsAgree damages a two-column file of two row groups
+// (4,096 and 1,024 rows) a byte at a time: the first 32 bytes of each
+// column chunk's first page header, and every byte of the footer. Every
+// read either fails or gives every row with its own values. A page
+// header or a footer that gives a column fewer or more values than its
+// row group's rows, or than the other column, is a corrupt file, never a
+// file of fewer rows (each column read by its own reader ended the file
+// at the shorter one: 0 or 2,936 of 3,000 rows) nor of rows whose columns
+// do not match (a chunk's footer giving 2,048 values of a row group of
+// 4,096 shifted that column's later rows).
 func TestParquetColumnsAgree(t *testing.T) {
-	const n = 3000
+	const n = 5120
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "k", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "v", Type: arrow.BinaryTypes.String},
 	}, nil)
+	value := func(i int) string { return fmt.Sprintf("value-%d", i) }
 	data := writeParquetRows(t, schema, n, func(b *array.RecordBuilder, start, count int) {
 		for i := start; i < start+count; i++ {
 			b.Field(0).(*array.Int64Builder).Append(int64(i))
-			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("value-%d", i))
+			b.Field(1).(*array.StringBuilder).Append(value(i))
 		}
-	}, parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(1024))
+	}, parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(1024), parquet.WithMaxRowGroupLength(4096))
 	pf, err := file.NewParquetReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var starts []int64
-	for i := range 2 {
-		cc, err := pf.MetaData().RowGroup(0).ColumnChunk(i)
-		if err != nil {
-			t.Fatal(err)
+	// A page header is followed by the page's values, which a damaged
+	// byte may change: past a header, only the rows are counted.
+	type span struct {
+		from, to int
+		values   bool
+	}
+	var spans []span
+	for rg := range pf.NumRowGroups() {
+		for i := range 2 {
+			cc, err := pf.MetaData().RowGroup(rg).ColumnChunk(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spans = append(spans, span{int(cc.DataPageOffset()), int(cc.DataPageOffset()) + 32, false})
 		}
-		starts = append(starts, cc.DataPageOffset())
 	}
 	pf.Close()
+	footer := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	spans = append(spans, span{len(data) - 8 - footer, len(data) - 8, true})
 	path := filepath.Join(t.TempDir(), "f.parquet")
 	var refused, whole int
 	var agree error // the last refusal of the check itself
-	for col, start := range starts {
-		for pos := start; pos < start+32; pos++ {
+	for _, sp := range spans {
+		for pos := sp.from; pos < sp.to; pos++ {
 			for _, b := range []byte{0, data[pos] ^ 1, data[pos] - 1} {
 				if b == data[pos] {
 					continue
@@ -227,17 +243,21 @@ func TestParquetColumnsAgree(t *testing.T) {
 				if err := os.WriteFile(path, damaged, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				rows, err := countRows(path)
+				rows, wrong, err := readChecked(path, func(i int, fields [][]byte) bool {
+					return string(fields[0]) == fmt.Sprint(i) && string(fields[1]) == value(i)
+				})
 				switch {
 				case err != nil:
 					refused++
-					if strings.Contains(err.Error(), " gives ") || strings.Contains(err.Error(), "the footer gives") {
+					if strings.Contains(err.Error(), " gives ") {
 						agree = err
 					}
-				case rows == n:
+				case rows == n && (wrong < 0 || !sp.values):
 					whole++
+				case rows == n:
+					t.Errorf("byte %d set to %#x: row %d is not its own, and no error", pos, b, wrong+1)
 				default:
-					t.Errorf("column %d, byte %d set to %#x: %d rows of %d, and no error", col, pos, b, rows, n)
+					t.Errorf("byte %d set to %#x: %d rows of %d, and no error", pos, b, rows, n)
 				}
 			}
 		}
@@ -248,20 +268,82 @@ func TestParquetColumnsAgree(t *testing.T) {
 	}
 }
 
-// countRows reads the source at path to its end and returns its rows, or
-// the error that ended the read.
-func countRows(path string) (int, error) {
+// readChecked reads the Parquet file at path to its end and returns its
+// rows and the first row (0-based) that ok refuses, -1 if none, or the
+// error that ended the read.
+func readChecked(path string, ok func(i int, fields [][]byte) bool) (rows, wrong int, err error) {
 	r, err := openParquet(path)
 	if err != nil {
-		return 0, err
+		return 0, -1, err
 	}
 	defer r.Close()
-	for rows := 0; ; rows++ {
-		if _, err := r.Next(); err != nil {
-			if errors.Is(err, io.EOF) {
-				return rows, nil
-			}
-			return rows, err
+	wrong = -1
+	for rows = 0; ; rows++ {
+		fields, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return rows, wrong, nil
+		}
+		if err != nil {
+			return rows, wrong, err
+		}
+		if wrong < 0 && (len(fields) != 2 || !ok(rows, fields)) {
+			wrong = rows
 		}
 	}
+}
+
+// TestParquetRowGroupRows: a footer that gives the first row group, and
+// its first column's chunk, 2,048 rows where the chunks hold 4,096 (the
+// file then 3,072 rows) is a corrupt file. Read a column at a time
+// across row groups, it read 3,072 rows with no error, the second
+// column's rows from 2,048 on those of other rows than the first's.
+func TestParquetRowGroupRows(t *testing.T) {
+	const n = 5120
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "v", Type: arrow.BinaryTypes.String},
+	}, nil)
+	data := writeParquetRows(t, schema, n, func(b *array.RecordBuilder, start, count int) {
+		for i := start; i < start+count; i++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("value-%d", i))
+		}
+	}, parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(1024), parquet.WithMaxRowGroupLength(4096))
+	// In the footer (Thrift's compact protocol), an i64 field that follows
+	// the field before it is 0x16 and its zigzag varint: 4,096 is 80 40,
+	// 2,048 80 20, 5,120 80 50 and 3,072 80 30. 4,096 is, in this order,
+	// the first chunk's values, the second chunk's and the row group's
+	// rows; 5,120 the file's rows.
+	footer := len(data) - 8 - int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	at := func(b []byte) []int {
+		var offs []int
+		for i := footer; i < len(data)-8; {
+			j := bytes.Index(data[i:len(data)-8], b)
+			if j < 0 {
+				break
+			}
+			offs = append(offs, i+j)
+			i += j + 1
+		}
+		return offs
+	}
+	rows4096, rows5120 := at([]byte{0x16, 0x80, 0x40}), at([]byte{0x16, 0x80, 0x50})
+	if len(rows4096) != 3 || len(rows5120) != 1 {
+		t.Fatalf("the footer holds 4,096 %d times and 5,120 %d times, want 3 and 1: not the footer this test knows", len(rows4096), len(rows5120))
+	}
+	damaged := bytes.Clone(data)
+	damaged[rows4096[0]+2] = 0x20 // the first chunk: 2,048 values
+	damaged[rows4096[2]+2] = 0x20 // the row group: 2,048 rows
+	damaged[rows5120[0]+2] = 0x30 // the file: 3,072 rows
+	path := filepath.Join(t.TempDir(), "f.parquet")
+	if err := os.WriteFile(path, damaged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows, wrong, err := readChecked(path, func(i int, fields [][]byte) bool {
+		return strings.TrimPrefix(string(fields[1]), "value-") == string(fields[0])
+	})
+	if err == nil || !strings.Contains(err.Error(), `column "v" gives more rows than the 2048 of row group 1`) {
+		t.Fatalf("%d rows read, the first whose columns do not match: %d; err %v, want column \"v\" refused", rows, wrong+1, err)
+	}
+	t.Log(err)
 }
