@@ -116,7 +116,12 @@ func (p *parquetBatches) next() (arrow.RecordBatch, error) {
 	p.cur = array.NewRecordBatch(p.schema, cols, want)
 	p.left -= want
 	p.read += want
-	p.rows = nextBatchRows(want, recordBytes(p.cur))
+	if want == p.rows {
+		p.rows = nextBatchRows(want, recordBytes(p.cur))
+	} else if b := recordBytes(p.cur); b > 0 {
+		// Cut short by the row group's end: the rows' size still counts.
+		p.rows = min(p.rows, max(parquetBatchBytes*want/b, 1))
+	}
 	return p.cur, nil
 }
 

@@ -9,14 +9,17 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // readParquetPeak writes data to path and reads it as readParquetRows
@@ -244,7 +247,7 @@ func TestParquetColumnsAgree(t *testing.T) {
 					t.Fatal(err)
 				}
 				rows, wrong, err := readChecked(path, func(i int, fields [][]byte) bool {
-					return string(fields[0]) == fmt.Sprint(i) && string(fields[1]) == value(i)
+					return len(fields) == 2 && string(fields[0]) == fmt.Sprint(i) && string(fields[1]) == value(i)
 				})
 				switch {
 				case err != nil:
@@ -286,7 +289,7 @@ func readChecked(path string, ok func(i int, fields [][]byte) bool) (rows, wrong
 		if err != nil {
 			return rows, wrong, err
 		}
-		if wrong < 0 && (len(fields) != 2 || !ok(rows, fields)) {
+		if wrong < 0 && !ok(rows, fields) {
 			wrong = rows
 		}
 	}
@@ -340,10 +343,105 @@ func TestParquetRowGroupRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, wrong, err := readChecked(path, func(i int, fields [][]byte) bool {
-		return strings.TrimPrefix(string(fields[1]), "value-") == string(fields[0])
+		return len(fields) == 2 && strings.TrimPrefix(string(fields[1]), "value-") == string(fields[0])
 	})
 	if err == nil || !strings.Contains(err.Error(), `column "v" gives more rows than the 2048 of row group 1`) {
 		t.Fatalf("%d rows read, the first whose columns do not match: %d; err %v, want column \"v\" refused", rows, wrong+1, err)
 	}
 	t.Log(err)
+}
+
+// TestParquetFooterDamage damages every byte of the footer of a file of
+// a struct column in two row groups: every read fails or gives every row.
+// arrow-go reads the children of a struct in goroutines of its own, where
+// a chunk of a negative length the footer gave ended the process
+// (makeslice: len out of range) before the check of the chunks' spans.
+func TestParquetFooterDamage(t *testing.T) {
+	const n = 3000
+	data := structParquet(t, n, 2000)
+	footer := len(data) - 8 - int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	path := filepath.Join(t.TempDir(), "f.parquet")
+	var refused, whole int
+	for pos := footer; pos < len(data)-8; pos++ {
+		for _, b := range []byte{0, data[pos] ^ 1, data[pos] - 1} {
+			if b == data[pos] {
+				continue
+			}
+			damaged := bytes.Clone(data)
+			damaged[pos] = b
+			if err := os.WriteFile(path, damaged, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rows, _, err := readChecked(path, func(int, [][]byte) bool { return true })
+			switch {
+			case err != nil:
+				refused++
+			case rows == n:
+				whole++
+			default:
+				t.Errorf("byte %d set to %#x: %d rows of %d, and no error", pos, b, rows, n)
+			}
+		}
+	}
+	t.Logf("%d damaged footers refused, %d read whole", refused, whole)
+}
+
+// structParquet is a Parquet file of n rows in row groups of group rows:
+// id (int64) and s, a struct of a (int32) and b (string), each i in row i.
+func structParquet(t testing.TB, n, group int) []byte {
+	st := arrow.StructOf(
+		arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		arrow.Field{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true},
+	)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "s", Type: st, Nullable: true}}, nil)
+	return writeParquetRows(t, schema, n, func(b *array.RecordBuilder, start, count int) {
+		sb := b.Field(1).(*array.StructBuilder)
+		for i := start; i < start+count; i++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+			sb.Append(true)
+			sb.FieldBuilder(0).(*array.Int32Builder).Append(int32(i))
+			sb.FieldBuilder(1).(*array.StringBuilder).Append(fmt.Sprint(i))
+		}
+	}, parquet.WithMaxRowGroupLength(int64(group)))
+}
+
+// TestParquetBatchesAcrossRowGroups: a batch cut short by its row group's
+// end does not make the next ones small. Of 4 row groups of 1,500 short
+// rows, the first is read in 2 batches (1,024 rows, then the 476 left),
+// and each other in one; the next batch's rows were once twice the rows
+// of a short one, and every row group took 2 batches.
+func TestParquetBatchesAcrossRowGroups(t *testing.T) {
+	data := structParquet(t, 6000, 1500)
+	path := filepath.Join(t.TempDir(), "f.parquet")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newParquetBatches(fr, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	var sizes []int64
+	for {
+		rec, err := p.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, rec.NumRows())
+	}
+	if want := []int64{1024, 476, 1500, 1500, 1500}; !slices.Equal(sizes, want) {
+		t.Errorf("batches of %v rows, want %v", sizes, want)
+	}
 }

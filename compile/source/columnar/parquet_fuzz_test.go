@@ -23,8 +23,8 @@ const fuzzParquetRows = 100_000
 // FuzzParquet reads any bytes as a Parquet file, up to fuzzParquetRows
 // rows: the reader neither panics nor runs out of memory, and an error
 // names the file. The seeds are files of each encoding (a dictionary,
-// the delta encodings, PLAIN), of 200 rows, and a delta page whose
-// miniblock is refused.
+// the delta encodings, PLAIN), of 200 rows, a delta page whose
+// miniblock is refused, and a struct column in two row groups.
 func FuzzParquet(f *testing.F) {
 	noDict := parquet.WithDictionaryDefault(false)
 	keys := func(b array.Builder, start, count int) {
@@ -41,6 +41,7 @@ func FuzzParquet(f *testing.F) {
 	miniblock := writeParquetColumn(f, arrow.PrimitiveTypes.Int64, 200, deltaInts, noDict, parquet.WithEncoding(parquet.Encodings.DeltaBinaryPacked))
 	replaceOnce(f, miniblock, 4, deltaStreamHeader(128, 4, 200), deltaStream(1<<26, 200, 1))
 	f.Add(miniblock)
+	f.Add(structParquet(f, 200, 120))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(dir, "f.parquet")

@@ -84,6 +84,12 @@ func checkParquetPages(f io.ReaderAt, size int64, md *metadata.FileMetaData, lim
 			if err != nil {
 				continue
 			}
+			if start, length := chunkSpan(chunk); start < 0 || length < 0 || start > size || length > size-start {
+				// arrow-go makes slices of these sizes, in goroutines of
+				// its own for the children of a struct: a panic there
+				// ends the process.
+				return &pageCheckError{rg: rg, col: col, err: fmt.Errorf("its column chunk of %d bytes at offset %d is not within the file's %d bytes", length, start, size)}
+			}
 			need := chunkDecodeNeed(f, size, old, chunk, md.Schema.Column(col), limit, &bufs)
 			held += need
 			if held > limit {
@@ -99,16 +105,22 @@ func checkParquetPages(f io.ReaderAt, size int64, md *metadata.FileMetaData, lim
 	return nil
 }
 
+// chunkSpan is where a column chunk starts in its file, at its dictionary
+// page or its first data page, as arrow-go reads it, and its length.
+func chunkSpan(chunk *metadata.ColumnChunkMetaData) (start, length int64) {
+	start = chunk.DataPageOffset()
+	if chunk.HasDictionaryPage() && chunk.DictionaryPageOffset() > 0 && start > chunk.DictionaryPageOffset() {
+		start = chunk.DictionaryPageOffset()
+	}
+	return start, chunk.TotalCompressedSize()
+}
+
 // chunkDecodeNeed is the most bytes that a page of a column chunk takes
 // to decode (deltaDecodeNeed), reading the pages that arrow-go reads: from
 // the chunk's first page, within its compressed size (and the padding of
 // PARQUET-816 for an old writer), until they hold its values.
 func chunkDecodeNeed(f io.ReaderAt, size int64, old bool, chunk *metadata.ColumnChunkMetaData, col *schema.Column, limit int64, bufs *pageBuffers) int64 {
-	start := chunk.DataPageOffset()
-	if chunk.HasDictionaryPage() && chunk.DictionaryPageOffset() > 0 && start > chunk.DictionaryPageOffset() {
-		start = chunk.DictionaryPageOffset()
-	}
-	length := chunk.TotalCompressedSize()
+	start, length := chunkSpan(chunk)
 	if start < 0 || length < 0 || start > size || length > size-start {
 		return 0
 	}
