@@ -73,9 +73,11 @@ NORACE_PKGS := ./compile/iptable ./enrichd/kafkae2e ./cmd/lut ./packaging
 # NORACE_TESTS are tests of race-tested packages that run without the
 # detector as well: the allocation counts of package reader and of the
 # lookup servers (sync.Pool drops part of what it is given under the
-# detector: they skip it), and package reader's differential tests (one
-# goroutine each, up to 30x slower under the detector: they skip it).
-NORACE_TESTS := -run 'Allocs$$|Allocate$$|Differential$$' ./reader ./enrichd/serve
+# detector: they skip it), package reader's differential tests and the
+# Parquet reader's sweeps of damaged files (one goroutine each, 10-30x
+# slower under the detector: they skip it).
+NORACE_TESTS := -run 'Allocs$$|Allocate$$|Differential$$|^TestParquet(FooterDamage|ColumnsAgree)$$' \
+	./reader ./enrichd/serve ./compile/source/columnar
 
 # test is what CI runs (.ci/run): every test (with the race detector, but
 # for NORACE_PKGS and NORACE_TESTS), a short run of every fuzz target, then

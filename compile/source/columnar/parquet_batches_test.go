@@ -197,6 +197,7 @@ func TestParquetBatchRows(t *testing.T) {
 // do not match (a chunk's footer giving 2,048 values of a row group of
 // 4,096 shifted that column's later rows).
 func TestParquetColumnsAgree(t *testing.T) {
+	sweep(t)
 	const n = 5120
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "k", Type: arrow.PrimitiveTypes.Int64},
@@ -357,6 +358,7 @@ func TestParquetRowGroupRows(t *testing.T) {
 // a chunk of a negative length the footer gave ended the process
 // (makeslice: len out of range) before the check of the chunks' spans.
 func TestParquetFooterDamage(t *testing.T) {
+	sweep(t)
 	const n = 3000
 	data := structParquet(t, n, 2000)
 	footer := len(data) - 8 - int(binary.LittleEndian.Uint32(data[len(data)-8:]))
@@ -443,5 +445,16 @@ func TestParquetBatchesAcrossRowGroups(t *testing.T) {
 	}
 	if want := []int64{1024, 476, 1500, 1500, 1500}; !slices.Equal(sizes, want) {
 		t.Errorf("batches of %v rows, want %v", sizes, want)
+	}
+}
+
+// sweep skips a test that reads thousands of damaged files under the race
+// detector: one goroutine of its own, and up to 10x slower under the
+// detector. make test runs these tests without it (NORACE_TESTS in the
+// Makefile).
+func sweep(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("a sweep of damaged files: make test runs it without the race detector (NORACE_TESTS)")
 	}
 }

@@ -1,0 +1,5 @@
+//go:build race
+
+package columnar
+
+const raceEnabled = true
