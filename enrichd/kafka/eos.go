@@ -208,7 +208,7 @@ func (k *input) serveTxn() {
 			_ = k.abortOpen()
 			continue
 		}
-		drops := k.dropped()
+		held := k.ownership()
 		deadline := time.Now().Add(k.kc.CommitInterval)
 		n := 0
 		for n < limit && !k.stopping.Load() && time.Now().Before(deadline) {
@@ -264,7 +264,7 @@ func (k *input) serveTxn() {
 		bt.Flush()
 		k.tr.inflight.Store(int64(n))
 		delivered, failure := t.wait(k.env.Stop)
-		k.endTxn(n, ends, drops, delivered, failure)
+		k.endTxn(n, ends, held, delivered, failure)
 		k.tr.inflight.Store(0)
 	}
 	bt.Flush()
@@ -276,8 +276,8 @@ func (k *input) serveTxn() {
 // The delivered events the outputs produced into it count (events_out,
 // the output's delivered events) once it commits; ends has the offsets
 // past its records, by which an end that failed is found to have
-// committed, and drops the input's drops of partitions when it began.
-func (k *input) endTxn(n int, ends map[topicPart]int64, drops, delivered uint64, failure error) {
+// committed, and held the input's ownership when it began.
+func (k *input) endTxn(n int, ends map[topicPart]int64, held ownership, delivered uint64, failure error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -304,7 +304,7 @@ func (k *input) endTxn(n int, ends map[topicPart]int64, drops, delivered uint64,
 		k.txnErrors.Add(1)
 		k.commitErrors.Add(1)
 		k.commitStreak.fail(k.log, "kafka: ending a transaction failed; aborting it, its events are read again unless it committed", "events", n, "err", err)
-		if offs := k.abortOpen(); len(ends) > 0 && committedTo(offs, ends, k.ownedSince(drops)) {
+		if offs := k.abortOpen(); len(ends) > 0 && committedTo(offs, ends, k.ownedSince(held)) {
 			// The end committed before its answer was lost: the
 			// input reads on after the transaction's records.
 			k.countCommitted(delivered)
@@ -383,22 +383,42 @@ func committedTo(offs kadm.OffsetResponses, ends map[topicPart]int64, owned func
 	return true
 }
 
-// dropped is the count of the input's drops of partitions (input.drops).
-func (k *input) dropped() uint64 {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.drops
+// ownership is what the input owns, as far as an end that failed is
+// concerned: the count of its drops of partitions (input.drops), and its
+// member id and generation in the group. kgo calls the callbacks that
+// drop partitions for the first revoke and the first loss between two
+// ends of a transaction only; every rebalance makes a new generation, and
+// a lost membership a new member.
+type ownership struct {
+	drops      uint64
+	member     string
+	generation int32
 }
 
-// ownedSince reports, for a partition, whether the input owns it and has
-// lost no partition since its drops were drops: a partition taken away
-// and given back meanwhile may have been read and committed past a
-// transaction's end by another member.
-func (k *input) ownedSince(drops uint64) func(topicPart) bool {
+// ownership is the input's ownership now.
+func (k *input) ownership() ownership {
+	o := ownership{generation: -1}
+	if k.cl != nil {
+		o.member, o.generation = k.cl.GroupMetadata()
+	}
+	k.mu.Lock()
+	o.drops = k.drops
+	k.mu.Unlock()
+	return o
+}
+
+// ownedSince reports, for a partition, whether the input owns it and its
+// ownership is still held: a partition taken away and given back
+// meanwhile may have been read and committed past a transaction's end by
+// another member.
+func (k *input) ownedSince(held ownership) func(topicPart) bool {
 	return func(tp topicPart) bool {
+		if k.ownership() != held {
+			return false
+		}
 		k.mu.Lock()
 		defer k.mu.Unlock()
-		return k.drops == drops && k.owned[tp]
+		return k.owned[tp]
 	}
 }
 

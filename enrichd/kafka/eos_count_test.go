@@ -3,9 +3,12 @@ package kafka
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/lutkit/lutkit/internal/kafkatest"
 )
 
 // TestCommittedTo: a transaction whose end failed committed when the
@@ -55,7 +58,7 @@ func TestOwnedSince(t *testing.T) {
 	k := &input{owned: map[topicPart]bool{}, former: map[topicPart]bool{}, committed: map[topicPart]int64{}}
 	p0, p1 := topicPart{"in", 0}, topicPart{"in", 1}
 	k.assigned(context.Background(), cl, map[string][]int32{"in": {0, 1}})
-	owned := k.ownedSince(k.dropped())
+	owned := k.ownedSince(k.ownership())
 	if !owned(p0) || !owned(p1) {
 		t.Fatalf("owned all along: %v %v, want true", owned(p0), owned(p1))
 	}
@@ -71,7 +74,47 @@ func TestOwnedSince(t *testing.T) {
 	if owned(p0) || owned(p1) {
 		t.Errorf("after partition 1 was taken away and given back: %v %v, want false", owned(p0), owned(p1))
 	}
-	if now := k.ownedSince(k.dropped()); !now(p0) || !now(p1) {
+	if now := k.ownedSince(k.ownership()); !now(p0) || !now(p1) {
 		t.Errorf("from now on: %v %v, want true", now(p0), now(p1))
+	}
+}
+
+// TestOwnedSinceGeneration: a rebalance after the transaction began (a
+// second member joins the group) ends the ownership, even where no
+// callback dropped a partition: kgo calls them for the first revoke
+// between two ends only.
+func TestOwnedSinceGeneration(t *testing.T) {
+	c := kafkatest.Start(t, 1, 4, "in")
+	member := func() *kgo.Client {
+		cl := c.Client(t, kgo.ConsumerGroup("g"), kgo.ConsumeTopics("in"), kgo.SessionTimeout(6*time.Second), kgo.HeartbeatInterval(200*time.Millisecond))
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		go func() {
+			for ctx.Err() == nil {
+				cl.PollFetches(ctx)
+			}
+		}()
+		return cl
+	}
+	generation := func(cl *kgo.Client, above int32) int32 {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if _, g := cl.GroupMetadata(); g > above {
+				return g
+			}
+		}
+		t.Fatalf("no generation past %d in 30 s", above)
+		return 0
+	}
+	k := &input{cl: member(), owned: map[topicPart]bool{{"in", 0}: true}}
+	first := generation(k.cl, 0)
+	owned := k.ownedSince(k.ownership())
+	if !owned(topicPart{"in", 0}) {
+		t.Fatalf("generation %d: not owned at once", first)
+	}
+	member()
+	second := generation(k.cl, first)
+	if owned(topicPart{"in", 0}) {
+		t.Errorf("owned after the group's generation went from %d to %d, no drop counted", first, second)
 	}
 }
