@@ -233,38 +233,27 @@ func TestParquetColumnsAgree(t *testing.T) {
 	pf.Close()
 	footer := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
 	spans = append(spans, span{len(data) - 8 - footer, len(data) - 8, true})
-	path := filepath.Join(t.TempDir(), "f.parquet")
 	var refused, whole int
 	var agree error // the last refusal of the check itself
 	for _, sp := range spans {
-		for pos := sp.from; pos < sp.to; pos++ {
-			for _, b := range []byte{0, data[pos] ^ 1, data[pos] - 1} {
-				if b == data[pos] {
-					continue
+		eachByteSet(t, data, sp.from, sp.to, func(path string, pos int, b byte) {
+			rows, wrong, err := readChecked(path, func(i int, fields [][]byte) bool {
+				return len(fields) == 2 && string(fields[0]) == fmt.Sprint(i) && string(fields[1]) == value(i)
+			})
+			switch {
+			case err != nil:
+				refused++
+				if strings.Contains(err.Error(), " gives ") {
+					agree = err
 				}
-				damaged := bytes.Clone(data)
-				damaged[pos] = b
-				if err := os.WriteFile(path, damaged, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				rows, wrong, err := readChecked(path, func(i int, fields [][]byte) bool {
-					return len(fields) == 2 && string(fields[0]) == fmt.Sprint(i) && string(fields[1]) == value(i)
-				})
-				switch {
-				case err != nil:
-					refused++
-					if strings.Contains(err.Error(), " gives ") {
-						agree = err
-					}
-				case rows == n && (wrong < 0 || !sp.values):
-					whole++
-				case rows == n:
-					t.Errorf("byte %d set to %#x: row %d is not its own, and no error", pos, b, wrong+1)
-				default:
-					t.Errorf("byte %d set to %#x: %d rows of %d, and no error", pos, b, rows, n)
-				}
+			case rows == n && (wrong < 0 || !sp.values):
+				whole++
+			case rows == n:
+				t.Errorf("byte %d set to %#x: row %d is not its own, and no error", pos, b, wrong+1)
+			default:
+				t.Errorf("byte %d set to %#x: %d rows of %d, and no error", pos, b, rows, n)
 			}
-		}
+		})
 	}
 	t.Logf("%d damaged files refused, %d read whole; the columns' check: %v", refused, whole, agree)
 	if agree == nil {
@@ -362,29 +351,18 @@ func TestParquetFooterDamage(t *testing.T) {
 	const n = 3000
 	data := structParquet(t, n, 2000)
 	footer := len(data) - 8 - int(binary.LittleEndian.Uint32(data[len(data)-8:]))
-	path := filepath.Join(t.TempDir(), "f.parquet")
 	var refused, whole int
-	for pos := footer; pos < len(data)-8; pos++ {
-		for _, b := range []byte{0, data[pos] ^ 1, data[pos] - 1} {
-			if b == data[pos] {
-				continue
-			}
-			damaged := bytes.Clone(data)
-			damaged[pos] = b
-			if err := os.WriteFile(path, damaged, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			rows, _, err := readChecked(path, func(int, [][]byte) bool { return true })
-			switch {
-			case err != nil:
-				refused++
-			case rows == n:
-				whole++
-			default:
-				t.Errorf("byte %d set to %#x: %d rows of %d, and no error", pos, b, rows, n)
-			}
+	eachByteSet(t, data, footer, len(data)-8, func(path string, pos int, b byte) {
+		rows, _, err := readChecked(path, func(int, [][]byte) bool { return true })
+		switch {
+		case err != nil:
+			refused++
+		case rows == n:
+			whole++
+		default:
+			t.Errorf("byte %d set to %#x: %d rows of %d, and no error", pos, b, rows, n)
 		}
-	}
+	})
 	t.Logf("%d damaged footers refused, %d read whole", refused, whole)
 }
 
@@ -456,5 +434,26 @@ func sweep(t *testing.T) {
 	t.Helper()
 	if raceEnabled {
 		t.Skip("a sweep of damaged files: make test runs it without the race detector (NORACE_TESTS)")
+	}
+}
+
+// eachByteSet sets each byte of data in [from, to) to 0, to itself xor 1
+// and to itself minus 1 in turn, writes the damaged copy to a file and
+// calls read with its path.
+func eachByteSet(t *testing.T, data []byte, from, to int, read func(path string, pos int, b byte)) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "f.parquet")
+	for pos := from; pos < to; pos++ {
+		for _, b := range []byte{0, data[pos] ^ 1, data[pos] - 1} {
+			if b == data[pos] {
+				continue
+			}
+			damaged := bytes.Clone(data)
+			damaged[pos] = b
+			if err := os.WriteFile(path, damaged, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			read(path, pos, b)
+		}
 	}
 }
