@@ -150,7 +150,9 @@ dist:
 # (a conffile), the enrichd system user (postinst), the docs, the man pages
 # and shell completions (generated from the commands, reproducibly: dated
 # SOURCE_DATE_EPOCH, the commit's time) and a logrotate snippet, in dist/.
-# See packaging/README.md.
+# See packaging/README.md. The docs are generated on the build machine with
+# the binaries' CGO_ENABLED=0, so that their build reuses the packages
+# compiled for the binaries.
 PACKAGE_ARCH    ?= $(shell $(GO) env GOARCH)
 PACKAGE_VERSION ?= $(shell v=$(VERSION); case $$v in (v[0-9]*) echo $$v | sed 's/^v//; s/-/+/; s/-/./g';; \
                      (*) echo 0.0.0+git$$(git rev-list --count HEAD 2>/dev/null || echo 0).$$v | sed 's/-/./g';; esac)
@@ -163,7 +165,7 @@ package: $(NFPM)
 	done
 	sed 's|/usr/local/bin/enrichd|/usr/bin/enrichd|g' examples/enrichd.service > $(PACKAGE_STAGE)/enrichd.service
 	for cmd in lut enrichd; do \
-	  $(GO) run -tags gendocs $(BUILDFLAGS) ./cmd/$$cmd __gendocs $(PACKAGE_STAGE)/docs || exit 1; \
+	  CGO_ENABLED=0 $(GO) run -tags gendocs $(BUILDFLAGS) ./cmd/$$cmd __gendocs $(PACKAGE_STAGE)/docs || exit 1; \
 	done
 	gzip -9n $(PACKAGE_STAGE)/docs/man/man1/*.1
 	PACKAGE_ARCH=$(PACKAGE_ARCH) PACKAGE_VERSION=$(PACKAGE_VERSION) \
