@@ -181,6 +181,10 @@ type compiler struct {
 	stats   Stats
 	match   matcher      // range and time-bounded tables
 	lits    *literalKeys // wildcard and pattern tables: the keys written
+	// positioned is set for a source with byte positions
+	// (source.FieldPositioner); cur is the row being written (position.go).
+	positioned bool
+	cur        rowAt
 }
 
 func newCompiler(src source.Reader, opts Options) (*compiler, error) {
@@ -200,6 +204,7 @@ func newCompiler(src source.Reader, opts Options) (*compiler, error) {
 		return 0, fmt.Errorf("%s is not in the source (columns: %s)", fmt.Sprintf(what, name), strings.Join(srcCols, ", "))
 	}
 	c := &compiler{src: src, opts: opts, nsrc: len(srcCols)}
+	_, c.positioned = src.(source.FieldPositioner)
 	c.kind, _ = format.ParseMatchKind(opts.Match) // checked by Validate
 	if c.kind == format.MatchWildcard || c.kind == format.MatchPattern {
 		c.lits = &literalKeys{}
@@ -264,8 +269,8 @@ func newCompiler(src source.Reader, opts Options) (*compiler, error) {
 func (c *compiler) checkTypes(values [][]byte, line int64) error {
 	for i, t := range c.types {
 		if !format.ValidValue(t, values[i]) {
-			return &source.RowError{File: c.opts.SourceName, Line: line, Column: c.colIdx[i] + 1,
-				Err: fmt.Errorf("column %q is of type %s: %q is not a valid %s value", c.cols[i], t, truncate(values[i]), t)}
+			return c.fieldError(line, c.colIdx[i],
+				fmt.Errorf("column %q is of type %s: %q is not a valid %s value", c.cols[i], t, truncate(values[i]), t))
 		}
 	}
 	return nil
@@ -291,7 +296,7 @@ func (c *compiler) key(dst []byte, fields [][]byte) ([]byte, error) {
 		v := fields[k]
 		if len(c.keyIdx) > 1 {
 			if bytes.IndexByte(v, format.KeySeparator) >= 0 {
-				return nil, &keyPartError{col: k + 1, err: fmt.Errorf("key column %q contains the byte 0x1f, which separates composite key parts", c.opts.Key[i])}
+				return nil, &keyPartError{field: k, err: fmt.Errorf("key column %q contains the byte 0x1f, which separates composite key parts", c.opts.Key[i])}
 			}
 			if i > 0 {
 				dst = append(dst, format.KeySeparator)
@@ -307,10 +312,10 @@ func (c *compiler) key(dst []byte, fields [][]byte) ([]byte, error) {
 }
 
 // keyPartError is a composite key's part that cannot be one, in the
-// source's column col (1-based).
+// source's column field (0-based).
 type keyPartError struct {
-	col int
-	err error
+	field int
+	err   error
 }
 
 func (e *keyPartError) Error() string { return e.err.Error() }
@@ -575,17 +580,20 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 				return fmt.Errorf("row at line %d has %d fields, want %d", line, r.n, c.nsrc)
 			}
 			fields = b.fields(r, fields)
+			c.cur = rowAt{b, r, fields}
 			var err error
 			keyBuf, err = c.key(keyBuf[:0], fields)
 			if err != nil {
-				col := 0
 				var kp *keyPartError
-				if errors.As(err, &kp) {
-					col, err = kp.col, kp.err
-				} else if c.kind != format.MatchExact {
-					col = c.keyIdx[0] + 1 // one key column: the error is in it
+				switch {
+				case errors.As(err, &kp):
+					err = c.fieldError(line, kp.field, kp.err)
+				case c.kind != format.MatchExact:
+					err = c.fieldError(line, c.keyIdx[0], err) // one key column: the error is in it
+				default:
+					err = &source.RowError{File: c.opts.SourceName, Line: line, Err: err}
 				}
-				if err := c.badRow(&source.RowError{File: c.opts.SourceName, Line: line, Column: col, Err: err}); err != nil {
+				if err := c.badRow(err); err != nil {
 					return err
 				}
 				continue
@@ -628,6 +636,7 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 				c.addLiteral(off, keyBuf, line)
 			}
 		}
+		c.cur = rowAt{}
 		rows.free <- b
 	}
 	return nil
@@ -713,7 +722,7 @@ func (c *compiler) placeDuplicate(err error) error {
 	if !errors.As(err, &de) || c.opts.SourceName == "" {
 		return err
 	}
-	return &source.RowError{File: c.opts.SourceName, Line: de.second, Column: c.keyIdx[0] + 1, Err: err}
+	return &source.RowError{File: c.opts.SourceName, Line: de.second, Column: c.laterColumn(c.keyIdx[0]), Err: err}
 }
 
 // dataFile is the DATA section of the table being written, read back.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/format"
 	"github.com/lutkit/lutkit/internal/config"
 )
@@ -38,7 +37,7 @@ func (c *compiler) addLiteral(off uint64, key []byte, line int64) {
 	}
 	c.stats.Unanchored++
 	if len(c.stats.Warnings) < c.opts.MaxBadRowErrors {
-		c.stats.Warnings = append(c.stats.Warnings, &source.RowError{File: c.opts.SourceName, Line: line, Column: c.keyIdx[0] + 1, Err: c.lits.warn})
+		c.stats.Warnings = append(c.stats.Warnings, c.fieldError(line, c.keyIdx[0], c.lits.warn))
 	}
 	c.lits.warn = nil
 }

@@ -143,7 +143,7 @@ func (m *matcher) init(c *compiler, index map[string]int, find func(name, what s
 // bounds returns the inclusive bounds of a row.
 func (m *matcher) bounds(c *compiler, fields [][]byte, line int64) (lo, hi int64, err error) {
 	rowErr := func(col int, err error) error {
-		return &source.RowError{File: c.opts.SourceName, Line: line, Column: col + 1, Err: err}
+		return c.fieldError(line, col, err)
 	}
 	if m.kind == format.SectionRange {
 		if !m.decided {
@@ -305,9 +305,9 @@ func (m *matcher) section(c *compiler, mphf *format.MPHF) (uint32, []byte, error
 	b, err := format.AppendIntervals(nil, rows, groups, uint64(len(m.rows)), m.policy)
 	var oe *format.OverlapErr
 	if errors.As(err, &oe) {
-		col := m.lo + 1
-		if col == 0 {
-			col = m.hi + 1
+		col := c.laterColumn(m.lo)
+		if m.lo < 0 {
+			col = c.laterColumn(m.hi)
 		}
 		what := "ranges"
 		if m.kind == format.SectionTimeBound {
@@ -315,8 +315,8 @@ func (m *matcher) section(c *compiler, mphf *format.MPHF) (uint32, []byte, error
 		}
 		src := c.opts.SourceName
 		return 0, nil, &source.RowError{File: src, Line: oe.B.Line, Column: col,
-			Err: fmt.Errorf("%s overlap: %s of this row and %s of the row at %s:%d:%d (use --overlap narrowest|first to allow it)",
-				what, m.span(m.kind, oe.B), m.span(m.kind, oe.A), src, oe.A.Line, col)}
+			Err: fmt.Errorf("%s overlap: %s of this row and %s of the row at %s (use --overlap narrowest|first to allow it)",
+				what, m.span(m.kind, oe.B), m.span(m.kind, oe.A), place(src, oe.A.Line, col))}
 	}
 	return m.kind, b, err
 }

@@ -62,12 +62,12 @@ func (m *matcher) rangeTimeSections(c *compiler) ([]matchSection, error) {
 	if errors.As(err, &oe) {
 		a, b := byOff[oe.A.Off], byOff[oe.B.Off]
 		src := c.opts.SourceName
-		col := m.lo + 1
+		col := c.laterColumn(m.lo)
 		return nil, &source.RowError{File: src, Line: b.line, Column: col,
-			Err: fmt.Errorf("rows overlap in range and time: %s valid %s of this row and %s valid %s of the row at %s:%d:%d (use --overlap narrowest|first to allow it)",
+			Err: fmt.Errorf("rows overlap in range and time: %s valid %s of this row and %s valid %s of the row at %s (use --overlap narrowest|first to allow it)",
 				m.span(format.SectionRange, format.Interval{Lo: b.lo, Hi: b.hi}), m.span(format.SectionTimeBound, format.Interval{Lo: oe.B.Lo, Hi: oe.B.Hi}),
 				m.span(format.SectionRange, format.Interval{Lo: a.lo, Hi: a.hi}), m.span(format.SectionTimeBound, format.Interval{Lo: oe.A.Lo, Hi: oe.A.Hi}),
-				src, a.line, col)}
+				place(src, a.line, col))}
 	}
 	if err != nil {
 		return nil, err

@@ -19,11 +19,15 @@ const (
 )
 
 // rowBatch is a run of rows copied out of the source: their fields end to
-// end in buf, the end of each field in ends.
+// end in buf, the end of each field in ends. Of a source with byte
+// positions (source.FieldPositioner), quoted holds the sets of the rows'
+// quoted fields, end to end, which place their fields once the source has
+// moved on (fieldPos).
 type rowBatch struct {
-	buf  []byte
-	ends []int
-	rows []batchRow
+	buf    []byte
+	ends   []int
+	rows   []batchRow
+	quoted []uint64
 }
 
 // batchRow is one row of a batch, or the error the source gave in its
@@ -32,7 +36,10 @@ type batchRow struct {
 	line  int64
 	first int // index in ends of the row's first field
 	n     int // field count
-	err   error
+	// quoted[qlo:qhi] of the batch is the set of the row's quoted
+	// fields (source.FieldPositioner.AppendQuoted).
+	qlo, qhi int
+	err      error
 }
 
 // fields returns the fields of row r, appended to dst[:0]; they alias the
@@ -48,6 +55,13 @@ func (b *rowBatch) fields(r *batchRow, dst [][]byte) [][]byte {
 		start = end
 	}
 	return dst
+}
+
+// fieldPos returns the line and the byte column where field i of row r,
+// whose fields are fields, starts in a source with byte positions (see
+// source.FieldPositioner).
+func (b *rowBatch) fieldPos(r *batchRow, fields [][]byte, i int) (line int64, column int) {
+	return source.FieldPosOf(fields, r.line, b.quoted[r.qlo:r.qhi], i)
 }
 
 // rowReader reads the source ahead into batches.
@@ -75,6 +89,9 @@ func readRows(src source.Reader, progress func(int64)) *rowReader {
 func (r *rowReader) run(src source.Reader, progress func(int64)) {
 	defer close(r.batches)
 	var rows int64
+	// The set of the quoted fields of each row is kept with it: a row
+	// without any costs only this call.
+	fp, _ := src.(source.FieldPositioner)
 	for {
 		var b *rowBatch
 		select {
@@ -82,7 +99,7 @@ func (r *rowReader) run(src source.Reader, progress func(int64)) {
 		case <-r.stop:
 			return
 		}
-		b.buf, b.ends, b.rows = b.buf[:0], b.ends[:0], b.rows[:0]
+		b.buf, b.ends, b.rows, b.quoted = b.buf[:0], b.ends[:0], b.rows[:0], b.quoted[:0]
 		final := false
 		for len(b.rows) < batchRows && !final {
 			fields, err := src.Next()
@@ -96,6 +113,11 @@ func (r *rowReader) run(src source.Reader, progress func(int64)) {
 				continue
 			}
 			row := batchRow{line: src.Line(), first: len(b.ends), n: len(fields)}
+			if fp != nil {
+				row.qlo = len(b.quoted)
+				b.quoted = fp.AppendQuoted(b.quoted)
+				row.qhi = len(b.quoted)
+			}
 			for _, f := range fields {
 				b.buf = append(b.buf, f...)
 				b.ends = append(b.ends, len(b.buf))

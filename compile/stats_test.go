@@ -31,7 +31,7 @@ func TestSourceRowsCountsBadRows(t *testing.T) {
 			st.SourceRows, st.Rows, st.Duplicates, st.SkippedRows, st.BadRows)
 	}
 	// The composite key's bad part is placed at its column.
-	if got, want := st.BadRows[1].Error(), `users.csv:4:2: key column "user" contains the byte 0x1f, which separates composite key parts`; got != want {
+	if got, want := st.BadRows[1].Error(), `users.csv:4:6: key column "user" contains the byte 0x1f, which separates composite key parts`; got != want {
 		t.Errorf("bad key part: %q, want %q", got, want)
 	}
 	tb, err := reader.Open(path)

@@ -316,7 +316,7 @@ func TestDataErrorExit(t *testing.T) {
 	dir := t.TempDir()
 	src := writeFile(t, filepath.Join(dir, "bad.csv"), "k,v,w\n1,a,b\n2,c\n")
 	_, stderr, code := run(t, "compile", "--key", "k", "--out", filepath.Join(dir, "t.lut"), src)
-	if code != 1 || !strings.Contains(stderr, src+":3:3: expected 3 fields, found 2") {
+	if code != 1 || !strings.Contains(stderr, src+":3:4: expected 3 fields, found 2") {
 		t.Errorf("field count: exit %d, %q", code, stderr)
 	}
 	_, stderr, code = run(t, "compile", "--key", "k", src)

@@ -60,7 +60,7 @@ func TestCompileDocumentErrorExit(t *testing.T) {
 // blank, is a data error at line 1 (and the repeated name's field), exit
 // status 1.
 func TestCompileHeaderErrorExit(t *testing.T) {
-	compileExit(t, "duph.csv", "id,n,n\n1,a,b\n", []string{"--key", "id"}, 1, `FILE:1:3: duplicate column name "n" (columns 2 and 3)`)
+	compileExit(t, "duph.csv", "id,n,n\n1,a,b\n", []string{"--key", "id"}, 1, `FILE:1:6: duplicate column name "n" (columns 2 and 3)`)
 	compileExit(t, "blank.csv", "\n1,a\n", []string{"--key", "id"}, 1, "FILE:1: empty header")
 	// A --header that repeats a name is a usage error.
 	compileExit(t, "noh.csv", "1,a\n", []string{"--key", "id", "--header", "id,id"}, 2, `duplicate column name "id"`)
@@ -94,6 +94,16 @@ func TestCompileNDJSONBadLine(t *testing.T) {
 // status 1.
 func TestCompileYAMLErrorLine(t *testing.T) {
 	compileExit(t, "yl4.yaml", "- id: 1\n  n: a\n- id: 2\n  n: [1, 2\n", []string{"--key", "id"}, 1, "FILE:4: did not find expected ',' or ']'")
+}
+
+// TestCompileValueErrorColumn: an error about a value is at the byte
+// column where its field starts in CSV (after "café,": 7) and at its
+// field number in NDJSON, whose reader places only its own errors.
+func TestCompileValueErrorColumn(t *testing.T) {
+	args := []string{"--key", "id", "--column-type", "price=number"}
+	compileExit(t, "p.csv", "id,price\na,1\ncafé,1.5x\n", args, 1, `FILE:3:7: column "price" is of type number: "1.5x"`)
+	compileExit(t, "p.ndjson", "{\"id\":\"a\",\"price\":\"1\"}\n{\"id\":\"café\",\"price\":\"1.5x\"}\n", args, 1,
+		`FILE:2:2: column "price" is of type number: "1.5x"`)
 }
 
 // TestCompileJSONInvalidUTF8: invalid UTF-8 in JSON fails the compile at
@@ -231,7 +241,7 @@ func TestCompileQuoteNone(t *testing.T) {
 		t.Errorf("lut get: %q", got)
 	}
 	_, stderr, code := run(t, "compile", "--key", "id", "--out", out, src)
-	if want := "compile " + src + ": " + src + ":3:2: extraneous character after closing quote"; code != 1 || stderr != want {
+	if want := "compile " + src + ": " + src + ":3:3: extraneous character after closing quote"; code != 1 || stderr != want {
 		t.Errorf("without --quote none: exit %d, %q; want %q", code, stderr, want)
 	}
 	nets := writeFile(t, filepath.Join(dir, "n.tsv"), "network\tsite\n10.0.0.0/8\t\"hq\" west\n")

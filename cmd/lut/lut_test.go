@@ -189,9 +189,9 @@ func TestCompileErrors(t *testing.T) {
 		}
 	}
 	check("k,v\na,1\nb,2\na,3\n", []string{"--key", "k"}, `in.csv:4:1: duplicate key "a" at lines 2 and 4`)
-	check("v,k\n1,a\n2,b\n3,a\n", []string{"--key", "k"}, `in.csv:4:2: duplicate key "a" at lines 2 and 4`)
-	check("k,v\na,1\nb,2,3\n", []string{"--key", "k"}, "in.csv:3")
-	check("k,v\na,1\nb,\xff\xfe\n", []string{"--key", "k"}, "in.csv:3:2")
+	check("v,k\n1,a\n2,b\n3,a\n", []string{"--key", "k"}, `in.csv:4: duplicate key "a" at lines 2 and 4`)
+	check("k,v\na,1\nb,2,3\n", []string{"--key", "k"}, "in.csv:3:5: expected 2 fields, found 3")
+	check("k,v\na,1\nb,\xff\xfe\n", []string{"--key", "k"}, "in.csv:3:3: invalid UTF-8")
 	check("k,v\na,1\n", []string{"--key", "nope"}, `key column "nope" is not in the source`)
 	check("k,v\na,1\n", []string{"--key", "k", "--on-duplicate", "maybe"}, "unknown duplicate policy")
 

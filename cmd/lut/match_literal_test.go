@@ -82,7 +82,7 @@ func TestLiteralCLIErrors(t *testing.T) {
 	dir := t.TempDir()
 	src := writeFile(t, filepath.Join(dir, "bad.csv"), "id,pattern\n1,ok\n2,(bad\n")
 	_, errs, code := run(t, "compile", "--key", "pattern", "--match", "pattern", "--out", filepath.Join(dir, "t.lut"), src)
-	if code == 0 || !strings.Contains(errs, "bad.csv:3:2:") || !strings.Contains(errs, "missing closing )") {
+	if code == 0 || !strings.Contains(errs, "bad.csv:3:3:") || !strings.Contains(errs, "missing closing )") {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	_, errs, code = run(t, "compile", "--key", "pattern", "--match", "pattern", "--fold-case", "--out", filepath.Join(dir, "t.lut"), src)

@@ -23,8 +23,8 @@ func TestPatternChecksCLI(t *testing.T) {
 	} {
 		src := writeFile(t, filepath.Join(dir, "refused.csv"), "id,pattern\n1,^curl/\n2,"+c.pattern+"\n")
 		_, errs, code := run(t, "compile", "--key", "pattern", "--match", "pattern", "--out", out, src)
-		if code != 1 || !strings.Contains(errs, "refused.csv:3:2:") || !strings.Contains(errs, c.want) {
-			t.Errorf("%.30s: exit %d: %s; want %q at refused.csv:3:2", c.pattern, code, errs, c.want)
+		if code != 1 || !strings.Contains(errs, "refused.csv:3:3:") || !strings.Contains(errs, c.want) {
+			t.Errorf("%.30s: exit %d: %s; want %q at refused.csv:3:3", c.pattern, code, errs, c.want)
 		}
 	}
 	src := writeFile(t, filepath.Join(dir, "agents.csv"), "id,pattern\n1,^curl/\\d+\n2,\\d{3}[-.]\\d{4}\n3,(?i)bot|crawl\n4,.*\n")
@@ -33,8 +33,8 @@ func TestPatternChecksCLI(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	for _, want := range []string{
-		`warning: ` + src + `:3:2: key column "pattern": "\\d{3}[-.]\\d{4}": no literal is in every match of it: it is run on every lookup`,
-		`warning: ` + src + `:5:2: key column "pattern": ".*"`,
+		`warning: ` + src + `:3:3: key column "pattern": "\\d{3}[-.]\\d{4}": no literal is in every match of it: it is run on every lookup`,
+		`warning: ` + src + `:5:3: key column "pattern": ".*"`,
 		"4 rows", "2 patterns without a literal, run on every lookup",
 	} {
 		if !strings.Contains(errs, want) {
@@ -48,7 +48,7 @@ func TestPatternChecksCLI(t *testing.T) {
 		t.Errorf("get 555-1234: exit %d: %s", code, got)
 	}
 	_, errs, code = run(t, "compile", "--key", "pattern", "--match", "pattern", "--strict-patterns", "--out", filepath.Join(dir, "strict.lut"), src)
-	if code != 1 || !strings.Contains(errs, "agents.csv:3:2:") || !strings.Contains(errs, "run on every lookup") {
+	if code != 1 || !strings.Contains(errs, "agents.csv:3:3:") || !strings.Contains(errs, "run on every lookup") {
 		t.Errorf("--strict-patterns: exit %d: %s", code, errs)
 	}
 	if _, _, code := run(t, "get", filepath.Join(dir, "strict.lut"), "x"); code == 0 {
@@ -61,7 +61,7 @@ func TestPatternChecksCLI(t *testing.T) {
 	// tables.yaml: strict_patterns is the same option.
 	writeFile(t, filepath.Join(dir, "tables.yaml"), "tables:\n  - name: agents\n    sources: [agents.csv]\n    key: pattern\n    match: pattern\n    strict_patterns: true\n")
 	_, errs, code = run(t, "build", filepath.Join(dir, "tables.yaml"), "--out", filepath.Join(dir, "dist"), "-q")
-	if code == 0 || !strings.Contains(errs, "agents.csv:3:2:") || !strings.Contains(errs, "run on every lookup") {
+	if code == 0 || !strings.Contains(errs, "agents.csv:3:3:") || !strings.Contains(errs, "run on every lookup") {
 		t.Errorf("lut build with strict_patterns: exit %d: %s", code, errs)
 	}
 	writeFile(t, filepath.Join(dir, "tables.yaml"), "tables:\n  - name: agents\n    sources: [agents.csv]\n    key: pattern\n    match: pattern\n")

@@ -92,10 +92,10 @@ func TestColumnTypes(t *testing.T) {
 
 	// A value that is not of its column's type fails at its place.
 	for _, c := range []struct{ csv, want string }{
-		{"sku,price\na,1\nb,1.5x\n", "bad.csv:3:2: "},
-		{"sku,price\na,01\n", "bad.csv:2:2: "},
-		{"sku,active\na,yes\n", "bad.csv:2:2: "},
-		{"sku,name,tags\na,x,\"{\"\"a\"\":\"\n", "bad.csv:2:3: "},
+		{"sku,price\na,1\nb,1.5x\n", "bad.csv:3:3: "},
+		{"sku,price\na,01\n", "bad.csv:2:3: "},
+		{"sku,active\na,yes\n", "bad.csv:2:3: "},
+		{"sku,name,tags\na,x,\"{\"\"a\"\":\"\n", "bad.csv:2:5: "},
 	} {
 		bad := write("bad.csv", c.csv)
 		cols := strings.Split(strings.SplitN(c.csv, "\n", 2)[0], ",")

@@ -32,8 +32,8 @@ func TestCSVDialect(t *testing.T) {
 		}
 	}
 	for body, want := range map[string]string{
-		"cidr,org\n10.0.0.0/8,\"x\"y\n":  "bad.csv:2:2: extraneous character after closing quote",
-		"cidr,org\n10.0.0.0/8,caf\xe9\n": "bad.csv:2:2: invalid UTF-8 in field 2",
+		"cidr,org\n10.0.0.0/8,\"x\"y\n":  "bad.csv:2:12: extraneous character after closing quote",
+		"cidr,org\n10.0.0.0/8,caf\xe9\n": "bad.csv:2:12: invalid UTF-8 in field 2",
 	} {
 		p := write(t, dir, "bad.csv", body)
 		_, err := Compile(filepath.Join(dir, "bad.mmdb"), Options{BuildEpoch: 1}, []Source{{Kind: CSVNetworks, Path: p, NetworkColumn: "cidr"}})
@@ -65,7 +65,7 @@ func TestTSVAndQuoting(t *testing.T) {
 	p := write(t, dir, "quoted.tsv", body)
 	_, err := Compile(filepath.Join(dir, "quoted.mmdb"), Options{BuildEpoch: 1}, []Source{{Kind: CSVNetworks, Path: p, NetworkColumn: "cidr"}})
 	var re *source.RowError
-	if !errors.As(err, &re) || err.Error() != p+":2:2: extraneous character after closing quote" {
+	if !errors.As(err, &re) || err.Error() != p+":2:12: extraneous character after closing quote" {
 		t.Errorf("CSV quoting: %v", err)
 	}
 }

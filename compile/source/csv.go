@@ -46,23 +46,29 @@ type csvReader struct {
 
 	line    int64 // line number of buf[pos]
 	rowLine int64 // line on which the last returned row starts
+	errLine int64 // line of the fault of the last row, if it was bad (Line)
 
 	// records mode (CSVRecords): no header, any number of fields, blank
 	// lines skipped.
 	records bool
 	// Where the fields of the last record start, for fieldPos: the
 	// record's offset in buf, and whether it was one line without quotes
-	// (plain) or else each field's offset from recStart (starts).
+	// (plain) or else each field's offset from recStart (starts). quoted
+	// is the set of its quoted fields (AppendQuoted), empty for none.
 	recStart int
 	plain    bool
 	starts   []int
+	quoted   []uint64
 
 	// Blank lines already consumed but not yet returned (see nextBlank).
 	blankPending int64
 	blankLine    int64
 }
 
-// syntaxErr is the first syntax problem found in a record.
+var _ FieldPositioner = (*csvReader)(nil)
+
+// syntaxErr is the first syntax problem found in a record: its message
+// and the field at fault (1-based).
 type syntaxErr struct {
 	col int
 	msg string
@@ -74,7 +80,7 @@ type syntaxErr struct {
 // opts.Format is empty, to choose the delimiter: ".tsv" and ".tab" mean
 // tab). The header row is read before NewCSVReader returns; a header that
 // is missing or blank, holds invalid UTF-8 or repeats a name is an error,
-// a *RowError at line 1 (and the field at fault).
+// a *RowError at line 1 (and the byte column of the name at fault).
 // Close does not close r.
 //
 // The dialect is RFC 4180: fields may be quoted, a quote inside a quoted
@@ -94,10 +100,13 @@ type syntaxErr struct {
 // at the start of a field ("hi" is read with its quotes), and a record is
 // one line: a field cannot hold the delimiter or a line break.
 //
-// Bad rows are reported as *RowError, positioned at the line where the
-// row starts: a wrong number of fields, invalid UTF-8, a bare quote in an
-// unquoted CSV field, or text after a closing quote; reading continues
-// with the next row. An unterminated quoted field swallows the rest of the
+// Bad rows are reported as *RowError: a wrong number of fields, invalid
+// UTF-8, a bare quote in an unquoted CSV field, or text after a closing
+// quote; reading continues with the next row. The error is placed at the
+// line and byte column where the field at fault starts (its opening quote,
+// for a quoted field; the first field too many, or where the first one
+// missing would start), as FieldPos places fields. The reader is a
+// FieldPositioner. An unterminated quoted field swallows the rest of the
 // input, so the next call to Next after it returns io.EOF. A record longer
 // than 64 MiB and read errors are final errors.
 func NewCSVReader(r io.Reader, name string, opts Options) (Reader, error) {
@@ -201,13 +210,14 @@ func (r *csvReader) readHeader(names []string) error {
 		return err
 	}
 	start := r.pos // parse may have moved the record to the front
+	r.recStart, r.rowLine = start, r.line
 	if serr.msg != "" {
-		return &RowError{File: r.name, Line: 1, Column: serr.col, Err: errors.New(serr.msg)}
+		return r.fieldError(serr.col-1, errors.New(serr.msg))
 	}
 	if !utf8.Valid(r.buf[start:next]) {
 		for i, f := range r.fields {
 			if !utf8.Valid(f) {
-				return &RowError{File: r.name, Line: 1, Column: i + 1, Err: fmt.Errorf("invalid UTF-8 in column name %d", i+1)}
+				return r.fieldError(i, fmt.Errorf("invalid UTF-8 in column name %d", i+1))
 			}
 		}
 	}
@@ -217,7 +227,9 @@ func (r *csvReader) readHeader(names []string) error {
 	}
 	if i, j := duplicateName(cols); j >= 0 {
 		// A data error at the second name, as a repeated key is.
-		return &RowError{File: r.name, Line: 1, Column: j + 1, Err: duplicateNameError(cols, i, j), Final: true}
+		err := r.fieldError(j, duplicateNameError(cols, i, j))
+		err.Final = true
+		return err
 	}
 	r.columns = cols
 	r.pos = next
@@ -257,7 +269,14 @@ func duplicateNameError(names []string, i, j int) error {
 
 func (r *csvReader) Columns() []string { return r.columns }
 
-func (r *csvReader) Line() int64 { return r.rowLine }
+// Line returns the line on which the last row starts, or for a bad row
+// the line of its fault (the field at fault may start on a later line).
+func (r *csvReader) Line() int64 {
+	if r.errLine > 0 {
+		return r.errLine
+	}
+	return r.rowLine
+}
 
 func (r *csvReader) Close() error {
 	var first error
@@ -278,6 +297,7 @@ func (r *csvReader) Next() ([][]byte, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	r.errLine = 0
 	if r.blankPending > 0 {
 		return r.blankRow()
 	}
@@ -322,13 +342,13 @@ func (r *csvReader) Next() ([][]byte, error) {
 	r.pos = next
 	r.line += lines
 	if serr.msg != "" {
-		return nil, &RowError{File: r.name, Line: r.rowLine, Column: serr.col, Err: errors.New(serr.msg)}
+		return nil, r.fieldError(serr.col-1, errors.New(serr.msg))
 	}
 	if !r.records && len(r.fields) != len(r.columns) {
-		// The column (a field number, as in the other row errors) is the
-		// first field too many, or the first one missing.
-		return nil, &RowError{File: r.name, Line: r.rowLine, Column: min(len(r.fields), len(r.columns)) + 1,
-			Err: fmt.Errorf("expected %d fields, found %d", len(r.columns), len(r.fields))}
+		// At the first field too many, or where the first one missing
+		// would start.
+		return nil, r.fieldError(min(len(r.fields), len(r.columns)),
+			fmt.Errorf("expected %d fields, found %d", len(r.columns), len(r.fields)))
 	}
 	if !utf8.Valid(r.buf[start:next]) {
 		for i, f := range r.fields {
@@ -337,11 +357,35 @@ func (r *csvReader) Next() ([][]byte, error) {
 				if !r.records {
 					err = fmt.Errorf("invalid UTF-8 in field %d (%s)", i+1, r.columns[i])
 				}
-				return nil, &RowError{File: r.name, Line: r.rowLine, Column: i + 1, Err: err}
+				return nil, r.fieldError(i, err)
 			}
 		}
 	}
 	return r.fields, nil
+}
+
+// FieldPos returns the line and the byte column where field i of the row
+// last returned by Next starts, or for i equal to its number of fields
+// where a field after the last would start; see FieldPositioner.
+func (r *csvReader) FieldPos(i int) (line int64, column int) {
+	if i == len(r.fields) {
+		return r.endPos()
+	}
+	return r.fieldPos(i)
+}
+
+// AppendQuoted appends the set of the quoted fields of the row last
+// returned by Next to dst; see FieldPositioner.
+func (r *csvReader) AppendQuoted(dst []uint64) []uint64 {
+	return append(dst, r.quoted...)
+}
+
+// fieldError returns err as a *RowError placed where field i of the
+// record last parsed starts (FieldPos), whose line Line then returns.
+func (r *csvReader) fieldError(i int, err error) *RowError {
+	line, col := r.FieldPos(i)
+	r.errLine = line
+	return &RowError{File: r.name, Line: line, Column: col, Err: err}
 }
 
 // fieldPos returns the line and the 1-based byte column where field i of
@@ -382,12 +426,13 @@ func (r *csvReader) blankRow() ([][]byte, error) {
 	r.rowLine = r.blankLine
 	r.blankLine++
 	r.blankPending--
+	// One empty field on its line, at column 1 (FieldPos).
+	r.fields = append(r.fields[:0], r.buf[r.pos:r.pos:r.pos])
+	r.recStart, r.plain, r.quoted = r.pos, true, r.quoted[:0]
 	if len(r.columns) == 1 {
-		r.fields = append(r.fields[:0], r.buf[r.pos:r.pos:r.pos])
 		return r.fields, nil
 	}
-	return nil, &RowError{File: r.name, Line: r.rowLine, Column: 2,
-		Err: fmt.Errorf("expected %d fields, found 1 (blank line)", len(r.columns))}
+	return nil, r.fieldError(1, fmt.Errorf("expected %d fields, found 1 (blank line)", len(r.columns)))
 }
 
 // atBlankLine reports whether the input at pos is an empty line ("\n",
@@ -533,6 +578,7 @@ func (r *csvReader) parseBuffered(atEOF bool) (next int, lines int64, serr synta
 	d := r.delim
 	r.fields = r.fields[:0]
 	r.rec = r.rec[:0]
+	r.quoted = r.quoted[:0]
 
 	// Fast path: the whole line is buffered and contains no quote.
 	if nl := bytes.IndexByte(buf[r.pos:], '\n'); nl >= 0 {
@@ -574,6 +620,10 @@ func (r *csvReader) parseBuffered(atEOF bool) (next int, lines int64, serr synta
 	for col := 1; ; col++ {
 		r.starts = append(r.starts, i-r.pos)
 		if i < len(buf) && buf[i] == '"' && !r.noQuote {
+			for len(r.quoted) <= (col-1)/64 {
+				r.quoted = append(r.quoted, 0)
+			}
+			r.quoted[(col-1)/64] |= 1 << ((col - 1) % 64)
 			qline := r.line + lines - 1
 			start := len(r.rec)
 			i++

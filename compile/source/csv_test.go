@@ -138,7 +138,7 @@ var csvCases = []csvCase{
 		opts: source.Options{Quote: source.QuoteNone},
 		in:   "\"a\",b\n\"1,2\",x\n5\" screen,\"\n",
 		want: sourcetest.Result{Columns: []string{"\"a\"", "b"}, Rows: []string{"3:5\" screen|\""},
-			Errs: []string{"t.csv:2:3: expected 2 fields, found 3"}},
+			Errs: []string{"t.csv:2:7: expected 2 fields, found 3"}},
 	},
 	{
 		name: "tab delimiter of a CSV file",
@@ -194,7 +194,7 @@ var csvCases = []csvCase{
 		name: "blank line in the middle",
 		in:   "a,b\n1,2\n\n3,4\n",
 		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2", "4:3|4"},
-			Errs: []string{"t.csv:3:2: expected 2 fields, found 1 (blank line)"}},
+			Errs: []string{"t.csv:3:1: expected 2 fields, found 1 (blank line)"}},
 	},
 	{
 		name: "blank lines in a single-column table",
@@ -210,40 +210,40 @@ var csvCases = []csvCase{
 		name: "too few fields",
 		in:   "a,b,c\n1,2\n4,5,6\n",
 		want: sourcetest.Result{Columns: []string{"a", "b", "c"}, Rows: []string{"3:4|5|6"},
-			Errs: []string{"t.csv:2:3: expected 3 fields, found 2"}},
+			Errs: []string{"t.csv:2:4: expected 3 fields, found 2"}},
 	},
 	{
 		name: "too many fields",
 		in:   "a,b\n1,2,3\n4,5\n",
 		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"3:4|5"},
-			Errs: []string{"t.csv:2:3: expected 2 fields, found 3"}},
+			Errs: []string{"t.csv:2:5: expected 2 fields, found 3"}},
 	},
 	{
 		name: "invalid UTF-8",
 		in:   "Index,Company\n1,Acme\n2,Ac\xffme\n3,\"x\xc3\"\n4,ok\n",
 		want: sourcetest.Result{Columns: []string{"Index", "Company"}, Rows: []string{"2:1|Acme", "5:4|ok"},
 			Errs: []string{
-				"t.csv:3:2: invalid UTF-8 in field 2 (Company)",
-				"t.csv:4:2: invalid UTF-8 in field 2 (Company)",
+				"t.csv:3:3: invalid UTF-8 in field 2 (Company)",
+				"t.csv:4:3: invalid UTF-8 in field 2 (Company)",
 			}},
 	},
 	{
 		name: "bare quote",
 		in:   "a,b,c\n1,x\"y,3\n4,5,6\n",
 		want: sourcetest.Result{Columns: []string{"a", "b", "c"}, Rows: []string{"3:4|5|6"},
-			Errs: []string{"t.csv:2:2: bare quote in unquoted field"}},
+			Errs: []string{"t.csv:2:3: bare quote in unquoted field"}},
 	},
 	{
 		name: "bare quote at end of line",
 		in:   "a,b\n1,2\"\n3,4\n",
 		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"3:3|4"},
-			Errs: []string{"t.csv:2:2: bare quote in unquoted field"}},
+			Errs: []string{"t.csv:2:3: bare quote in unquoted field"}},
 	},
 	{
 		name: "bare quote on last line",
 		in:   "a,b\n1,2\n3,4\"",
 		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"},
-			Errs: []string{"t.csv:3:2: bare quote in unquoted field"}},
+			Errs: []string{"t.csv:3:3: bare quote in unquoted field"}},
 	},
 	{
 		name: "extraneous character after quote",
@@ -255,25 +255,72 @@ var csvCases = []csvCase{
 		name: "extraneous character after quote at end of line",
 		in:   "a,b\n1,\"x\"y\r\n3,4\n",
 		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"3:3|4"},
-			Errs: []string{"t.csv:2:2: extraneous character after closing quote"}},
+			Errs: []string{"t.csv:2:3: extraneous character after closing quote"}},
 	},
 	{
 		name: "error line after multi-line row",
 		in:   "a,b\n\"1\n2\n3\",x\n1,2,3\n",
 		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1\n2\n3|x"},
-			Errs: []string{"t.csv:5:3: expected 2 fields, found 3"}},
+			Errs: []string{"t.csv:5:5: expected 2 fields, found 3"}},
 	},
 	{
 		name: "unterminated quote",
 		in:   "a,b\n1,2\n3,\"abc\n4,5\n6,7\n",
 		want: sourcetest.Result{Columns: []string{"a", "b"}, Rows: []string{"2:1|2"},
-			Errs: []string{"t.csv:3:2: unterminated quoted field starting at line 3"}},
+			Errs: []string{"t.csv:3:3: unterminated quoted field starting at line 3"}},
 	},
 	{
 		name: "unterminated quote after newline in an earlier field",
 		in:   "a,b\n\"x\ny\",\"abc\n",
 		want: sourcetest.Result{Columns: []string{"a", "b"},
-			Errs: []string{"t.csv:2:2: unterminated quoted field starting at line 3"}},
+			Errs: []string{"t.csv:3:4: unterminated quoted field starting at line 3"}},
+	},
+	{
+		name: "bad field after a quoted field holding a newline",
+		in:   "a,b,c\n\"x\ny\",\xff,3\n4,5,6\n",
+		want: sourcetest.Result{Columns: []string{"a", "b", "c"}, Rows: []string{"4:4|5|6"},
+			Errs: []string{"t.csv:3:4: invalid UTF-8 in field 2 (b)"}},
+	},
+	{
+		name: "bad field after multi-byte characters: the column counts bytes",
+		in:   "a,b,c\ncafé,日本,x\"y\n",
+		want: sourcetest.Result{Columns: []string{"a", "b", "c"},
+			Errs: []string{"t.csv:2:14: bare quote in unquoted field"}},
+	},
+	{
+		name: "bad field in TSV after a quoted one",
+		opts: source.Options{Format: "tsv"},
+		in:   "a\tb\tc\nx\t\"q\"\"r\"\t\xff\n",
+		want: sourcetest.Result{Columns: []string{"a", "b", "c"},
+			Errs: []string{"t.csv:2:10: invalid UTF-8 in field 3 (c)"}},
+	},
+	{
+		name: "missing field after a quoted field holding a newline",
+		in:   "a,b,c\n1,\"x\ny\"\n7,8,9\n",
+		want: sourcetest.Result{Columns: []string{"a", "b", "c"}, Rows: []string{"4:7|8|9"},
+			Errs: []string{"t.csv:3:3: expected 3 fields, found 2"}},
+	},
+	{
+		name: "missing field, CRLF",
+		in:   "a,b,c\r\n1,é\r\n",
+		want: sourcetest.Result{Columns: []string{"a", "b", "c"},
+			Errs: []string{"t.csv:2:5: expected 3 fields, found 2"}},
+	},
+	{
+		name: "field too many after a quoted one",
+		in:   "a,b\n\"1,\"\"2\"\"\",3,4\n",
+		want: sourcetest.Result{Columns: []string{"a", "b"},
+			Errs: []string{"t.csv:2:13: expected 2 fields, found 3"}},
+	},
+	{
+		name:    "duplicate header after multi-byte names",
+		in:      "é,b,é\n1,2,3\n",
+		openErr: `t.csv:1:6: duplicate column name "é" (columns 1 and 3)`,
+	},
+	{
+		name:    "duplicate header after a byte order mark",
+		in:      "\xEF\xBB\xBFa,a\n",
+		openErr: `t.csv:1:3: duplicate column name "a" (columns 1 and 2)`,
 	},
 	{
 		name: "several errors in a row: first one reported",
@@ -284,7 +331,7 @@ var csvCases = []csvCase{
 	{
 		name:    "duplicate header",
 		in:      "a,b,a\n1,2,3\n",
-		openErr: `t.csv:1:3: duplicate column name "a" (columns 1 and 3)`,
+		openErr: `t.csv:1:5: duplicate column name "a" (columns 1 and 3)`,
 	},
 	{
 		name:    "duplicate Options.Header",
@@ -310,12 +357,12 @@ var csvCases = []csvCase{
 	{
 		name:    "invalid UTF-8 in header",
 		in:      "a,\xff\n",
-		openErr: "t.csv:1:2: invalid UTF-8 in column name 2",
+		openErr: "t.csv:1:3: invalid UTF-8 in column name 2",
 	},
 	{
 		name:    "bad quote in header",
 		in:      "a,\"b\n",
-		openErr: "t.csv:1:2: unterminated quoted field starting at line 1",
+		openErr: "t.csv:1:3: unterminated quoted field starting at line 1",
 	},
 	{
 		name:    "bad delimiter",
@@ -452,7 +499,7 @@ func TestCSVFiles(t *testing.T) {
 		if err := os.WriteFile(dup, []byte("a,a\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := source.Open(dup, source.Options{}); err == nil || err.Error() != dup+`:1:2: duplicate column name "a" (columns 1 and 2)` {
+		if _, err := source.Open(dup, source.Options{}); err == nil || err.Error() != dup+`:1:3: duplicate column name "a" (columns 1 and 2)` {
 			t.Errorf("duplicate: %v", err)
 		}
 	})
@@ -489,7 +536,7 @@ func TestCSVSkipBadRows(t *testing.T) {
 		col  int
 		row  string
 	}
-	want := []step{{2, 0, "1,2,3"}, {3, 3, ""}, {4, 2, ""}, {5, 3, ""}, {6, 1, ""}, {7, 2, ""}, {8, 0, "7,8,9"}}
+	want := []step{{2, 0, "1,2,3"}, {3, 4, ""}, {4, 3, ""}, {5, 5, ""}, {6, 1, ""}, {7, 1, ""}, {8, 0, "7,8,9"}}
 	for _, w := range want {
 		fields, err := r.Next()
 		if w.row != "" {
@@ -692,10 +739,15 @@ func TestCSVZeroAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The set of the quoted fields, as compile keeps it with each row,
+	// costs no allocation either.
+	fp := r.(source.FieldPositioner)
+	quoted := make([]uint64, 0, 1)
 	allocs := testing.AllocsPerRun(20000, func() {
 		if _, err := r.Next(); err != nil {
 			t.Fatal(err)
 		}
+		quoted = fp.AppendQuoted(quoted[:0])
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per row, want 0", allocs)

@@ -7,7 +7,8 @@ import (
 
 // CSVRecords reads the records of a CSV or TSV file one at a time, with
 // the dialect, decompression and errors of the CSV Reader (RFC 4180;
-// *RowError for a bad record, positioned at its line and field), but
+// *RowError for a bad record, placed at the line and byte column where
+// the field at fault starts), but
 // leaves the header and the number of fields to the caller: every record
 // is returned as read, the first one too, whatever its number of fields.
 // Blank lines are skipped. It is for readers that decide for themselves

@@ -169,7 +169,7 @@ func TestCSVRecords(t *testing.T) {
 	if _, err := r.Next(); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`bad.csv:2:2: extraneous character after closing quote`, `bad.csv:3:2: invalid UTF-8 in field 2`} {
+	for _, want := range []string{`bad.csv:2:3: extraneous character after closing quote`, `bad.csv:3:3: invalid UTF-8 in field 2`} {
 		if _, err := r.Next(); err == nil || err.Error() != want {
 			t.Errorf("err = %v, want %s", err, want)
 		}

@@ -64,11 +64,29 @@ type Typed interface {
 // of the compilers: source readers, compile and compile/iptable all
 // report bad rows with it.
 //
-// Column is 1-based: the number of the field at fault for the errors of
-// the CSV reader and compile (file:3:2 is the second field of line 3),
-// and the byte column of the fault for the JSON, NDJSON and YAML readers
-// and for the errors of compile/iptable about a field's value
-// (file:3:12), as they point into a line.
+// Column is 1-based, and 0 when the whole row is at fault. Where the
+// source is text it is a byte column, as editors read file:line:column: it
+// counts bytes, not characters, from the start of the line (a field after
+// "café," starts at column 7). So it is for the errors of the CSV reader
+// (CSV and TSV: where the field at fault starts, at its opening quote for
+// a quoted field; for a row short of fields, just past its last field),
+// of the JSON, NDJSON and YAML readers (where the fault is), of
+// compile/iptable, and of package compile about a field's value in a CSV
+// or TSV source, which it places through FieldPositioner. A quoted field
+// holding a line break puts the fields after it on a later line than the
+// row's first: Line is then the line where the field at fault starts.
+//
+// Column is the number of the field at fault (file:3:2 is the second
+// field of row 3) for the errors of the readers without byte positions
+// (SQLite, Parquet, Arrow, PostgreSQL and MySQL) and for package
+// compile's errors about a field's value in any source but CSV and TSV
+// (those, and JSON, NDJSON and YAML documents).
+//
+// Package compile finds some faults only once the source has been read
+// (a duplicate key, overlapping ranges), when the bytes of a CSV or TSV
+// row are gone: it places them at column 1 when the field at fault is the
+// row's first, which starts its line, and at the row's line alone (Column
+// 0) otherwise.
 //
 // Final marks a fault the reader cannot go past, as a syntax error in a
 // JSON array ends the document: the error is still placed in the source

@@ -111,7 +111,8 @@ func reference(t *testing.T) []byte {
 func csvField(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // writeSource writes the CSV: the hostile row, a plain one, and a row with
-// invalid UTF-8 at line 5 (the hostile row spans lines 2 and 3), field 3.
+// invalid UTF-8 at line 5 (the hostile row spans lines 2 and 3), field 3,
+// which starts at byte column 17 (every field is quoted).
 func writeSource(t *testing.T, path string) {
 	t.Helper()
 	var b strings.Builder
@@ -162,7 +163,7 @@ func TestHostileRow(t *testing.T) {
 	// Invalid UTF-8 in the source: the compile names the place, and no
 	// table ever holds it (with --skip-bad-rows the row is left out).
 	cmd := exec.Command(lut, "compile", "--key", "id", "--out", table, src)
-	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "customers.csv:5:3:") || !strings.Contains(string(out), "UTF-8") {
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "customers.csv:5:17:") || !strings.Contains(string(out), "UTF-8") {
 		t.Fatalf("lut compile of invalid UTF-8: %v\n%s", err, out)
 	}
 	run(t, lut, "compile", "--key", "id", "--skip-bad-rows", "--out", table, src)

@@ -229,7 +229,7 @@ func TestBuildNamesTheSourceOnce(t *testing.T) {
 		msg := r.Err.Error()
 		switch r.Name {
 		case "badrow":
-			if !strings.Contains(msg, bad+":3:2: invalid UTF-8") || strings.Contains(msg, "source "+bad) {
+			if !strings.Contains(msg, bad+":3:3: invalid UTF-8") || strings.Contains(msg, "source "+bad) {
 				t.Errorf("badrow: %s", msg)
 			}
 		case "nokey":

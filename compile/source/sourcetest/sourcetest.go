@@ -85,3 +85,47 @@ func RandomField(rng interface{ IntN(int) int }) string {
 	}
 	return b.String()
 }
+
+// Pos is a place in a text source: a line and a 1-based byte column.
+type Pos struct {
+	Line   int64
+	Column int
+}
+
+// WriteCSV writes rows, the header first, as CSV (or, with delim '\t',
+// TSV) text, each row ended by LF, quoting a field that must be (it holds
+// the delimiter, a quote, CR or LF) and, when rng is not nil, a third of
+// the others. It returns the text and, for each row, where each of its
+// fields starts (its opening quote, if quoted) and, last, where its last
+// field ends: the places a reader must report, counted on the bytes as
+// they are written.
+func WriteCSV(rng interface{ IntN(int) int }, rows [][]string, delim byte) (string, [][]Pos) {
+	var b strings.Builder
+	places := make([][]Pos, len(rows))
+	line, col := int64(1), 1
+	write := func(s string) {
+		for i := range len(s) {
+			if s[i] == '\n' {
+				line, col = line+1, 1
+			} else {
+				col++
+			}
+		}
+		b.WriteString(s)
+	}
+	for r, row := range rows {
+		for i, f := range row {
+			if i > 0 {
+				write(string(delim))
+			}
+			places[r] = append(places[r], Pos{line, col})
+			if strings.ContainsAny(f, string(delim)+"\"\r\n") || rng != nil && rng.IntN(3) == 0 {
+				f = `"` + strings.ReplaceAll(f, `"`, `""`) + `"`
+			}
+			write(f)
+		}
+		places[r] = append(places[r], Pos{line, col})
+		write("\n")
+	}
+	return b.String(), places
+}

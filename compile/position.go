@@ -1,0 +1,57 @@
+package compile
+
+import (
+	"fmt"
+
+	"github.com/lutkit/lutkit/compile/source"
+)
+
+// Errors about a field's value are placed in the source as the source
+// can: a CSV or TSV file (a source.FieldPositioner) at the line and byte
+// column where the field starts, as its reader places its own errors;
+// another source at the row's line and the field's number. Rows are
+// checked after the source has moved past them (rows.go), so the row
+// being written (row, in batch) carries what places its fields.
+
+// rowAt is the row being written: its batch, its row and its fields.
+type rowAt struct {
+	batch  *rowBatch
+	row    *batchRow
+	fields [][]byte
+}
+
+// fieldError returns err, about field i (a source column index) of the
+// row being written, which starts at line, as a *source.RowError placed
+// at the field.
+func (c *compiler) fieldError(line int64, i int, err error) *source.RowError {
+	col := i + 1
+	if c.positioned && c.cur.row != nil {
+		line, col = c.cur.batch.fieldPos(c.cur.row, c.cur.fields, i)
+	}
+	return &source.RowError{File: c.opts.SourceName, Line: line, Column: col, Err: err}
+}
+
+// laterColumn is the column of an error about field i (a source column
+// index) of a row found once the source has been read (a duplicate key,
+// overlapping ranges): the field's number; in a source with byte
+// positions, where the row's bytes are gone, column 1 for the first
+// field, which starts the row's line, and 0 (the row's line alone) for
+// another.
+func (c *compiler) laterColumn(i int) int {
+	switch {
+	case !c.positioned:
+		return i + 1
+	case i == 0:
+		return 1
+	}
+	return 0
+}
+
+// place writes a position in the source as a *source.RowError does:
+// file:line:column, or file:line when column is 0.
+func place(file string, line int64, column int) string {
+	if column > 0 {
+		return fmt.Sprintf("%s:%d:%d", file, line, column)
+	}
+	return fmt.Sprintf("%s:%d", file, line)
+}
