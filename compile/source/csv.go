@@ -221,6 +221,9 @@ func (r *csvReader) readHeader(names []string) error {
 			}
 		}
 	}
+	if err := r.lineEndInHeader(); err != nil {
+		return err
+	}
 	cols := make([]string, len(r.fields))
 	for i, f := range r.fields {
 		cols[i] = string(f)
@@ -265,6 +268,23 @@ func duplicateName(names []string) (first, second int) {
 
 func duplicateNameError(names []string, i, j int) error {
 	return fmt.Errorf("duplicate column name %q (columns %d and %d)", names[j], i+1, j+1)
+}
+
+// lineEndInHeader refuses a header with a carriage return in an unquoted
+// name: the file's lines end with a CR alone (as classic Mac OS wrote
+// them), which are not line ends here, so the whole file would read as
+// a header of run-together names and no rows.
+func (r *csvReader) lineEndInHeader() error {
+	for i, f := range r.fields {
+		k := bytes.IndexByte(f, '\r')
+		if k < 0 || (i/64 < len(r.quoted) && r.quoted[i/64]&(1<<(i%64)) != 0) {
+			continue
+		}
+		line, col := r.FieldPos(i)
+		return &RowError{File: r.name, Line: line, Column: col + k, Final: true,
+			Err: errors.New(`a carriage return not followed by a line feed in the header: lines that end with a CR alone (classic Mac OS) are not line ends; convert them to LF or CRLF (tr '\r' '\n' < in.csv > out.csv)`)}
+	}
+	return nil
 }
 
 func (r *csvReader) Columns() []string { return r.columns }

@@ -360,6 +360,16 @@ var csvCases = []csvCase{
 		openErr: "t.csv:1:3: invalid UTF-8 in column name 2",
 	},
 	{
+		name:    "lines that end with CR alone",
+		in:      "id,name\r1,a\r2,b\r",
+		openErr: `t.csv:1:8: a carriage return not followed by a line feed in the header: lines that end with a CR alone (classic Mac OS) are not line ends; convert them to LF or CRLF (tr '\r' '\n' < in.csv > out.csv)`,
+	},
+	{
+		name: "a quoted header name with a CR",
+		in:   "id,\"na\rme\"\n1,a\n",
+		want: sourcetest.Result{Columns: []string{"id", "na\rme"}, Rows: []string{"2:1|a"}},
+	},
+	{
 		name:    "bad quote in header",
 		in:      "a,\"b\n",
 		openErr: "t.csv:1:3: unterminated quoted field starting at line 1",
