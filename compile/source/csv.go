@@ -63,6 +63,10 @@ type csvReader struct {
 	// Blank lines already consumed but not yet returned (see nextBlank).
 	blankPending int64
 	blankLine    int64
+
+	// firstDone: records mode has returned its first record, whose line
+	// ends are checked as a header's are (lineEndInHeader).
+	firstDone bool
 }
 
 var _ FieldPositioner = (*csvReader)(nil)
@@ -270,19 +274,24 @@ func duplicateNameError(names []string, i, j int) error {
 	return fmt.Errorf("duplicate column name %q (columns %d and %d)", names[j], i+1, j+1)
 }
 
-// lineEndInHeader refuses a header with a carriage return in an unquoted
-// name: the file's lines end with a CR alone (as classic Mac OS wrote
-// them), which are not line ends here, so the whole file would read as
-// a header of run-together names and no rows.
+// lineEndInHeader refuses a header (in records mode, a first record) with
+// a carriage return in an unquoted field: the file's lines end with a CR
+// alone (as classic Mac OS wrote them), which are not line ends here, so
+// the whole file would read as one line of run-together fields.
 func (r *csvReader) lineEndInHeader() error {
 	for i, f := range r.fields {
 		k := bytes.IndexByte(f, '\r')
 		if k < 0 || (i/64 < len(r.quoted) && r.quoted[i/64]&(1<<(i%64)) != 0) {
 			continue
 		}
-		line, col := r.FieldPos(i)
+		what := "header"
+		if r.records {
+			what = "first line"
+		}
+		line, col := r.fieldPos(i)
+		r.errLine = line
 		return &RowError{File: r.name, Line: line, Column: col + k, Final: true,
-			Err: errors.New(`a carriage return not followed by a line feed in the header: lines that end with a CR alone (classic Mac OS) are not line ends; convert them to LF or CRLF (tr '\r' '\n' < in.csv > out.csv)`)}
+			Err: fmt.Errorf(`a carriage return not followed by a line feed in the %s: lines that end with a CR alone (classic Mac OS) are not line ends; convert them to LF or CRLF (tr '\r' '\n' < in.csv > out.csv)`, what)}
 	}
 	return nil
 }
@@ -363,6 +372,13 @@ func (r *csvReader) Next() ([][]byte, error) {
 	r.line += lines
 	if serr.msg != "" {
 		return nil, r.fieldError(serr.col-1, errors.New(serr.msg))
+	}
+	if r.records && !r.firstDone {
+		r.firstDone = true
+		if err := r.lineEndInHeader(); err != nil {
+			r.err = err
+			return nil, err
+		}
 	}
 	if !r.records && len(r.fields) != len(r.columns) {
 		// At the first field too many, or where the first one missing

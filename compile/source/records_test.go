@@ -236,3 +236,32 @@ func FuzzCSVRecords(f *testing.F) {
 		sameAsStd(t, data)
 	})
 }
+
+// TestCSVRecordsLinesEndingWithCR: a file whose lines end with a CR
+// alone reads as one line; its first record is refused, at the first CR
+// outside quotes, and reading ends there. A CR in a later record, or
+// quoted in the first, is a field's byte.
+func TestCSVRecordsLinesEndingWithCR(t *testing.T) {
+	r, err := source.NewCSVRecords(strings.NewReader("network,site\r10.0.0.0/8,a\r"), "in.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Next()
+	var re *source.RowError
+	if !errors.As(err, &re) || !re.Final || re.Line != 1 || re.Column != 13 ||
+		!strings.Contains(err.Error(), "a carriage return not followed by a line feed in the first line") {
+		t.Fatalf("first record: %v, want a final error at in.csv:1:13 about the CR", err)
+	}
+	if _, again := r.Next(); !errors.Is(again, err) {
+		t.Fatalf("after the refused first record, Next = %v, want the same error", again)
+	}
+
+	r, err = source.NewCSVRecords(strings.NewReader("\"a\rb\",c\nd\re,f\n"), "in.csv", source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sourcetest.ReadAll(t, r)
+	if want := []string{"1:a\rb|c", "2:d\re|f"}; !reflect.DeepEqual(got.Rows, want) {
+		t.Fatalf("records %q, want %q", got.Rows, want)
+	}
+}
