@@ -104,6 +104,16 @@ func fuzzDialect(t *testing.T, data []byte, format string) {
 		if len(fields) != len(cols) {
 			t.Fatalf("row has %d fields, header %d", len(fields), len(cols))
 		}
+		// Where compile places a field once the reader has moved on is
+		// where the reader places it.
+		var fp source.FieldPositioner = r
+		quoted := fp.AppendQuoted(nil)
+		for j := 0; j <= len(fields); j++ {
+			l, c := fp.FieldPos(j)
+			if l2, c2 := source.FieldPosOf(fields, r.Line(), quoted, j); l2 != l || c2 != c {
+				t.Fatalf("field %d of the row at line %d: FieldPos %d:%d, FieldPosOf %d:%d", j, r.Line(), l, c, l2, c2)
+			}
+		}
 		row := make([][]byte, len(fields))
 		for j, f := range fields {
 			row[j] = bytes.Clone(f)
