@@ -508,12 +508,10 @@ func (t *Table) Verify() error { return t.VerifyProgress(nil) }
 // checked so far and the table's rows, about every 65,536 rows and once
 // at the end (the checksums come first, and are quick beside the rows).
 func (t *Table) VerifyProgress(progress func(done, total uint64)) error {
-	all := t.Sections()
-	for _, s := range all {
-		if sum := xxh3.Hash(t.file[s.Off : s.Off+s.Len]); sum != s.Checksum {
-			return fmt.Errorf("%w: %w", ErrVerify, format.Corruptf(int64(s.Off), "%s section checksum mismatch (stored %#x, computed %#x)", format.SectionName(s.Kind), s.Checksum, sum))
-		}
+	if err := t.checkSums(); err != nil {
+		return fmt.Errorf("%w: %w", ErrVerify, err)
 	}
+	all := t.Sections()
 	// The gaps between sections (alignment padding) are covered by no
 	// checksum: they must be zero.
 	secs := all
@@ -592,17 +590,40 @@ func (t *Table) verifyRow(off uint64, r format.Record, mc *matchCheck) error {
 	return nil
 }
 
+// checkSums checks every section's checksum: an error wrapping
+// format.ErrCorrupt names the first section that does not match.
+func (t *Table) checkSums() error {
+	for _, s := range t.Sections() {
+		if sum := xxh3.Hash(t.file[s.Off : s.Off+s.Len]); sum != s.Checksum {
+			return format.Corruptf(int64(s.Off), "%s section checksum mismatch (stored %#x, computed %#x)", format.SectionName(s.Kind), s.Checksum, sum)
+		}
+	}
+	return nil
+}
+
 // Records calls fn for every row in DATA order (the source order) whose
 // record is the live one for its key (rows dropped as duplicates are
 // skipped). The Views alias the mapping.
+//
+// Records first checks every section's checksum (it reads the whole DATA
+// section anyway), and a record whose key finds no row is damage too: a
+// damaged table gives an error wrapping format.ErrCorrupt, never rows
+// dropped or changed.
 func (t *Table) Records(fn func(View) bool) error {
+	if err := t.checkSums(); err != nil {
+		return err
+	}
 	for off := uint64(0); off < uint64(len(t.data)); {
 		r, ok := format.ParseRecord(t.data, off, t.ncols)
 		if !ok {
 			return format.Corruptf(int64(t.sections[format.SectionData].Off+off), "malformed record")
 		}
 		// A range or time-bounded table keeps every row.
-		if live, found := t.find(r.Key()); t.iv != nil || found && live.Bytes() != nil && &live.Bytes()[0] == &r.Bytes()[0] {
+		live, found := t.find(r.Key())
+		if t.iv == nil && !found {
+			return format.Corruptf(int64(t.sections[format.SectionData].Off+off), "key %q does not find its own row", r.Key())
+		}
+		if t.iv != nil || live.Bytes() != nil && &live.Bytes()[0] == &r.Bytes()[0] {
 			if !fn(View{r}) {
 				return nil
 			}

@@ -25,7 +25,10 @@ to N keys of each kind, and for changed keys the columns that differ.
 Columns present in only one table are reported once. The exit status is 0
 whether or not the tables differ; with --exit-code (as git diff) it is 1
 when they differ (a key added, removed or changed, a column added or
-removed, the key or the match kind changed) and 0 when they do not.
+removed, the key or the match kind changed) and 0 when they do not. A
+damaged table (a section that does not match its checksum, a row its key
+does not find) is refused: the error names the file and the damage, and
+the exit status is 2.
 
 Rows of range and time-bounded tables, whose keys repeat, are named by
 their identity instead of their key: [from, to] for a range table, the
@@ -124,7 +127,7 @@ type diffResult struct {
 // diffKeys compares tables whose rows have one key each: by key.
 func diffKeys(a, b *reader.Table, common [][2]int, limit int) (diffResult, error) {
 	var d diffResult
-	err := a.Records(func(v reader.View) bool {
+	err := records(a, func(v reader.View) bool {
 		w, ok := rowOf(b, v.Key())
 		if !ok {
 			d.removed++
@@ -144,7 +147,7 @@ func diffKeys(a, b *reader.Table, common [][2]int, limit int) (diffResult, error
 	if err != nil {
 		return d, err
 	}
-	err = b.Records(func(v reader.View) bool {
+	err = records(b, func(v reader.View) bool {
 		if _, ok := rowOf(a, v.Key()); !ok {
 			d.added++
 			if len(d.addedKeys) < limit {
@@ -154,6 +157,15 @@ func diffKeys(a, b *reader.Table, common [][2]int, limit int) (diffResult, error
 		return true
 	})
 	return d, err
+}
+
+// records is t.Records with its error, a damaged table's, naming the
+// file: diff stops there rather than count the damage as differences.
+func records(t *reader.Table, fn func(reader.View) bool) error {
+	if err := t.Records(fn); err != nil {
+		return fmt.Errorf("%s: %w", t.Path(), err)
+	}
+	return nil
 }
 
 // changedColumns returns "column: old -> new" for each common column

@@ -122,7 +122,7 @@ func diffIdentities(a, b *reader.Table, common [][2]int, limit int) (diffResult,
 	}
 	var olds []oldRow
 	byID := map[string][]int{} // identity -> indexes in olds not yet matched, in source order
-	err := a.Records(func(v reader.View) bool {
+	err := records(a, func(v reader.View) bool {
 		id := ia.of(v)
 		byID[id] = append(byID[id], len(olds))
 		olds = append(olds, oldRow{v: v, id: id})
@@ -131,7 +131,7 @@ func diffIdentities(a, b *reader.Table, common [][2]int, limit int) (diffResult,
 	if err != nil {
 		return d, err
 	}
-	err = b.Records(func(w reader.View) bool {
+	err = records(b, func(w reader.View) bool {
 		id := ib.of(w)
 		idx := byID[id]
 		if len(idx) == 0 {

@@ -22,7 +22,11 @@ func newExportCommand() *cobra.Command {
 a header of the column names. Compiling an exported CSV, TSV or Parquet
 file with the same --key, --fold-case, --column-type, --match (as lut
 inspect shows them) and SOURCE_DATE_EPOCH gives a
-byte-identical table.`,
+byte-identical table.
+
+A damaged table (a section that does not match its checksum, a row its
+key does not find) is refused: the error names the file and the damage,
+the exit status is 2, and no --out file is written.`,
 		Example: `  lut export customers.lut -o customers.csv
   lut export customers.lut --format parquet -o customers.parquet
   lut export customers.lut --format jsonl | head`,
