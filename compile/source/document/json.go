@@ -110,11 +110,13 @@ func newJSONReader(path string, opts source.Options, ndjson bool, columns []stri
 	if r.nested == "" {
 		r.nested = source.NestedFlatten
 	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	skipBOM(br)
 	if ndjson {
-		r.lines = bufio.NewReaderSize(f, 64<<10)
+		r.lines = br
 		return r, nil
 	}
-	r.lc = newLineCounter(f)
+	r.lc = newLineCounter(br)
 	r.dec = json.NewDecoder(r.lc)
 	r.dec.UseNumber()
 	return r, nil
