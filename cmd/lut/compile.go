@@ -29,7 +29,7 @@ type compileFlags struct {
 var (
 	lutFlags = []string{"key", "--key", "columns", "--columns", "fold_case", "--fold-case", "on_duplicate", "--on-duplicate", "skip_bad_rows", "--skip-bad-rows", "column_types", "--column-type", "source_types", "--source-types",
 		"match", "--match", "range_columns", "--range-columns", "valid_from", "--valid-from", "valid_to", "--valid-to", "overlap", "--overlap", "strict_patterns", "--strict-patterns"}
-	sourceFlags = []string{"format", "--format", "delimiter", "--delimiter", "quote", "--quote", "header", "--header", "", "--sqlite-table, --sqlite-query",
+	sourceFlags = []string{"format", "--format", "delimiter", "--delimiter", "quote", "--quote", "header", "--header", "sqlite_table", "--sqlite-table", "sqlite_query", "--sqlite-query", "", "--sqlite-table, --sqlite-query",
 		"nested", "--nested", "postgres", "--postgres", "mysql", "--mysql", "query", "--query", "password_file", "--password-file"}
 )
 
@@ -114,7 +114,10 @@ inputs (SOURCE, an --ioc list, --password-file) is refused, except an
 .mmdb read as a layer (--base, an .mmdb SOURCE): the new file replaces it.
 
 An output name ending in .mmdb compiles IP data instead; see the IP flags
-below and "lut compile --help" in docs/mmdb.md.`,
+below and "lut compile --help" in docs/mmdb.md. A flag of the other kind
+of output (an MMDB flag such as --record-size for a .lut table; --fold-case,
+--match, --skip-bad-rows and the like for an .mmdb) is a usage error, and
+so is --sqlite-table or --sqlite-query for a source that is not SQLite.`,
 		Example: `  lut compile --key Index --out customers.lut customers.csv
   lut compile --key "Customer Id" --fold-case --columns "Customer Id,Email" --out emails.lut customers.csv.gz
   lut compile --key host,port --out services.lut services.tsv
@@ -137,6 +140,13 @@ below and "lut compile --help" in docs/mmdb.md.`,
 			mmdb := mf.mmdb || strings.EqualFold(filepath.Ext(fl.out), ".mmdb")
 			if err := fsutil.CheckNotInput(fl.out, compileInputs(args, &fl, mf, mmdb)...); err != nil {
 				return &exitError{code: 2, msg: "compile: " + err.Error()}
+			}
+			if mmdb {
+				if err := notApplicable(cmd, "compile", lutOnlyFlags, ".lut output", fl.out+" is written as an MMDB file"); err != nil {
+					return err
+				}
+			} else if err := notApplicable(cmd, "compile", mmdbOnlyFlags(), ".mmdb output", fl.out+" is a .lut table (name the output .mmdb, or give --mmdb)"); err != nil {
+				return err
 			}
 			if db := fl.src.Database(); db != "" {
 				if mmdb {
@@ -219,6 +229,7 @@ func runCompile(cmd *cobra.Command, path string, fl *compileFlags) error {
 	if err := checkFlags("compile", func(v *config.Validator) {
 		fl.spec.Check(v.In(flagsAt(lutFlags...), ""))
 		fl.src.Check(v.In(flagsAt(sourceFlags...), ""))
+		fl.src.CheckFormat(path, v.In(flagsAt(sourceFlags...), ""))
 	}); err != nil {
 		return err
 	}

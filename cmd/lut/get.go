@@ -44,7 +44,8 @@ tables compiled with --overlap: narrowest first, or in source order), []
 for none.
 
 For an .mmdb file, give IP addresses; each answer carries the matched
-network and the record.`,
+network and the record. --sep, --at and --max-matches apply to .lut
+tables only: given for an .mmdb file, they are a usage error.`,
 		Example: `  lut get customers.lut 42 1999999
   lut get services.lut --sep / "web01/443"
   lut get ports.lut 443 8080
@@ -54,6 +55,9 @@ network and the record.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if isMMDBFile(args[0]) {
+				if err := notApplicable(cmd, "get", []string{"sep", "at", "max-matches"}, ".lut tables", args[0]+" is a MaxMind DB"); err != nil {
+					return err
+				}
 				return runGetMMDB(cmd, args[0], args[1:])
 			}
 			q := query{sep: sep, maxMatches: maxMatches, at: time.Now().Unix()}

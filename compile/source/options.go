@@ -116,6 +116,36 @@ func (o *Options) Check(s config.Scope) {
 	}
 }
 
+// CheckFormat reports, in s, the options that do not apply to the format
+// of the file source at path (Format, else the one its name gives):
+// sqlite_table and sqlite_query are for SQLite files only. A database
+// source, or a name of no known format, is left to Check and Open.
+func (o *Options) CheckFormat(path string, s config.Scope) {
+	if o.Database() != "" {
+		return
+	}
+	f := strings.ToLower(o.Format)
+	if f == "" && path == "-" {
+		f = "csv"
+	}
+	if f == "" {
+		f, _ = formatFromName(path)
+	}
+	if formatNames[f] == "" || f == "sqlite" {
+		return // an unknown format is Check's
+	}
+	if o.SQLiteTable != "" {
+		s.Errorf("sqlite_table", "applies to SQLite sources only; %s is read as %s", path, formatNames[f])
+	}
+	if o.SQLiteQuery != "" {
+		s.Errorf("sqlite_query", "applies to SQLite sources only; %s is read as %s", path, formatNames[f])
+	}
+}
+
+// formatNames names the formats in messages.
+var formatNames = map[string]string{"csv": "CSV", "tsv": "TSV", "json": "JSON", "ndjson": "NDJSON", "yaml": "YAML",
+	"sqlite": "SQLite", "parquet": "Parquet", "arrow": "Arrow IPC"}
+
 // checkDatabase checks the options of a database source.
 func (o *Options) checkDatabase(s config.Scope) {
 	if o.Postgres != "" && o.MySQL != "" {

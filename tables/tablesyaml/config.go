@@ -178,6 +178,7 @@ func (decl *tableDecl) check(v *config.Validator) {
 		ss := v.In(decl.srcAt[i], decl.srcField[i])
 		if src.LUT != nil {
 			src.LUT.Check(ss)
+			src.LUT.CheckFormat(src.Path, ss)
 		} else {
 			src.MMDB.Check(ss)
 		}
