@@ -121,7 +121,7 @@ func ParseManifest(path string, b []byte) (*Manifest, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("manifest %s: not a valid manifest: %w", path, err)
+		return nil, fmt.Errorf("manifest %s: not a valid manifest: %w", path, manifestValueError(b, err))
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("manifest %s: trailing data after the JSON object", path)

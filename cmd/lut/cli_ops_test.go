@@ -257,8 +257,8 @@ func TestProgressTerminal(t *testing.T) {
 		t.Errorf("lut verify's progress on a terminal lacks the rows and 100%%:\n%q\n%s", v, out)
 	}
 	// lut publish draws the artifacts sent, and its log lines are whole.
-	if v, _ := onPTY("publish", filepath.Join(dir, "dist"), filepath.Join(dir, "www")); !strings.Contains(v, "2/2 artifacts") || !strings.Contains(v, "] 100%") || !strings.Contains(v, "MANIFEST.json: published (2 tables)") {
-		t.Errorf("lut publish's progress on a terminal lacks 2/2 artifacts and 100%%:\n%q", v)
+	if v, _ := onPTY("publish", filepath.Join(dir, "dist"), filepath.Join(dir, "www")); !strings.Contains(v, "2/2 artifacts") || !strings.Contains(v, "] 100%") || !strings.Contains(v, ".lut: uploaded (") {
+		t.Errorf("lut publish's progress on a terminal lacks 2/2 artifacts, 100%% and an artifact's line:\n%q", v)
 	}
 
 	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)

@@ -45,6 +45,11 @@ the exit status is 2, and no --out file is written.`,
 }
 
 func runExport(cmd *cobra.Command, path, formatName, out string) error {
+	switch formatName {
+	case "csv", "tsv", "jsonl", "parquet":
+	default:
+		return &exitError{code: 2, msg: fmt.Sprintf("export: unknown --format %q (want csv, tsv, jsonl or parquet)", formatName)}
+	}
 	if formatName == "parquet" && out == "-" {
 		return &exitError{code: 2, msg: "export: Parquet output needs a file (--out FILE)"}
 	}

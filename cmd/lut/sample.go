@@ -192,7 +192,8 @@ event i-1, from 2026-11-30T05:24:00Z.
 With --send the events go to a syslog receiver instead: tcp://HOST:PORT
 (one connection, newline framing, or RFC 6587 octet counting with
 --octet-count) or udp://HOST:PORT (one datagram per event), at most --rate
-events per second; the count sent is printed on stderr.`,
+events per second; the count sent is printed on stderr once every event
+is sent, and an error says how many were sent before it, if any.`,
 		Example: `  lut sample events 1000000 --customers 2000000 --out events.rfc5424
   lut sample events 5 --format json --miss 20
   lut sample events 5000 --send tcp://127.0.0.1:5514
@@ -242,12 +243,17 @@ func sendEvents(cmd *cobra.Command, target string, first, n int, o sample.EventO
 	go func() { pw.CloseWithError(sample.WriteEvents(pw, first, n, o)) }()
 	defer pr.Close()
 	sent, err := sample.Send(ctx, target, pr, so)
-	fmt.Fprintf(cmd.ErrOrStderr(), "sent %d events to %s\n", sent, target)
+	// The count is printed on success; an error says how many were sent
+	// before it, if any.
 	if err != nil {
+		if sent > 0 {
+			return fmt.Errorf("%w (after %d of %d events)", err, sent, n)
+		}
 		return err
 	}
 	if sent != int64(n) {
-		return fmt.Errorf("sent %d of %d events", sent, n)
+		return fmt.Errorf("sent %d of %d events to %s", sent, n, target)
 	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "sent %d events to %s\n", sent, target)
 	return nil
 }

@@ -30,7 +30,7 @@ import (
 // are stored as they are.
 func NewWriter(format string, w io.Writer, columns []string) (Writer, error) {
 	if len(columns) == 0 {
-		return nil, errors.New("source: writer needs at least one column")
+		return nil, errors.New("an output needs at least one column")
 	}
 	switch format {
 	case "csv", "tsv":
@@ -54,7 +54,7 @@ func NewWriter(format string, w io.Writer, columns []string) (Writer, error) {
 			return nw(w, columns)
 		}
 	}
-	return nil, fmt.Errorf("source: unknown output format %q (want csv, tsv, jsonl or parquet)", format)
+	return nil, fmt.Errorf("unknown output format %q (want csv, tsv, jsonl or parquet)", format)
 }
 
 // CheckFieldCount is the error a Writer returns for a row of the wrong

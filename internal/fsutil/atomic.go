@@ -210,6 +210,12 @@ func writeAtomic(path string, write func(f *os.File) error) error {
 	dir := dirOf(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
+		// Named by the output asked for, not the temporary file's
+		// random name: "create dir/out.lut: no such file or directory".
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return &os.PathError{Op: "create", Path: path, Err: pe.Err}
+		}
 		return err
 	}
 	tmp := f.Name()
@@ -229,7 +235,7 @@ func writeAtomic(path string, write func(f *os.File) error) error {
 		return err
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", tmp, err)
+		return fmt.Errorf("syncing %s: %w", path, UnwrapPath(err))
 	}
 	if err := f.Close(); err != nil {
 		return err

@@ -143,7 +143,8 @@ func Publish(ctx context.Context, dir, dest string, opts PublishOptions) (*Publi
 	if err := t.putManifest(ctx, raw, prev); err != nil {
 		return res, err
 	}
-	logf("%s: published (%d tables)", t.manifestName(), len(m.Tables))
+	// The caller reports the manifest published (Result.Manifest): Log
+	// has the artifacts only.
 	return res, nil
 }
 
