@@ -19,8 +19,9 @@ import (
 // CheckTables checks the configuration against the tables at
 // cfg.Tables.Path as they are now, as the daemon would load them: every
 // rule's table must be there and of the rule's kind (.lut for columns,
-// .mmdb for mmdb_fields), every column a rule names must be a column of
-// its table, and the memcached listener's default table and value column
+// .mmdb for mmdb_fields), a .lut rule's fields must make its table's key
+// (checkKeyFields), every column a rule names must be a column of its
+// table, and the memcached listener's default table and value column
 // must exist. Each problem is a ConfigError placed where the configuration
 // names the table or column.
 //
@@ -72,6 +73,9 @@ func CheckTables(cfg *Config) (checked bool, err error) {
 		case mm != nil:
 			checkMMDBFields(rs, r, mm)
 		case lut != nil:
+			if err := checkKeyFields(&r.Rule, lut); err != nil {
+				rs.Errorf("field", "%v", err)
+			}
 			for j, c := range r.Columns {
 				if lut.ColumnIndex(c.From) < 0 {
 					rs.Errorf(config.Index("columns", j), "table %q has no column %q (its columns: %s)", r.Table, c.From, strings.Join(lut.Columns(), ", "))

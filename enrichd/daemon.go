@@ -223,8 +223,9 @@ func (d *Daemon) shutdownDeadline() time.Time {
 }
 
 // checkRuleTables checks the rules against the tables loaded now (at
-// start, at a reload): a table of the wrong kind stops the start; a
-// missing one is only logged (its lookups miss until it appears).
+// start, at a reload): a table of the wrong kind, or whose key the
+// rule's fields do not make, stops the start; a missing one is only
+// logged (its lookups miss until it appears).
 func checkRuleTables(set *tables.Set, rules []RuleConfig, log *slog.Logger) error {
 	sn := set.Acquire()
 	defer sn.Release()
@@ -237,6 +238,10 @@ func checkRuleTables(set *tables.Set, rules []RuleConfig, log *slog.Logger) erro
 			return fmt.Errorf("rule %q: mmdb_fields given, but table %q is a .lut table", r.Name, r.Table)
 		case !r.MMDB && mm != nil:
 			return fmt.Errorf("rule %q: table %q is an .mmdb table: give mmdb_fields", r.Name, r.Table)
+		case lut != nil:
+			if err := checkKeyFields(&r.Rule, lut); err != nil {
+				return fmt.Errorf("rule %q: %w", r.Name, err)
+			}
 		}
 	}
 	return nil
