@@ -89,6 +89,8 @@ type Daemon struct {
 	hardStop   chan struct{}
 	closeOnce  sync.Once
 	inClose    sync.Once // closeInputs
+	// rulesWatch reports the rules a swap of the tables makes miss.
+	rulesWatch ruleWatch
 }
 
 // New opens the tables, compiles the rules, makes the outputs and the
@@ -119,6 +121,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		if err := checkRuleTables(set, cfg.Rules, logger); err != nil {
 			return nil, err
 		}
+		d.rulesWatch.watch(set, cfg.Rules, logger)
 	}
 	if len(cfg.Rules) == 0 && len(cfg.Inputs) > 0 {
 		logger.Warn("no rules: events are written as they were received, enriched from no table (rules come from the configuration file, --config)")

@@ -307,6 +307,10 @@ func (d *Daemon) httpHandler() http.Handler {
 					fmt.Fprintf(w, "table %s: its file is gone: the version mapped is served\n", t.Name)
 				}
 			}
+			for _, l := range d.rulesWatch.readyLines(set) {
+				// Serving, without this rule's lookups.
+				fmt.Fprintln(w, l)
+			}
 			if r := st.Remote; r != nil && r.Stale {
 				// Serving, but maybe not the newest version: say so.
 				age := "never"

@@ -207,6 +207,9 @@ func (d *Daemon) reload(load func() (*Config, error)) (res reloadResult, err err
 	} else {
 		d.engines.swap(eng)
 	}
+	if set != nil {
+		d.rulesWatch.watch(set, cfg.Rules, d.log)
+	}
 	res.inputsStarted, res.inputsStopped = d.commitInputs(plan)
 	res.rules = len(rs)
 	return res, nil

@@ -404,6 +404,9 @@ func (s *Set) publishEntries(entries, opened []*entry, source, manifestDigest st
 	}
 	s.log.Info("tables: published", "generation", gen, "source", source, "tables", len(entries),
 		"changed", strings.Join(changed, ","), "took", load)
+	if fn := s.onPublish.Load(); fn != nil {
+		(*fn)()
+	}
 }
 
 // openEntry opens and checks one table file. digest is the manifest's

@@ -130,6 +130,9 @@ type Set struct {
 	// (written by the watch goroutine only, after startWatch).
 	watchedDir fileID
 
+	// onPublish is called after each publish (OnPublish).
+	onPublish atomic.Pointer[func()]
+
 	trigger  chan struct{}
 	done     chan struct{}
 	wg       sync.WaitGroup
@@ -273,6 +276,19 @@ func (s *Set) Version(sn *Snapshot) (digest, source string) {
 // Generation returns the generation of the current snapshot: 1 for the
 // first load, incremented by every publish.
 func (s *Set) Generation() uint64 { return s.cur.Load().gen }
+
+// OnPublish makes fn be called after every version the set publishes
+// from now on (a swap), before the next load begins: Acquire in fn
+// returns that version. fn runs on the goroutine that loaded it (the
+// watcher, or the caller of Reload) and must not call Reload. A later
+// call replaces fn; nil stops the calls.
+func (s *Set) OnPublish(fn func()) {
+	if fn == nil {
+		s.onPublish.Store(nil)
+		return
+	}
+	s.onPublish.Store(&fn)
+}
 
 // publish makes sn current and retires the previous snapshot. Called with
 // loadMu held.

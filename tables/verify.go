@@ -23,8 +23,8 @@ type VerifyResult struct {
 	Err  error // nil when the artifact is sound
 }
 
-// VerifyDir checks a directory built by Build: the manifest parses, and
-// every artifact it names exists, has the recorded size, SHA256 and row
+// VerifyDir checks a directory built by Build: the manifest parses and
+// lists at least one table, and every artifact it names exists, has the recorded size, SHA256 and row
 // count, and passes the full check of its format (every checksum and
 // record). It returns one result per table, and an error naming every
 // failure (or the manifest's problem).
@@ -36,6 +36,9 @@ func VerifyDir(dir string) ([]VerifyResult, error) {
 			return nil, fmt.Errorf("%s: no %s (not a directory built by lut build)", dir, ManifestName)
 		}
 		return nil, err
+	}
+	if len(m.Tables) == 0 {
+		return nil, fmt.Errorf("%s: lists no tables: a node that loaded it would serve none and miss every lookup (build the set from a tables.yaml that declares its tables)", mp)
 	}
 	var (
 		out  []VerifyResult

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,5 +36,42 @@ func TestPublishCommand(t *testing.T) {
 	_, errs, code = run(t, "publish", dist)
 	if code != 2 {
 		t.Fatalf("one argument: exit %d: %s", code, errs)
+	}
+}
+
+// TestEmptyManifestRefused: a manifest that lists no tables (which lut
+// build never writes) fails lut verify and is not published: nodes would
+// swap it in and miss every lookup.
+func TestEmptyManifestRefused(t *testing.T) {
+	dist := filepath.Join(t.TempDir(), "dist")
+	mustRun(t, "build", "../../examples/tables.yaml", "--out", dist)
+	mp := filepath.Join(dist, "MANIFEST.json")
+	b, err := os.ReadFile(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["tables"] = []any{}
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := mp + ": lists no tables: a node that loaded it would serve none and miss every lookup"
+	out, errs, code := run(t, "verify", dist)
+	if code != 1 || !strings.Contains(errs, dist+": FAILED: "+want) || strings.Contains(out, "ok") {
+		t.Errorf("verify: exit %d: %s%s", code, out, errs)
+	}
+	dest := filepath.Join(t.TempDir(), "www")
+	out, errs, code = run(t, "publish", "-q", dist, dest)
+	if code != 1 || !strings.Contains(errs, "does not verify, nothing published: "+want) {
+		t.Errorf("publish: exit %d: %s%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "MANIFEST.json")); !os.IsNotExist(err) {
+		t.Errorf("a manifest was published: %v", err)
 	}
 }

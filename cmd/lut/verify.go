@@ -22,8 +22,8 @@ checksum, and every slot of the perfect hash (each key must hash back to
 its own row). It prints "ok" per file, or what is wrong and where; the exit
 status is 1 if any file fails.
 
-Given a directory built by "lut build", it checks the manifest and every
-artifact it names.
+Given a directory built by "lut build", it checks the manifest (it must
+list at least one table) and every artifact it names.
 
 Given an MMDB file, it fails only if the file is not a valid MaxMind DB
 (the full verification of maxminddb-golang). What particular readers refuse
