@@ -80,8 +80,12 @@ const (
 	EndpointAddress Endpoint = "address" // outputs: HOST:PORT to connect to
 )
 
-// endpointHelp is what a required endpoint is, for its error.
-var endpointHelp = map[Endpoint]string{EndpointListen: "HOST:PORT", EndpointPath: `"-" is stdin`, EndpointAddress: "HOST:PORT"}
+// inputEndpointHelp and outputEndpointHelp say what a required endpoint
+// is, for its error.
+var (
+	inputEndpointHelp  = map[Endpoint]string{EndpointListen: "HOST:PORT", EndpointPath: `the file to read; "-" is stdin`}
+	outputEndpointHelp = map[Endpoint]string{EndpointPath: "the file to append to; for stdout use type: stdout", EndpointAddress: "HOST:PORT"}
+)
 
 // kindNames lists types for messages: "a kafka input", "tcp and udp
 // inputs".
@@ -226,7 +230,7 @@ func (in *InputConfig) Validate(s config.Scope) {
 	}
 	s.Check("format", in.Format.Validate())
 	checkSize(s, "max_message_size", in.MaxMessageSize, MaxBufferBytes)
-	checkEndpoint(s, string(in.Type), "input", kind.Endpoint, map[Endpoint]string{EndpointListen: in.Listen, EndpointPath: in.Path}, inputEndpoints())
+	checkEndpoint(s, string(in.Type), "input", kind.Endpoint, map[Endpoint]string{EndpointListen: in.Listen, EndpointPath: in.Path}, inputEndpoints(), inputEndpointHelp)
 	if in.Settings != nil {
 		in.Settings.Validate(s)
 	}
@@ -244,7 +248,11 @@ func (o *OutputConfig) Validate(s config.Scope) {
 		return
 	}
 	checkSize(s, "buffer_size", o.BufferSize, MaxBufferBytes)
-	checkEndpoint(s, string(o.Type), "output", kind.Endpoint, map[Endpoint]string{EndpointPath: o.Path, EndpointAddress: o.Address}, outputEndpoints())
+	checkEndpoint(s, string(o.Type), "output", kind.Endpoint, map[Endpoint]string{EndpointPath: o.Path, EndpointAddress: o.Address}, outputEndpoints(), outputEndpointHelp)
+	if kind.Endpoint == EndpointPath && o.Path == "-" {
+		// "-" is stdin for an input; here it would name a file "-".
+		s.Errorf("path", `"-" is not a file an output writes: for stdout use type: stdout`)
+	}
 	if o.Settings != nil {
 		o.Settings.Validate(s)
 	}
@@ -252,13 +260,14 @@ func (o *OutputConfig) Validate(s config.Scope) {
 
 // checkEndpoint checks the common location keys of an input or output of
 // type typ: its own is required (and, for an address, well formed), the
-// others must not be given. takers lists the types of each endpoint.
-func checkEndpoint(s config.Scope, typ, what string, own Endpoint, values map[Endpoint]string, takers map[Endpoint][]string) {
+// others must not be given. takers lists the types of each endpoint,
+// help says what each is.
+func checkEndpoint(s config.Scope, typ, what string, own Endpoint, values map[Endpoint]string, takers map[Endpoint][]string, help map[Endpoint]string) {
 	for e, v := range values {
 		switch {
 		case e == own:
 			if v == "" {
-				s.Errorf(string(e), "required for a %s %s (%s)", typ, what, endpointHelp[e])
+				s.Errorf(string(e), "required for a %s %s (%s)", typ, what, help[e])
 			}
 			if e != EndpointPath {
 				s.Check(string(e), config.CheckAddr(v))

@@ -28,6 +28,8 @@ func TestConfigOneErrorEach(t *testing.T) {
 		{"inputs:\n  - {type: tcp, listen: \"x:1\", format: sylog}\n" + out, `e.yaml:2:40: inputs[0].format: must be one of syslog, json, raw, not "sylog"`},
 		{"inputs:\n  - {type: file, listen: \"x:1\", path: y}\n" + out, `e.yaml:2:26: inputs[0].listen: only for relp, tcp and udp inputs`},
 		{"inputs:\n  - {type: file, path: y, read_buffer: 1}\n" + out, `e.yaml:2:40: inputs[0].read_buffer: only for a udp input`},
+		{in + "outputs:\n  - {type: file, path: \"-\"}\n", `e.yaml:3:24: outputs[0].path: "-" is not a file an output writes: for stdout use type: stdout`},
+		{"inputs:\n  - {type: file}\n" + out, `e.yaml:2:5: inputs[0].path: required for a file input (the file to read; "-" is stdin)`},
 		{"inputs:\n  - {type: tcp, listen: \"x:1\", max_connections: 0}\n" + out, `e.yaml:2:49: inputs[0].max_connections: must be a positive integer (suffixes KiB, MiB, GiB allowed), not "0"`},
 		{in + "outputs:\n  - {type: tcp}\n", `e.yaml:3:5: outputs[0].address: required for a tcp output (HOST:PORT)`},
 		{in + "outputs:\n  - {type: stdout, path: x}\n", `e.yaml:3:26: outputs[0].path: only for a file output`},
@@ -74,7 +76,7 @@ pipeline: {flush_interval: soon}
 	want := []string{
 		"e.yaml:3:5: inputs[0].listen: required for a tcp input (HOST:PORT)",
 		"e.yaml:4:32: inputs[1].bogus: unknown field (known: format, idle_timeout, limits, listen, max_connections, max_message_size, name, path, read_buffer, tls, type)",
-		`e.yaml:6:5: outputs[0].path: required for a file output ("-" is stdin)`,
+		`e.yaml:6:5: outputs[0].path: required for a file output (the file to append to; for stdout use type: stdout)`,
 		`e.yaml:7:28: pipeline.flush_interval: must be a duration such as 5ms, 30s or 10m, not "soon"`,
 	}
 	if strings.Join(errs, "\n") != strings.Join(want, "\n") {
