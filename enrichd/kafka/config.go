@@ -33,11 +33,24 @@ const (
 	DefaultBackoffMin = 100 * time.Millisecond
 	DefaultBackoffMax = time.Second
 	DefaultAssignor   = "cooperative-sticky"
+	// The group membership and fetch settings of an input are set here
+	// rather than left to the client library, so that an upgrade of it
+	// cannot change them: the Java client's session.timeout.ms and
+	// fetch.max.bytes, a rebalance that may take a minute, and a fetch
+	// that waits up to 5s only when there is nothing to read (min_bytes 1
+	// answers as soon as there is a record).
+	DefaultSessionTimeout    = 45 * time.Second
+	DefaultHeartbeatInterval = 3 * time.Second
+	DefaultRebalanceTimeout  = time.Minute
+	DefaultMinBytes          = 1
+	DefaultMaxBytes          = 50 << 20
+	DefaultMaxWait           = 5 * time.Second
 	// With delivery: exactly_once, a transaction that its producer
 	// neither commits nor aborts within DefaultTransactionTimeout (a
 	// member killed in it) is aborted by the brokers.
 	DefaultTransactionTimeout = 20 * time.Second
 	DefaultTransactionalID    = "enrichd"
+	DefaultClientID           = "enrichd"
 )
 
 // Conn is how a Kafka input or output reaches the cluster.
@@ -238,11 +251,28 @@ func (k *InputConfig) SetDefaults() {
 	if k.Assignor == "" {
 		k.Assignor = DefaultAssignor
 	}
+	if k.ClientID == "" {
+		k.ClientID = DefaultClientID
+	}
 	if k.MaxUncommitted == 0 {
 		k.MaxUncommitted = DefaultMaxUncommitted
 	}
 	if k.CommitInterval == 0 && !k.At.Given("commit_interval") {
 		k.CommitInterval = DefaultCommitInterval
+	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&k.SessionTimeout, DefaultSessionTimeout}, {&k.HeartbeatInterval, DefaultHeartbeatInterval}, {&k.RebalanceTimeout, DefaultRebalanceTimeout}, {&k.MaxWait, DefaultMaxWait}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	if k.MinBytes == 0 {
+		k.MinBytes = DefaultMinBytes
+	}
+	if k.MaxBytes == 0 {
+		k.MaxBytes = DefaultMaxBytes
 	}
 }
 
@@ -345,6 +375,9 @@ func (k *OutputConfig) SetDefaults() {
 	}
 	if k.TransactionalID == "" {
 		k.TransactionalID = DefaultTransactionalID
+	}
+	if k.ClientID == "" {
+		k.ClientID = DefaultClientID
 	}
 	if k.TransactionTimeout == 0 {
 		k.TransactionTimeout = DefaultTransactionTimeout

@@ -55,7 +55,7 @@ func clientID(c Conn) string {
 	if c.ClientID != "" {
 		return c.ClientID
 	}
-	return "enrichd"
+	return DefaultClientID
 }
 
 func tlsConfig(c *TLSConfig) (*tls.Config, error) {
