@@ -183,10 +183,12 @@ type rejection struct {
 	skip   int
 }
 
-// reject records err as the rejection of the version digest when it is
-// permanent, and returns err.
+// reject records err as the rejection of the version digest when its
+// reason is about the version itself (rejectsForGood), and returns err.
+// A failure of the node's disk or of its credentials is not: the next
+// check tries again.
 func (r *remote) reject(digest string, err error) error {
-	if _, permanent := reasonOf(err); !permanent {
+	if reason, _ := reasonOf(err); !rejectsForGood(reason) {
 		return err
 	}
 	if r.rejected.digest != digest {
@@ -196,6 +198,17 @@ func (r *remote) reject(digest string, err error) error {
 	r.rejected.err = err
 	r.rejected.skip = 1<<min(r.rejected.times, 6) - 1 // 1, 3, 7 ... 63
 	return err
+}
+
+// rejectsForGood reports whether a failure of that reason is the
+// version's own fault (an artifact bad, missing or too big), so that
+// checking the same manifest again would fail the same way.
+func rejectsForGood(reason string) bool {
+	switch reason {
+	case ReasonDigest, ReasonStructure, ReasonSize, ReasonSizeLimit, ReasonNotFound:
+		return true
+	}
+	return false
 }
 
 func newRemote(path string, o *RemoteOptions, log *slog.Logger) (*remote, error) {
@@ -321,7 +334,11 @@ func (r *remote) check(ctx context.Context) (installed bool, err error) {
 	for i := range m.Tables {
 		t := &m.Tables[i]
 		if err := r.fetchArtifact(ctx, t); err != nil {
-			return false, r.reject(digest, fmt.Errorf("%s: version %.16s rejected: table %s: artifact %s: %w", r.st.location(), digest, t.Name, t.File, err))
+			what := "rejected"
+			if reason, _ := reasonOf(err); !rejectsForGood(reason) {
+				what = "not fetched"
+			}
+			return false, r.reject(digest, fmt.Errorf("%s: version %.16s %s: table %s: artifact %s: %w", r.st.location(), digest, what, t.Name, t.File, err))
 		}
 	}
 	if err := r.install(m, raw, digest, v, now); err != nil {

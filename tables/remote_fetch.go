@@ -104,6 +104,10 @@ func (r *remote) download(ctx context.Context, t *ManifestTable, part string) er
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
+			// A write failed (a full disk): what was written would
+			// keep the disk full until a later version installs, and
+			// the next check starts over.
+			os.Remove(part)
 			return ferr(ReasonCache, true, "tables cache: %v", err)
 		}
 		return fmt.Errorf("after %d of %d bytes: %w", offset+n, t.Size, err)

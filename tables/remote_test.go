@@ -39,6 +39,9 @@ type storeServer struct {
 	truncate int64
 	// advertise sends this Content-Length with artifacts (and no body).
 	advertise int64
+	// status answers requests for an artifact by name with that status
+	// instead of the file.
+	status map[string]int
 
 	mtime int64
 
@@ -50,7 +53,7 @@ type storeServer struct {
 
 func newStoreServer(t *testing.T) *storeServer {
 	t.Helper()
-	s := &storeServer{t: t, dir: t.TempDir(), cutOnce: map[string]bool{}}
+	s := &storeServer{t: t, dir: t.TempDir(), cutOnce: map[string]bool{}, status: map[string]int{}}
 	s.start("127.0.0.1:0")
 	t.Cleanup(func() { s.stop() })
 	return s
@@ -92,7 +95,13 @@ func (s *storeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
 	s.mu.Lock()
 	token, stall, truncate, advertise := s.token, s.stall, s.truncate, s.advertise
+	name0 := strings.TrimPrefix(r.URL.Path, "/tables/")
+	status := s.status[name0]
 	s.mu.Unlock()
+	if status != 0 {
+		http.Error(w, http.StatusText(status), status)
+		return
+	}
 	if token != "" {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok {

@@ -1,0 +1,143 @@
+//go:build linux
+
+package tables
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/lutkit/lutkit/internal/testfiles"
+)
+
+// mountTmpfs mounts a tmpfs of size at dir until the test ends. Without
+// root (or mount) the test fails under CI=true and skips elsewhere.
+func mountTmpfs(t *testing.T, dir, size string) {
+	t.Helper()
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput()
+	if err != nil {
+		testfiles.Missing(t, fmt.Sprintf("a tmpfs mounted by the test (run as root): mount: %v: %s", err, out))
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+}
+
+// fillTo writes a file into dir's file system until left bytes are
+// free, and returns its path.
+func fillTo(t *testing.T, dir string, left int64) string {
+	t.Helper()
+	var st syscall.Statfs_t
+	must(t, syscall.Statfs(dir, &st))
+	free := int64(st.Bavail) * st.Bsize
+	if free <= left {
+		t.Fatalf("%s has %d bytes free, fewer than %d", dir, free, left)
+	}
+	p := filepath.Join(dir, "filler")
+	writeFile(t, p, make([]byte, (free-left)/4096*4096))
+	return p
+}
+
+// partials lists the files of the cache's downloads in progress.
+func partials(t *testing.T, cache string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(cache, cachePartial))
+	must(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestRemoteDiskFullRetriedAtNextCheck: a cache on a small tmpfs fills up
+// in the middle of a download. The check fails (reason cache), the
+// partial download is removed rather than left to keep the disk full, and
+// once space is freed the very next check downloads the version: a local
+// disk error is not remembered as a bad publish.
+func TestRemoteDiskFullRetriedAtNextCheck(t *testing.T) {
+	mnt := t.TempDir()
+	mountTmpfs(t, mnt, "3m")
+	cache := filepath.Join(mnt, "cache")
+	srv := newStoreServer(t)
+	srv.publish(1)
+	set, err := Open(srv.url(), remoteOpts(cache))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	m2 := srv.publish(2)
+	a := m2.Tables[0]
+	filler := fillTo(t, mnt, a.Size/2)
+
+	err = set.Reload()
+	if reason, _ := reasonOf(err); reason != ReasonCache || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("a check on a full disk: %v, want reason %q and ENOSPC", err, ReasonCache)
+	}
+	for _, want := range []string{srv.url(), a.Name, a.File} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not name %q: %v", want, err)
+		}
+	}
+	if p := partials(t, cache); len(p) != 0 {
+		t.Fatalf("the download that filled the disk is kept in .partial: %v", p)
+	}
+	if v := setVersion(t, set); v != 1 {
+		t.Fatalf("version %d on a full disk, want 1", v)
+	}
+
+	must(t, os.Remove(filler))
+	before := srv.count(a.File)
+	if err := set.Reload(); err != nil {
+		t.Fatalf("the first check after space was freed: %v", err)
+	}
+	if n := srv.count(a.File); n != before+1 {
+		t.Fatalf("artifact %s: %d downloads by the check after space was freed, want 1", a.File, n-before)
+	}
+	if v := setVersion(t, set); v != 2 {
+		t.Fatalf("version %d after space was freed, want 2", v)
+	}
+}
+
+// TestRemoteForbiddenArtifactRetriedAtNextCheck: an artifact answered 403
+// (credentials the store refused for that object) fails the check without
+// a retry; once the store serves it, the next check takes the version.
+func TestRemoteForbiddenArtifactRetriedAtNextCheck(t *testing.T) {
+	srv := newStoreServer(t)
+	srv.publish(1)
+	set, err := Open(srv.url(), remoteOpts(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	m2 := writeVersion(t, srv.dir, 2)
+	b := m2.Tables[1]
+	srv.mu.Lock()
+	srv.status[b.File] = http.StatusForbidden
+	srv.mu.Unlock()
+	srv.putManifest(m2)
+
+	err = set.Reload()
+	if reason, _ := reasonOf(err); reason != ReasonForbidden {
+		t.Fatalf("an artifact answered 403: %v, want reason %q", err, ReasonForbidden)
+	}
+	if !strings.Contains(err.Error(), b.File) {
+		t.Errorf("the error does not name the artifact %s: %v", b.File, err)
+	}
+	srv.mu.Lock()
+	delete(srv.status, b.File)
+	srv.mu.Unlock()
+	if err := set.Reload(); err != nil {
+		t.Fatalf("the first check after the store served the artifact: %v", err)
+	}
+	if v := setVersion(t, set); v != 2 {
+		t.Fatalf("version %d, want 2", v)
+	}
+}
