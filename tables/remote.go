@@ -162,8 +162,12 @@ type remote struct {
 	pending map[string]bool
 
 	// rejected is the last version rejected for good (an artifact bad,
-	// missing or over the size limit), owned like state.
+	// missing or over the size limit), owned like state; seen is the
+	// digest of the last manifest fetched. The rejection is forgotten
+	// when another manifest is fetched and when a version installs, so
+	// that a version put right and published again is tried at once.
 	rejected rejection
+	seen     string
 
 	mu    sync.Mutex
 	stats RemoteStats
@@ -175,7 +179,7 @@ type remote struct {
 // the same error and download nothing, 1, 3, 7 ... up to 63 of them in a
 // row, doubling with every rejection of that version. Then it is tried
 // again, so an artifact put right in the store under the same manifest is
-// picked up.
+// picked up. Another manifest in between (or an install) ends it.
 type rejection struct {
 	digest string
 	err    error
@@ -305,6 +309,9 @@ func (r *remote) check(ctx context.Context) (installed bool, err error) {
 	}
 	r.addBytes(int64(len(raw)))
 	digest := fsutil.BytesSHA256(raw)
+	if digest != r.seen {
+		r.seen, r.rejected = digest, rejection{}
+	}
 	m, err := ParseManifest(r.st.location(), raw)
 	if err != nil {
 		r.fail(ReasonManifest)
@@ -345,6 +352,7 @@ func (r *remote) check(ctx context.Context) (installed bool, err error) {
 		r.fail(ReasonCache)
 		return false, fmt.Errorf("tables cache %s: %w", r.o.CacheDir, err)
 	}
+	r.rejected = rejection{}
 	r.mu.Lock()
 	r.stats.Version, r.stats.Generated = digest, m.Generated
 	r.mu.Unlock()

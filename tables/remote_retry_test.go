@@ -141,3 +141,68 @@ func TestRemoteForbiddenArtifactRetriedAtNextCheck(t *testing.T) {
 		t.Fatalf("version %d, want 2", v)
 	}
 }
+
+// TestRemoteRejectionEndsWithAnotherVersion: a version rejected for a
+// missing artifact, then put right and published again after another
+// manifest, is taken at the first check that finds it: after a version
+// that installed, and after one that could not be fetched.
+func TestRemoteRejectionEndsWithAnotherVersion(t *testing.T) {
+	srv := newStoreServer(t)
+	srv.publish(1)
+	set, err := Open(srv.url(), remoteOpts(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	// publishMissing publishes a version whose artifact of table b is
+	// missing (404), checks that it is rejected, and returns a function
+	// that puts the artifact back.
+	publishMissing := func(version int) (*Manifest, func()) {
+		t.Helper()
+		m := writeVersion(t, srv.dir, version)
+		p := filepath.Join(srv.dir, m.Tables[1].File)
+		b, err := os.ReadFile(p)
+		must(t, err)
+		must(t, os.Remove(p))
+		srv.putManifest(m)
+		if err := set.Reload(); err == nil {
+			t.Fatalf("version %d with a missing artifact was accepted", version)
+		} else if reason, _ := reasonOf(err); reason != ReasonNotFound {
+			t.Fatalf("version %d: %v, want reason %q", version, err, ReasonNotFound)
+		}
+		return m, func() { writeFile(t, p, b) }
+	}
+	republish := func(m *Manifest, version int) {
+		t.Helper()
+		srv.putManifest(m)
+		if err := set.Reload(); err != nil {
+			t.Fatalf("version %d put right and published again: %v", version, err)
+		}
+		if v := setVersion(t, set); v != version {
+			t.Fatalf("version %d, want %d", v, version)
+		}
+	}
+
+	// A version installs in between.
+	m2, fix2 := publishMissing(2)
+	srv.publish(3)
+	must(t, set.Reload())
+	if v := setVersion(t, set); v != 3 {
+		t.Fatalf("version %d, want 3", v)
+	}
+	fix2()
+	republish(m2, 2)
+
+	// A version that cannot be fetched (the store answers 500) in between.
+	m4, fix4 := publishMissing(4)
+	m5 := writeVersion(t, srv.dir, 5)
+	srv.mu.Lock()
+	srv.status[m5.Tables[0].File] = http.StatusInternalServerError
+	srv.mu.Unlock()
+	srv.putManifest(m5)
+	if err := set.Reload(); err == nil {
+		t.Fatal("version 5 installed although its artifact is answered 500")
+	}
+	fix4()
+	republish(m4, 4)
+}
