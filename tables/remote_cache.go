@@ -23,8 +23,9 @@ import (
 //	.partial/                 downloads in progress (resumed by the next try)
 //
 // An artifact is renamed into the cache only after its digest and its
-// structure were checked, so its presence means it is sound: whether a
-// manifest's artifact must be downloaded is a name lookup.
+// structure were checked and its bytes synced to disk, so its presence
+// means it is sound: whether a manifest's artifact must be downloaded is
+// a name lookup.
 const (
 	cacheState    = "state.json"
 	cacheVersions = "versions"

@@ -91,5 +91,9 @@ func (r *remote) applyDelta(base string, baseSize int64, b []byte, part string) 
 		return err
 	}
 	_, err = delta.Apply(out, bf, baseSize, b, r.o.maxArtifact())
+	if err == nil {
+		// Durable before the rename into the cache, as a download.
+		err = out.Sync()
+	}
 	return errors.Join(err, out.Close())
 }

@@ -73,7 +73,7 @@ func (r *remote) download(ctx context.Context, t *ManifestTable, part string) er
 		offset = 0
 	}
 	if offset == t.Size && offset > 0 {
-		return nil // complete: the checks decide
+		return syncPart(f) // complete: the checks decide
 	}
 	body, total, resumed, err := r.st.artifact(ctx, t.File, offset)
 	if err != nil {
@@ -118,6 +118,17 @@ func (r *remote) download(ctx context.Context, t *ManifestTable, part string) er
 			return ferr(ReasonSize, true, "the store sent more than the manifest's %d bytes", t.Size)
 		}
 		return ferr(ReasonTruncated, false, "the transfer ended after %d of %d bytes", got, t.Size)
+	}
+	return syncPart(f)
+}
+
+// syncPart makes a complete download durable before it is renamed into
+// the cache: the manifest naming it is written (and synced) after, so a
+// power loss must not leave the cache with the name and without the
+// bytes.
+func syncPart(f *os.File) error {
+	if err := f.Sync(); err != nil {
+		return ferr(ReasonCache, true, "tables cache: %v", err)
 	}
 	return nil
 }
