@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -34,6 +35,22 @@ func openRemote(path string, opts Options) (*Set, error) {
 	}
 	inner := opts
 	inner.Logger = log
+	set, err := openLocal(mp, inner, r)
+	if err == nil {
+		return set, nil
+	}
+	// The cache's version does not load: an artifact damaged on disk
+	// since it was verified. Those that fail their checks are fetched
+	// again from the store, then the version is loaded again.
+	n, rerr := r.repair(context.Background(), nil)
+	if rerr != nil {
+		return nil, fmt.Errorf("%w (repairing the cache: %w)", err, rerr)
+	}
+	if n == 0 {
+		return nil, err
+	}
+	log.Warn("tables: the cached version did not load; its damaged artifacts were fetched again", "source", r.st.location(),
+		"version", r.state.Current, "artifacts", n, "reason", err.Error())
 	return openLocal(mp, inner, r)
 }
 
@@ -84,10 +101,14 @@ func (s *Set) checkRemote() error {
 	if s.closed.Load() {
 		return nil
 	}
+	repaired := s.repairDamaged()
 	installed, err := s.remote.check(s.remoteCtx)
 	if err != nil {
 		if s.remoteCtx.Err() != nil {
 			return nil // closing
+		}
+		if repaired {
+			_ = s.load(false) // rejections are logged and counted by load
 		}
 		if reason, _ := reasonOf(err); rejectsVersion(reason) {
 			loc := s.remote.st.location()
@@ -98,10 +119,42 @@ func (s *Set) checkRemote() error {
 		}
 		return err
 	}
-	if installed {
+	if installed || repaired {
 		return s.load(false)
 	}
 	return nil
+}
+
+// repairDamaged checks again, and fetches again if bad, the cached
+// artifacts of the tables marked damaged since the last load (a memory
+// fault, a file changed in place), as a local set looks at a damaged
+// file again at once. It reports whether the next load should reopen
+// them; when the store cannot be reached the damage stays marked and the
+// next check tries again.
+func (s *Set) repairDamaged() bool {
+	if !s.recheck.Load() {
+		return false
+	}
+	names := map[string]bool{}
+	for _, e := range s.cur.Load().list {
+		if e.damaged.Load() {
+			names[filepath.Base(e.path)] = true
+		}
+	}
+	if len(names) == 0 {
+		return true
+	}
+	n, err := s.remote.repair(s.remoteCtx, names)
+	if err != nil {
+		if s.remoteCtx.Err() == nil {
+			s.log.Warn("tables: a damaged table could not be fetched again; its lookups miss", "reason", err.Error())
+		}
+		return false
+	}
+	if n > 0 {
+		s.log.Info("tables: damaged tables fetched again from the store", "source", s.remote.st.location(), "artifacts", n)
+	}
+	return true
 }
 
 // rejectsVersion reports whether a failure of that reason rejects the
