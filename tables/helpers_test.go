@@ -160,11 +160,29 @@ func lutBinary(t testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
+	if cache := os.Getenv("LUTKIT_TEST_HOLD_CACHE"); cache != "" {
+		os.Exit(holdCache(cache, os.Getenv("LUTKIT_TEST_HOLD_URL")))
+	}
 	code := m.Run()
 	if lutBinDir != "" {
 		os.RemoveAll(lutBinDir)
 	}
 	os.Exit(code)
+}
+
+// holdCache is the other process of TestRemoteCacheHeldByAnotherProcess:
+// it opens a set of the store at url on the cache directory, says so,
+// and holds it until its standard input closes.
+func holdCache(cache, url string) int {
+	set, err := Open(url, remoteOpts(cache))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer set.Close()
+	os.Stdout.WriteString("holding\n")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
 }
 
 // compileVersionFast writes a table of n rows of the given version to

@@ -169,6 +169,13 @@ type remote struct {
 	rejected rejection
 	seen     string
 
+	// lock is the process's hold on the cache directory, shared with the
+	// other sets of the process on it; installs is the count of its
+	// installs this remote's state reflects.
+	lock     *cacheLock
+	installs uint64
+	closed   bool
+
 	mu    sync.Mutex
 	stats RemoteStats
 }
@@ -226,25 +233,53 @@ func newRemote(path string, o *RemoteOptions, log *slog.Logger) (*remote, error)
 	if err := prepareCache(o.CacheDir); err != nil {
 		return nil, err
 	}
-	r := &remote{st: st, o: o, log: log, pending: map[string]bool{}}
+	lock, err := lockCache(o.CacheDir)
+	if err != nil {
+		return nil, err
+	}
+	r := &remote{st: st, o: o, log: log, pending: map[string]bool{}, lock: lock}
 	r.stats.Source = st.location()
 	r.stats.Failures = map[string]uint64{}
 	r.stats.DownloadsByFile = map[string]uint64{}
 	r.stats.DeltaFallbacks = map[string]uint64{}
-	if s, err := readState(o.CacheDir); err == nil && s.Source == st.location() {
-		r.state = s
-		r.stats.LastSuccess = s.CheckedAt
-		r.stats.Version = s.Current
-		if len(s.Versions) > 0 {
-			r.stats.Generated = s.Versions[0].Generated
-		}
-	} else if err == nil {
+	lock.mu.Lock()
+	defer lock.mu.Unlock()
+	r.readState()
+	return r, nil
+}
+
+// readState takes the cache's state.json as this remote's state. Called
+// with the cache lock's mu held.
+func (r *remote) readState() {
+	r.installs = r.lock.installs
+	s, err := readState(r.o.CacheDir)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s.Source != r.st.location() {
 		// A cache filled from another source: its artifacts may serve
 		// this one (they are content-addressed), but its version is not
 		// this source's and is never served.
 		r.state = remoteState{Versions: s.Versions}
+		return
 	}
-	return r, nil
+	r.state = s
+	r.stats.LastSuccess = s.CheckedAt
+	r.stats.Version = s.Current
+	if len(s.Versions) > 0 {
+		r.stats.Generated = s.Versions[0].Generated
+	}
+}
+
+// close gives up the remote's share of the cache directory's lock.
+func (r *remote) close() {
+	if r.closed {
+		return
+	}
+	r.closed = true
+	r.lock.release()
 }
 
 // cachedManifest is the cache's current manifest, or "" if it has none.
@@ -269,8 +304,25 @@ func (r *remote) addBytes(n int64) {
 
 // check fetches the manifest (conditionally) and, when it changed, every
 // artifact the cache lacks, verifies them all and installs the version.
-// It reports whether a new version was installed; ctx aborts it.
+// It reports whether the cache's version changed (installed by this
+// check, or by another set of the process on the same cache since this
+// one's last check), also with an error; ctx aborts it. The checks of
+// the sets sharing the cache run one at a time.
 func (r *remote) check(ctx context.Context) (installed bool, err error) {
+	r.lock.mu.Lock()
+	defer r.lock.mu.Unlock()
+	moved := false
+	if r.installs != r.lock.installs {
+		before := r.state.Current
+		r.readState()
+		moved = r.state.Current != before
+	}
+	installed, err = r.checkStore(ctx)
+	return installed || moved, err
+}
+
+// checkStore is check, with the cache's lock held.
+func (r *remote) checkStore(ctx context.Context) (installed bool, err error) {
 	now := time.Now()
 	r.mu.Lock()
 	r.stats.Checks++

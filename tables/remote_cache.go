@@ -135,6 +135,8 @@ func (r *remote) install(m *Manifest, raw []byte, digest string, v validator, no
 	r.mu.Lock()
 	r.state = st
 	r.mu.Unlock()
+	r.lock.installs++
+	r.installs = r.lock.installs
 	r.prune()
 	return nil
 }

@@ -15,6 +15,8 @@ import (
 // is published. With only, just the artifacts of those cache file names
 // are checked. It returns how many artifacts were fetched again.
 func (r *remote) repair(ctx context.Context, only map[string]bool) (int, error) {
+	r.lock.mu.Lock()
+	defer r.lock.mu.Unlock()
 	digest := r.state.Current
 	if digest == "" {
 		return 0, nil

@@ -28,6 +28,7 @@ func openRemote(path string, opts Options) (*Set, error) {
 	mp := r.cachedManifest()
 	if cerr != nil {
 		if mp == "" {
+			r.close()
 			return nil, fmt.Errorf("%w (the cache %s holds no earlier version to serve)", cerr, ro.CacheDir)
 		}
 		log.Warn("tables: serving the cached version, stale", "source", r.st.location(), "version", r.state.Current,
@@ -44,14 +45,20 @@ func openRemote(path string, opts Options) (*Set, error) {
 	// again from the store, then the version is loaded again.
 	n, rerr := r.repair(context.Background(), nil)
 	if rerr != nil {
+		r.close()
 		return nil, fmt.Errorf("%w (repairing the cache: %w)", err, rerr)
 	}
 	if n == 0 {
+		r.close()
 		return nil, err
 	}
 	log.Warn("tables: the cached version did not load; its damaged artifacts were fetched again", "source", r.st.location(),
 		"version", r.state.Current, "artifacts", n, "reason", err.Error())
-	return openLocal(mp, inner, r)
+	set, err = openLocal(mp, inner, r)
+	if err != nil {
+		r.close()
+	}
+	return set, err
 }
 
 // startRemote starts the goroutine that checks the store every poll
@@ -107,7 +114,7 @@ func (s *Set) checkRemote() error {
 		if s.remoteCtx.Err() != nil {
 			return nil // closing
 		}
-		if repaired {
+		if installed || repaired {
 			_ = s.load(false) // rejections are logged and counted by load
 		}
 		if reason, _ := reasonOf(err); rejectsVersion(reason) {

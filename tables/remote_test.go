@@ -42,6 +42,10 @@ type storeServer struct {
 	// status answers requests for an artifact by name with that status
 	// instead of the file.
 	status map[string]int
+	// slow sends artifacts (whole, from byte 0) 4 KiB at a time with
+	// this pause between the pieces; slowStarted counts those begun.
+	slow        time.Duration
+	slowStarted atomic.Int64
 
 	mtime int64
 
@@ -94,7 +98,7 @@ func (w *countingWriter) WriteHeader(code int) {
 func (s *storeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
 	s.mu.Lock()
-	token, stall, truncate, advertise := s.token, s.stall, s.truncate, s.advertise
+	token, stall, truncate, advertise, slow := s.token, s.stall, s.truncate, s.advertise, s.slow
 	name0 := strings.TrimPrefix(r.URL.Path, "/tables/")
 	status := s.status[name0]
 	s.mu.Unlock()
@@ -139,6 +143,27 @@ func (s *storeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case advertise > 0:
 			w.Header().Set("Content-Length", "10000000000")
 			w.WriteHeader(http.StatusOK)
+			return
+		case slow > 0:
+			b, err := os.ReadFile(path)
+			if err != nil {
+				http.NotFound(w, r)
+				return
+			}
+			v, _ := s.byPath.LoadOrStore(name, new(atomic.Int64))
+			v.(*atomic.Int64).Add(1)
+			s.slowStarted.Add(1)
+			w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+			w.WriteHeader(http.StatusOK)
+			for len(b) > 0 {
+				n := min(len(b), 4096)
+				if _, err := w.Write(b[:n]); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				b = b[n:]
+				time.Sleep(slow)
+			}
 			return
 		case truncate > 0:
 			b, err := os.ReadFile(path)

@@ -224,6 +224,13 @@ func (s *Set) Close() error {
 	close(s.done)
 	s.remoteCancel()
 	s.wg.Wait()
+	if s.remote != nil {
+		// No check runs after this (checkRemote sees closed): the
+		// cache directory's lock goes.
+		s.remoteMu.Lock()
+		s.remote.close()
+		s.remoteMu.Unlock()
+	}
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
 	old := s.cur.Swap(emptySnapshot)
