@@ -85,14 +85,34 @@ func (s *storeServer) count(path string) int64 {
 	return v.(*atomic.Int64).Load()
 }
 
+// countingWriter counts an answer as its status is sent, before any of
+// the body: a client that has read the answer finds it counted.
 type countingWriter struct {
 	http.ResponseWriter
+	s      *storeServer
+	name   string
 	status int
 }
 
 func (w *countingWriter) WriteHeader(code int) {
-	w.status = code
+	if w.status == 0 {
+		w.status = code
+		switch code {
+		case http.StatusNotModified:
+			w.s.notMod.Add(1)
+		case http.StatusOK, http.StatusPartialContent:
+			v, _ := w.s.byPath.LoadOrStore(w.name, new(atomic.Int64))
+			v.(*atomic.Int64).Add(1)
+		}
+	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 func (s *storeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -191,15 +211,7 @@ func (s *storeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	cw := &countingWriter{ResponseWriter: w}
-	http.ServeFile(cw, r, path)
-	switch cw.status {
-	case http.StatusNotModified:
-		s.notMod.Add(1)
-	case http.StatusOK, http.StatusPartialContent, 0:
-		v, _ := s.byPath.LoadOrStore(name, new(atomic.Int64))
-		v.(*atomic.Int64).Add(1)
-	}
+	http.ServeFile(&countingWriter{ResponseWriter: w, s: s, name: name}, r, path)
 }
 
 // publish writes a version of tables a and b into the server's directory,
