@@ -72,6 +72,10 @@ func reasonOf(err error) (string, bool) {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errStalled) {
 		return ReasonTimeout, false
 	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		// The connection closed before the Content-Length's bytes.
+		return ReasonTruncated, false
+	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return ReasonTimeout, false

@@ -32,10 +32,12 @@ type storeServer struct {
 	// stall makes artifact requests hang after the headers.
 	stall bool
 	// cutOnce cuts the first download of each artifact after half its
-	// bytes (the store going down mid-download).
+	// bytes (the store going down mid-download); cut cuts every one.
+	// Both send the full Content-Length.
 	cutOnce map[string]bool
-	// truncate serves artifacts short by this many bytes, with a
-	// Content-Length to match.
+	cut     bool
+	// truncate serves artifacts short by this many bytes, without a
+	// Content-Length (chunked): the body just ends early.
 	truncate int64
 	// advertise sends this Content-Length with artifacts (and no body).
 	advertise int64
@@ -195,7 +197,7 @@ func (s *storeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.mu.Lock()
-		cut := s.cutOnce[name]
+		cut := s.cutOnce[name] || s.cut
 		delete(s.cutOnce, name)
 		s.mu.Unlock()
 		if cut {
@@ -461,7 +463,7 @@ func TestRemoteResumesDownload(t *testing.T) {
 		t.Fatalf("%d range requests, want 2 (one resume per artifact)", n)
 	}
 	r := set.Stats().Remote
-	if r.Downloads != 4 || r.Failures[ReasonUnreachable]+r.Failures[ReasonTruncated] != 2 {
+	if r.Downloads != 4 || r.Failures[ReasonTruncated] != 2 || r.Failures[ReasonUnreachable] != 0 {
 		t.Fatalf("remote stats: %+v", r)
 	}
 }
@@ -476,6 +478,7 @@ func TestRemoteFaults(t *testing.T) {
 		calls  int64                               // the most requests one check may make (0: any)
 	}{
 		{name: "truncated artifact", reason: ReasonTruncated, setup: func(srv *storeServer, m *Manifest) { srv.truncate = 100 }},
+		{name: "artifact cut short of its Content-Length", reason: ReasonTruncated, setup: func(srv *storeServer, m *Manifest) { srv.cut = true }},
 		{name: "wrong digest", reason: ReasonDigest, setup: func(srv *storeServer, m *Manifest) {
 			// The artifact of table a has the right size and other bytes.
 			p := filepath.Join(srv.dir, m.Tables[0].File)
