@@ -244,6 +244,7 @@ func newRemote(path string, o *RemoteOptions, log *slog.Logger) (*remote, error)
 	r.stats.DeltaFallbacks = map[string]uint64{}
 	lock.mu.Lock()
 	defer lock.mu.Unlock()
+	r.removeLeftovers()
 	r.readState()
 	return r, nil
 }

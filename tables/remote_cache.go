@@ -95,6 +95,28 @@ func prepareCache(dir string) error {
 	return nil
 }
 
+// removeLeftovers removes the temporary files of writes of MANIFEST.json,
+// state.json and versions/*.json a crash interrupted (.NAME.tmp-*):
+// nothing else writes the cache while its lock is held and its mu taken.
+func (r *remote) removeLeftovers() {
+	for _, dir := range []string{r.o.CacheDir, filepath.Join(r.o.CacheDir, cacheVersions)} {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			n := e.Name()
+			base, _, ok := strings.Cut(n, ".tmp-")
+			if !ok || !e.Type().IsRegular() || !strings.HasPrefix(base, ".") || !strings.HasSuffix(base, ".json") {
+				continue
+			}
+			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				r.log.Warn("tables: cache: removing a leftover temporary file", "file", filepath.Join(dir, n), "reason", err.Error())
+			}
+		}
+	}
+}
+
 // install makes m (published as raw, with SHA256 digest) the cache's
 // current version: the published manifest is kept under versions/, the
 // manifest naming the cached files becomes MANIFEST.json, state.json
