@@ -309,11 +309,30 @@ func TestQueueDiskFull(t *testing.T) {
 // so, /readyz answers 503 and the sender waits; once the receiver
 // listens everything arrives, once, and /readyz answers 200 again.
 func TestQueueFull(t *testing.T) {
-	const n = 300_000
+	dir := t.TempDir()
+	buildCustomers(t, filepath.Join(dir, "customers.lut"), 10, 1)
+	addr := reservePort(t)
+	queueFull(t, addr, queueConfig(t, dir, addr, 24<<20), 300_000)
+}
+
+// TestQueueFullSmall: TestQueueFull with the smallest queue the
+// configuration allows for batches of 8 KiB (768 KiB, under the least
+// segment size by default): once the receiver listens, delivered
+// segments make room again and everything arrives.
+func TestQueueFullSmall(t *testing.T) {
 	dir := t.TempDir()
 	buildCustomers(t, filepath.Join(dir, "customers.lut"), 10, 1)
 	addr := reservePort(t)
 	cfg := queueConfig(t, dir, addr, 24<<20)
+	cfg.Queue.MaxBytes, cfg.Pipeline.BatchBytes = 768<<10, 8<<10
+	must(t, cfg.Validate())
+	queueFull(t, addr, cfg, 200_000)
+}
+
+// queueFull sends n events through a daemon of cfg whose output's
+// receiver (at addr) is absent until its queue is full.
+func queueFull(t *testing.T, addr string, cfg *Config, n int) {
+	t.Helper()
 	r, logs := startDaemonLogged(t, cfg)
 	sent := timedSend(t, r.d, 0, n)
 	waitFor(t, 2*time.Minute, func() bool { return metric(t, r.d, "enrichd_disk_queue_full") == 1 }, func() string {
@@ -336,8 +355,15 @@ func TestQueueFull(t *testing.T) {
 	}
 	rcv := &lineReceiver{t: t, addr: addr}
 	rcv.listen()
-	if res := <-sent; res.err != nil {
-		t.Fatal(res.err)
+	select {
+	case res := <-sent:
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+	case <-time.After(3 * time.Minute):
+		d, _ := rcv.counts()
+		t.Fatalf("the sender still waits 3 minutes after the receiver listens: the receiver holds %d of %d events, the queue %v bytes (full %v)",
+			d, n, metric(t, r.d, "enrichd_disk_queue_bytes"), metric(t, r.d, "enrichd_disk_queue_full"))
 	}
 	waitFor(t, 5*time.Minute, func() bool { d, _ := rcv.counts(); return d >= n }, func() string {
 		d, _ := rcv.counts()

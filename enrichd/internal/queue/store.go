@@ -44,8 +44,10 @@ type Options struct {
 	Dir      string
 	MaxBytes int64
 	// SegmentBytes is the size from which a new segment is begun; 0:
-	// MaxBytes/64, between 1 MiB and 64 MiB. Space is freed a segment at
-	// a time: the file system must have room for more than one.
+	// MaxBytes/64, between 1 MiB and 64 MiB. It is at most MaxBytes/4:
+	// space is freed a segment at a time, and the segment written to is
+	// never freed, so that MaxBytes holds several. The file system must
+	// have room for more than one.
 	SegmentBytes int64
 	// OnDamage is told of every span of a segment skipped as damaged
 	// (or torn by a crash), with the segment's path. Called from Next.
@@ -145,6 +147,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.SegmentBytes == 0 {
 		opts.SegmentBytes = min(max(opts.MaxBytes/64, 1<<20), 64<<20)
 	}
+	opts.SegmentBytes = min(opts.SegmentBytes, opts.MaxBytes/4)
 	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
 		return nil, err
 	}

@@ -245,6 +245,37 @@ func TestFull(t *testing.T) {
 	must(t, s.Close())
 }
 
+// TestFullSmallQueue: a MaxBytes under the smallest default segment
+// size (1 MiB), with the default SegmentBytes: once full, delivering
+// every record frees room, round after round.
+func TestFullSmallQueue(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(Options{Dir: dir, MaxBytes: 768 << 10})
+	must(t, err)
+	n, from := 0, 0 // the records appended, the first not read
+	for round := range 3 {
+		for ; ; n++ {
+			err := s.Append(payload(n), 1+n%7)
+			if errors.Is(err, ErrFull) {
+				break
+			}
+			must(t, err)
+		}
+		if n-from < 1000 {
+			t.Fatalf("round %d: full after %d records", round, n-from)
+		}
+		if got := readAll(t, s, true); len(got) != n-from || got[0] != from {
+			t.Fatalf("round %d: read %d records, want %d from seq %d", round, len(got), n-from, from)
+		}
+		if err := s.Append(payload(n), 1+n%7); err != nil {
+			t.Fatalf("round %d: every record delivered, an Append: %v (stats %+v)", round, err, s.Stats())
+		}
+		from = n
+		n++
+	}
+	must(t, s.Close())
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
