@@ -25,7 +25,7 @@ func FuzzScan(f *testing.F) {
 	f.Add([]byte("LQR1"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		off := int64(0)
-		Scan(b, 0, 7, true, func(e Entry) {
+		Scan(b, 0, 7, func(e Entry) {
 			if e.Off != off {
 				t.Fatalf("record at %d, want %d", e.Off, off)
 			}

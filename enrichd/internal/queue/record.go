@@ -27,6 +27,12 @@ import (
 // header and payload both check. Seeding it with the segment's number
 // makes the records a reused segment file held before (past what was
 // written to it since) fail it.
+//
+// Each record is written with an end mark after it, recHeaderSize zero
+// bytes, in the same system call; the next record is written over it.
+// After a crash, the last segment's end past its last record is a
+// record cut short if it does not begin with the mark, and what a reused
+// file held before if it does (see cutTail).
 const (
 	segHeaderSize = 16
 	recHeaderSize = 24
@@ -37,6 +43,7 @@ const (
 var (
 	segMagic = [8]byte{'L', 'U', 'T', 'Q', 'S', 'E', 'G', '1'}
 	recMagic = [4]byte{'L', 'Q', 'R', '1'}
+	endMark  [recHeaderSize]byte
 )
 
 // putSegHeader writes the header of segment id into b.
@@ -93,7 +100,8 @@ type Damage struct {
 	// header that checks says (a damaged header does not tell).
 	Events int
 	// Torn says the span is the end of the segment cut short by a crash
-	// while a record was written (never acknowledged), not damage.
+	// while a record was written (never acknowledged), not damage; found
+	// at Open in the last segment an earlier run wrote, and cut off.
 	Torn bool
 	Err  error
 }
@@ -106,13 +114,11 @@ type Entry struct {
 }
 
 // Scan reads the records of b, bytes of segment seg's file from offset
-// base, calling rec for each record that
-// checks and bad for each span that does not. A damaged payload is
-// skipped by its header's length; after a damaged header Scan resumes at
-// the next offset where a record's header and payload check. A damaged
-// span that runs to the end of b is reported as one span (Torn when
-// tornOK, the segment written last before a crash).
-func Scan(b []byte, base int64, seg uint64, tornOK bool, rec func(Entry), bad func(Damage)) {
+// base, calling rec for each record that checks and bad for each span
+// that does not. A damaged payload is skipped by its header's length;
+// after a damaged header, or a record that runs past the end of b, Scan
+// resumes at the next offset where a record's header and payload check.
+func Scan(b []byte, base int64, seg uint64, rec func(Entry), bad func(Damage)) {
 	off := 0
 	for off < len(b) {
 		e, n, ok := next(b[off:], seg)
@@ -135,14 +141,10 @@ func Scan(b []byte, base int64, seg uint64, tornOK bool, rec func(Entry), bad fu
 		// the next record that checks.
 		skip := resync(b[off:], seg)
 		d := Damage{Off: base + int64(off), Len: int64(skip)}
-		if off+skip == len(b) {
-			d.Torn = tornOK
-			if rh, ok := parseRecHeader(b[off:], seg); ok {
-				d.Events = int(rh.events)
-			}
-		}
-		if d.Torn {
-			d.Err = corrupt.At("queue record", d.Off, "record torn at the end of the segment (%d bytes)", d.Len)
+		if rh, ok := parseRecHeader(b[off:], seg); ok {
+			d.Events = int(rh.events)
+			d.Err = corrupt.At("queue record", d.Off, "record of %d bytes (%d events) runs past the end of the segment, %d bytes after it; %d bytes skipped",
+				recHeaderSize+int64(rh.length), rh.events, len(b)-off, d.Len)
 		} else {
 			d.Err = corrupt.At("queue record", d.Off, "damaged record header; %d bytes skipped", d.Len)
 		}

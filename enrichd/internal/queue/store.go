@@ -49,8 +49,9 @@ type Options struct {
 	// never freed, so that MaxBytes holds several. The file system must
 	// have room for more than one.
 	SegmentBytes int64
-	// OnDamage is told of every span of a segment skipped as damaged
-	// (or torn by a crash), with the segment's path. Called from Next.
+	// OnDamage is told of every span of a segment skipped as damaged, with
+	// the segment's path: from Next, and from Open for the record torn by
+	// a crash at the end of the last segment.
 	OnDamage func(path string, d Damage)
 }
 
@@ -73,9 +74,6 @@ type segment struct {
 	id     uint64
 	size   int64 // bytes written (committed)
 	sealed bool
-	// tornOK: the segment written last before this start, whose end a
-	// crash may have cut.
-	tornOK bool
 }
 
 // flight is a record read and not yet delivered (or a span skipped).
@@ -140,6 +138,8 @@ func (s *Store) path(id uint64) string { return filepath.Join(s.opts.Dir, segNam
 
 // Open opens (creating it if need be) the queue in opts.Dir. Records
 // left by an earlier run are read first; appends go to a new segment.
+// The last segment an earlier run wrote is cut after its last whole
+// record (see cutTail).
 func Open(opts Options) (*Store, error) {
 	if opts.MaxBytes <= 0 {
 		return nil, errors.New("queue: MaxBytes must be positive")
@@ -159,7 +159,7 @@ func Open(opts Options) (*Store, error) {
 	for _, e := range ents {
 		name := e.Name()
 		if strings.HasSuffix(name, spareSuffix) {
-			if p := filepath.Join(opts.Dir, name); len(s.spares) < maxSpares {
+			if p := filepath.Join(opts.Dir, name); reuseFiles && len(s.spares) < maxSpares {
 				s.spares = append(s.spares, p)
 			} else {
 				_ = os.Remove(p)
@@ -183,8 +183,14 @@ func Open(opts Options) (*Store, error) {
 	slices.SortFunc(s.segs, func(a, b *segment) int { return cmpU64(a.id, b.id) })
 	next := uint64(1)
 	if n := len(s.segs); n > 0 {
-		s.segs[n-1].tornOK = true
-		next = s.segs[n-1].id + 1
+		last := s.segs[n-1]
+		size, err := s.cutTail(last.id)
+		if err != nil {
+			return nil, err
+		}
+		s.used += size - last.size
+		last.size = size
+		next = last.id + 1
 	}
 	if s.cursor, err = os.OpenFile(filepath.Join(opts.Dir, cursorName), os.O_RDWR|os.O_CREATE, 0o640); err != nil {
 		return nil, err
@@ -246,7 +252,9 @@ func (s *Store) newSegment(id uint64) error {
 	s.mu.Lock()
 	if n := len(s.spares); n > 0 {
 		if os.Rename(s.spares[n-1], s.path(id)) == nil {
-			flags = os.O_RDWR // what it held past what is written fails its checksums
+			// What it held past what is written fails its checksums,
+			// and lies past the end mark.
+			flags = os.O_RDWR
 		}
 		s.spares = s.spares[:n-1]
 	}
@@ -255,7 +263,7 @@ func (s *Store) newSegment(id uint64) error {
 	if err != nil {
 		return err
 	}
-	var h [segHeaderSize]byte
+	var h [segHeaderSize + recHeaderSize]byte // and the end mark
 	putSegHeader(h[:], id)
 	if _, err := f.WriteAt(h[:], 0); err != nil {
 		f.Close()
@@ -400,7 +408,7 @@ func (s *Store) Next(dst []byte) (Record, error) {
 			s.mu.Unlock()
 			return Record{}, ErrEmpty
 		}
-		limit, sealed, tornOK := seg.size, seg.sealed, seg.tornOK
+		limit, sealed := seg.size, seg.sealed
 		s.mu.Unlock()
 		if s.rf == nil {
 			f, err := os.Open(s.path(s.rid))
@@ -412,7 +420,7 @@ func (s *Store) Next(dst []byte) (Record, error) {
 				var h [segHeaderSize]byte
 				n, _ := f.ReadAt(h[:], 0)
 				if err := checkSegHeader(h[:n], s.rid); err != nil {
-					s.damaged(Damage{Off: 0, Len: 0, Err: err})
+					s.damaged(s.rid, Damage{Off: 0, Len: 0, Err: err})
 				}
 			}
 		}
@@ -441,7 +449,7 @@ func (s *Store) Next(dst []byte) (Record, error) {
 		}
 		need := int64(recHeaderSize) + int64(rh.length)
 		if !ok || s.roff+need > limit {
-			if err := s.resync(limit, sealed && tornOK); err != nil {
+			if err := s.resync(limit); err != nil {
 				return Record{}, err
 			}
 			continue
@@ -451,7 +459,7 @@ func (s *Store) Next(dst []byte) (Record, error) {
 			return Record{}, err
 		}
 		if xxh3.Hash(dst) != rh.sum {
-			s.damaged(Damage{Off: s.roff, Len: need, Events: int(rh.events),
+			s.damaged(s.rid, Damage{Off: s.roff, Len: need, Events: int(rh.events),
 				Err: corrupt.At("queue record", s.roff, "payload checksum mismatch (%d events)", rh.events)})
 			s.roff += need
 			s.skip(s.rid, s.roff)
@@ -469,15 +477,15 @@ func (s *Store) Next(dst []byte) (Record, error) {
 
 // resync skips a damaged span at the reader's offset: to the next
 // record that checks, or to limit.
-func (s *Store) resync(limit int64, tornOK bool) error {
+func (s *Store) resync(limit int64) error {
 	b := make([]byte, limit-s.roff)
 	if _, err := s.rf.ReadAt(b, s.roff); err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
 	found := false
-	Scan(b, s.roff, s.rid, tornOK, func(Entry) { found = true }, func(d Damage) {
+	Scan(b, s.roff, s.rid, func(Entry) { found = true }, func(d Damage) {
 		if !found {
-			s.damaged(d)
+			s.damaged(s.rid, d)
 			s.roff += d.Len
 		}
 	})
@@ -485,8 +493,8 @@ func (s *Store) resync(limit int64, tornOK bool) error {
 	return nil
 }
 
-// damaged counts and reports a span skipped.
-func (s *Store) damaged(d Damage) {
+// damaged counts and reports a span of segment id skipped.
+func (s *Store) damaged(id uint64, d Damage) {
 	if d.Torn {
 		s.nTorn.Add(1)
 	} else {
@@ -495,7 +503,7 @@ func (s *Store) damaged(d Damage) {
 		s.nDamagedEv.Add(uint64(d.Events))
 	}
 	if s.opts.OnDamage != nil {
-		s.opts.OnDamage(s.path(s.rid), d)
+		s.opts.OnDamage(s.path(id), d)
 	}
 }
 
@@ -583,7 +591,7 @@ func (s *Store) advance() {
 // recycle keeps the file of delivered segment id as a spare, or removes
 // it; s.mu held.
 func (s *Store) recycle(id uint64) {
-	if len(s.spares) < maxSpares {
+	if reuseFiles && len(s.spares) < maxSpares {
 		spare := filepath.Join(s.opts.Dir, fmt.Sprintf("%016x%s", id, spareSuffix))
 		if os.Rename(s.path(id), spare) == nil {
 			s.spares = append(s.spares, spare)

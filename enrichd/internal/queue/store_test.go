@@ -313,10 +313,90 @@ func TestReusedSegmentAfterCrash(t *testing.T) {
 		}
 	}
 	for _, d := range dmg {
-		if !d.Torn {
-			t.Errorf("damage %+v: the reused file's old end is not damage", d)
-		}
+		t.Errorf("damage %+v: the reused file's old end is neither damage nor a record cut short", d)
 	}
 	must(t, s2.Close())
 	must(t, s.closeFiles())
+}
+
+// TestTornTailSecondCrash: a record cut short at the end of the last
+// segment is reported torn once, at the start after the crash, which
+// cuts it off; a second crash before the replay reaches that segment
+// leaves nothing for the third start to report, and every whole record
+// is replayed.
+func TestTornTailSecondCrash(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, 1<<20, nil)
+	appendN(t, s, 0, 20)
+	must(t, s.Close())
+	segs := segFiles(t, dir)
+	last := segs[len(segs)-1]
+	fi, _ := os.Stat(last)
+	must(t, os.Truncate(last, fi.Size()-5))
+	var dmg1, dmg2 []Damage
+	s1 := open(t, dir, 1<<20, &dmg1) // nothing read, then a crash
+	appendN(t, s1, 100, 105)
+	must(t, s1.closeFiles())
+	s2 := open(t, dir, 1<<20, &dmg2)
+	got := readAll(t, s2, true)
+	if len(got) != 24 || got[18] != 18 || got[19] != 100 {
+		t.Errorf("replayed %v, want seq 0-18 and 100-104", got)
+	}
+	if st := s2.Stats(); len(dmg2) != 0 || st.Damaged != 0 || st.Torn != 0 {
+		t.Errorf("after a second crash: damage %+v, stats %+v", dmg2, st)
+	}
+	if len(dmg1) != 1 || !dmg1[0].Torn || dmg1[0].Events != 1+19%7 || s1.Stats().Torn != 1 {
+		t.Errorf("at the start after the crash: damage %+v, stats %+v; want the torn record reported there", dmg1, s1.Stats())
+	} else {
+		t.Logf("torn: %v", dmg1[0].Err)
+	}
+	must(t, s2.Close())
+}
+
+// TestReusedFileSecondStop: records written into a reused segment file,
+// then a stop without Close (kill -9, or a shutdown that timed out) and
+// another before the replay reaches them: neither start reports the
+// file's old end, as damage or as a record cut short, and the records
+// are replayed.
+func TestReusedFileSecondStop(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, 1<<20, nil)
+	appendN(t, s, 0, 500)
+	readAll(t, s, true)
+	appendN(t, s, 500, 520) // into a reused file
+	must(t, s.closeFiles())
+	var dmg []Damage
+	s1 := open(t, dir, 1<<20, &dmg) // nothing read
+	must(t, s1.closeFiles())
+	s2 := open(t, dir, 1<<20, &dmg)
+	got := readAll(t, s2, true)
+	if len(got) < 20 || got[len(got)-1] != 519 {
+		t.Errorf("replayed %v, want up to seq 519", got)
+	}
+	if st := s2.Stats(); len(dmg) != 0 || st.Damaged != 0 || st.Torn != 0 || s1.Stats().Torn != 0 {
+		t.Errorf("damage %+v, stats %+v", dmg, st)
+	}
+	must(t, s2.Close())
+}
+
+// TestRecordPastTheEnd: a segment before the last cut inside its last
+// record (a file shortened by hand): the record is damage, and the error
+// says it runs past the end of the segment.
+func TestRecordPastTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, 1<<20, nil)
+	appendN(t, s, 0, 200)
+	must(t, s.Close())
+	segs := segFiles(t, dir)
+	fi, _ := os.Stat(segs[1])
+	must(t, os.Truncate(segs[1], fi.Size()-5))
+	var dmg []Damage
+	s = open(t, dir, 1<<20, &dmg)
+	got := readAll(t, s, true)
+	if len(got) != 199 || len(dmg) != 1 || dmg[0].Torn || !errors.Is(dmg[0].Err, corrupt.ErrCorrupt) ||
+		!strings.Contains(dmg[0].Err.Error(), "runs past the end of the segment") {
+		t.Fatalf("%d records replayed, damage %+v", len(got), dmg)
+	}
+	t.Logf("%v", dmg[0].Err)
+	must(t, s.Close())
 }

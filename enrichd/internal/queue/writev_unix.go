@@ -8,14 +8,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// writeRecord writes a record's header and payload at off in one
-// system call (pwritev).
+// reuseFiles says whether delivered segment files are written again:
+// writeRecord writes the end mark that tells a reused file's old end from
+// a record cut short.
+const reuseFiles = true
+
+// writeRecord writes a record's header and payload at off, and the end
+// mark after them, in one system call (pwritev). The next record is
+// written over the mark.
 func writeRecord(f *os.File, h, p []byte, off int64) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
-	iov := [][]byte{h, p}
+	iov := [][]byte{h, p, endMark[:]}
 	var werr error
 	if err := rc.Write(func(fd uintptr) bool {
 		for len(iov) > 0 {
