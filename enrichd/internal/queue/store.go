@@ -195,7 +195,11 @@ func Open(opts Options) (*Store, error) {
 	if s.cursor, err = os.OpenFile(filepath.Join(opts.Dir, cursorName), os.O_RDWR|os.O_CREATE, 0o640); err != nil {
 		return nil, err
 	}
-	s.startAt(s.readCursor())
+	cseg, coff := s.readCursor()
+	// The numbers go on after the cursor's too: a segment numbered anew
+	// (its files removed by hand) would be taken as delivered.
+	next = max(next, cseg+1)
+	s.startAt(cseg, coff)
 	if err := s.newSegment(next); err != nil {
 		_ = s.closeFiles()
 		return nil, err
