@@ -3,6 +3,7 @@ package queue
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 
 	"github.com/zeebo/xxh3"
 
@@ -50,6 +51,17 @@ var (
 func putSegHeader(b []byte, id uint64) {
 	copy(b, segMagic[:])
 	binary.LittleEndian.PutUint64(b[8:], id)
+}
+
+// otherVersion returns an error if b, the start of a segment file, is
+// the header of another version of the layout: the magic's first seven
+// bytes with another last one. Any other bytes are left to
+// checkSegHeader (damage).
+func otherVersion(b []byte) error {
+	if len(b) >= len(segMagic) && bytes.Equal(b[:7], segMagic[:7]) && b[7] != segMagic[7] {
+		return fmt.Errorf("a segment of another version of the queue (%q; this enrichd reads %q)", b[:8], segMagic[:])
+	}
+	return nil
 }
 
 // checkSegHeader checks the header of segment id.

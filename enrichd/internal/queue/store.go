@@ -177,6 +177,9 @@ func Open(opts Options) (*Store, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := checkVersion(filepath.Join(opts.Dir, name)); err != nil {
+			return nil, err
+		}
 		s.segs = append(s.segs, &segment{id: id, size: fi.Size(), sealed: true})
 		s.used += fi.Size()
 	}
@@ -206,6 +209,25 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.dirty = true
 	return s, nil
+}
+
+// checkVersion refuses the segment file at path if another version of
+// the queue wrote it: its records would read as damage and be removed.
+func checkVersion(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var b [len(segMagic)]byte
+	n, err := f.ReadAt(b[:], 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if err := otherVersion(b[:n]); err != nil {
+		return fmt.Errorf("queue: %s: %w: deliver it with the enrichd that wrote it, or move the directory aside; nothing was removed", path, err)
+	}
+	return nil
 }
 
 func cmpU64(a, b uint64) int {

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -421,4 +422,37 @@ func TestSegmentsRemovedByHand(t *testing.T) {
 		t.Errorf("replayed %d of the 100 records never delivered", len(got))
 	}
 	must(t, s.Close())
+}
+
+// TestOtherVersion: a directory holding segments of another version of
+// the queue (magic LUTQSEG2) is refused at Open, the file named in the
+// error, and nothing in it is changed or removed.
+func TestOtherVersion(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, 1<<20, nil)
+	appendN(t, s, 0, 200)
+	must(t, s.Close())
+	before := map[string][]byte{}
+	for _, p := range segFiles(t, dir) {
+		b, err := os.ReadFile(p)
+		must(t, err)
+		b = bytes.ReplaceAll(b, []byte("LUTQSEG1"), []byte("LUTQSEG2"))
+		b = bytes.ReplaceAll(b, []byte("LQR1"), []byte("LQR2"))
+		must(t, os.WriteFile(p, b, 0o640))
+		before[p] = b
+	}
+	_, err := Open(Options{Dir: dir, MaxBytes: 1 << 20})
+	first := segFiles(t, dir)[0]
+	if err == nil || !strings.Contains(err.Error(), first) || !strings.Contains(err.Error(), "another version") {
+		t.Fatalf("Open: %v, want the segment of another version %s refused", err, first)
+	}
+	t.Log(err)
+	if after := segFiles(t, dir); len(after) != len(before) {
+		t.Fatalf("%d segment files, %d before", len(after), len(before))
+	}
+	for p, b := range before {
+		if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, b) {
+			t.Errorf("%s changed: %v", p, err)
+		}
+	}
 }
