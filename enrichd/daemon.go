@@ -358,8 +358,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	outWG.Add(1)
 	go d.outputLoop(&outWG)
 	if d.queue != nil {
-		go d.queue.writeLoop()
-		go d.queue.readLoop()
+		d.queue.start()
 	}
 	for range d.cfg.Pipeline.Workers {
 		workWG.Add(1)
@@ -470,12 +469,17 @@ func (d *Daemon) Run(ctx context.Context) error {
 		// commits what was delivered and leaves its group, so that its
 		// partitions move at once, and the ports are free. The outputs
 		// and the tables stay: a worker or an output may still use them.
+		// The persistent queue is closed once its writer and reader
+		// have stopped, so that its directory is free too.
 		closed := make(chan struct{})
 		go func() { d.closeInputs(); close(closed) }()
 		select {
 		case <-closed:
 		case <-time.After(closeInputsGrace):
 			d.log.Error("closing the inputs after the shutdown timeout takes too long; leaving them", "waited_seconds", seconds(closeInputsGrace))
+		}
+		if d.queue != nil {
+			d.queue.abandon(closeInputsGrace)
 		}
 		return errors.New("shutdown timed out before every event was written")
 	}

@@ -3,6 +3,7 @@ package enrichd
 import (
 	"errors"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +29,8 @@ type diskQueue struct {
 	in, free chan *Buffer
 	// written is closed once writeLoop has appended its last buffer.
 	written chan struct{}
+	// loops are writeLoop and readLoop.
+	loops sync.WaitGroup
 
 	full      atomic.Bool
 	fullTotal atomic.Uint64
@@ -308,6 +311,31 @@ func (q *diskQueue) readLoop() {
 			case <-t.C:
 			}
 		}
+	}
+}
+
+// start runs writeLoop and readLoop.
+func (q *diskQueue) start() {
+	q.loops.Add(2)
+	go func() { defer q.loops.Done(); q.writeLoop() }()
+	go func() { defer q.loops.Done(); q.readLoop() }()
+}
+
+// abandon closes the store at a shutdown that timed out (hardStop
+// closed), once writeLoop and readLoop have returned: the position
+// delivered is written down and the directory's lock released. What the
+// outputs deliver later is replayed at the next start.
+func (q *diskQueue) abandon(grace time.Duration) {
+	stopped := make(chan struct{})
+	go func() { q.loops.Wait(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(grace):
+		q.log.Error("queue: its writer or reader still runs after the shutdown timeout; leaving the queue open", "waited_seconds", seconds(grace))
+		return
+	}
+	if err := q.st.Close(); err != nil {
+		q.log.Error("queue: close", "err", err)
 	}
 }
 

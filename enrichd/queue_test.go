@@ -183,6 +183,25 @@ func runUntilQueued(t *testing.T, cfg *Config, n int) {
 	}
 }
 
+// TestQueueOneDaemonPerDir: a second daemon on the queue directory of a
+// running one is refused, the error naming the directory; once the first
+// stops, the directory is free. A shutdown that timed out frees it too
+// (runUntilQueued, then another daemon, in TestQueueFlippedByte).
+func TestQueueOneDaemonPerDir(t *testing.T) {
+	dir := t.TempDir()
+	buildCustomers(t, filepath.Join(dir, "customers.lut"), 10, 1)
+	cfg := queueConfig(t, dir, reservePort(t), 64<<20)
+	r, _ := startDaemonLogged(t, cfg)
+	_, err := New(cfg, nil)
+	if err == nil || !strings.Contains(err.Error(), cfg.Queue.Path+" is used by another enrichd") {
+		t.Fatalf("a second daemon on the queue's directory: %v, want it refused", err)
+	}
+	t.Log(err)
+	r.stop(t)
+	r2, _ := startDaemonLogged(t, cfg)
+	r2.stop(t)
+}
+
 // TestQueueFlippedByte: events wait in the queue of a daemon whose
 // output is down; a byte is flipped in the middle of a segment file
 // while it is stopped. The next start reports the damaged record (log

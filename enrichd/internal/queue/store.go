@@ -87,11 +87,13 @@ type flight struct {
 // Store is an open queue directory.
 type Store struct {
 	opts Options
+	lock *os.File // held while the store is open: one store per directory
 
-	mu   sync.Mutex
-	segs []*segment // oldest first; the last is written to
-	used int64
-	full bool
+	mu     sync.Mutex
+	closed bool
+	segs   []*segment // oldest first; the last is written to
+	used   int64
+	full   bool
 
 	// The writer's side.
 	wf       *os.File
@@ -125,6 +127,7 @@ const (
 	spareSuffix = ".spare"
 	// maxSpares is how many delivered segment files are kept for reuse.
 	maxSpares  = 2
+	lockName   = "lock"
 	cursorName = "cursor"
 	cursorSize = 24
 	// cursorEvery is how often at most the cursor file is rewritten
@@ -139,8 +142,9 @@ func (s *Store) path(id uint64) string { return filepath.Join(s.opts.Dir, segNam
 // Open opens (creating it if need be) the queue in opts.Dir. Records
 // left by an earlier run are read first; appends go to a new segment.
 // The last segment an earlier run wrote is cut after its last whole
-// record (see cutTail).
-func Open(opts Options) (*Store, error) {
+// record (see cutTail). The directory is locked until Close: a second
+// Open of it fails, in this process or another.
+func Open(opts Options) (st *Store, err error) {
 	if opts.MaxBytes <= 0 {
 		return nil, errors.New("queue: MaxBytes must be positive")
 	}
@@ -152,6 +156,14 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{opts: opts, written: make(chan struct{}, 1), freed: make(chan struct{}, 1)}
+	if s.lock, err = lockDir(opts.Dir); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = s.closeFiles()
+		}
+	}()
 	ents, err := os.ReadDir(opts.Dir)
 	if err != nil {
 		return nil, err
@@ -204,7 +216,6 @@ func Open(opts Options) (*Store, error) {
 	next = max(next, cseg+1)
 	s.startAt(cseg, coff)
 	if err := s.newSegment(next); err != nil {
-		_ = s.closeFiles()
 		return nil, err
 	}
 	s.dirty = true
@@ -568,7 +579,7 @@ func (s *Store) Done(id uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	i := id - s.head
-	if id < s.head || i >= uint64(len(s.flights)) || s.flights[i].done {
+	if s.closed || id < s.head || i >= uint64(len(s.flights)) || s.flights[i].done {
 		return
 	}
 	s.flights[i].done = true
@@ -660,9 +671,15 @@ func (s *Store) Stats() Stats {
 }
 
 // Close writes the cursor and closes the files (without a Sync: call
-// it first for durability).
+// it first for durability), releasing the directory's lock. Records
+// reported delivered after it are not written down.
 func (s *Store) Close() error {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
 	s.writeCursor()
 	size := s.wseg().size
 	s.mu.Unlock()
@@ -674,11 +691,11 @@ func (s *Store) Close() error {
 
 func (s *Store) closeFiles() error {
 	var errs []error
-	for _, f := range append(s.unsynced, s.wf, s.rf, s.cursor) {
+	for _, f := range append(s.unsynced, s.wf, s.rf, s.cursor, s.lock) {
 		if f != nil {
 			errs = append(errs, f.Close())
 		}
 	}
-	s.unsynced, s.wf, s.rf, s.cursor = nil, nil, nil, nil
+	s.unsynced, s.wf, s.rf, s.cursor, s.lock = nil, nil, nil, nil, nil
 	return errors.Join(errs...)
 }

@@ -300,6 +300,7 @@ func TestReusedSegmentAfterCrash(t *testing.T) {
 		t.Fatalf("%d spare files, want %d", len(spares), maxSpares)
 	}
 	appendN(t, s, 500, 520) // into a reused file
+	must(t, s.closeFiles())
 	var dmg []Damage
 	s2 := open(t, dir, 1<<20, &dmg)
 	got := readAll(t, s2, true)
@@ -317,7 +318,6 @@ func TestReusedSegmentAfterCrash(t *testing.T) {
 		t.Errorf("damage %+v: the reused file's old end is neither damage nor a record cut short", d)
 	}
 	must(t, s2.Close())
-	must(t, s.closeFiles())
 }
 
 // TestTornTailSecondCrash: a record cut short at the end of the last
@@ -455,4 +455,25 @@ func TestOtherVersion(t *testing.T) {
 			t.Errorf("%s changed: %v", p, err)
 		}
 	}
+}
+
+// TestOneStorePerDir: a second Open of a directory in use fails, naming
+// it, and the records of the first are untouched; once the first is
+// closed the directory opens again.
+func TestOneStorePerDir(t *testing.T) {
+	dir := t.TempDir()
+	a := open(t, dir, 1<<20, nil)
+	appendN(t, a, 0, 100)
+	_, err := Open(Options{Dir: dir, MaxBytes: 1 << 20})
+	if err == nil || !strings.Contains(err.Error(), dir+" is used by another enrichd") {
+		t.Fatalf("a second Open: %v, want the directory refused", err)
+	}
+	t.Log(err)
+	appendN(t, a, 100, 200)
+	must(t, a.Close())
+	b := open(t, dir, 1<<20, nil)
+	if got := readAll(t, b, true); len(got) != 200 || got[199] != 199 {
+		t.Fatalf("replayed %d records, want 200", len(got))
+	}
+	must(t, b.Close())
 }
