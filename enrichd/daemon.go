@@ -328,11 +328,15 @@ func (d *Daemon) Reopen() {
 }
 
 // Ready reports whether the daemon serves (tables loaded, inputs open,
-// not shutting down, the persistent queue not full).
-func (d *Daemon) Ready() bool { return d.ready.Load() && !d.queueFull() }
+// not shutting down, the persistent queue neither full nor failing to
+// write).
+func (d *Daemon) Ready() bool { return d.ready.Load() && !d.queueFull() && !d.queueFailing() }
 
 // queueFull says whether the persistent queue is full.
 func (d *Daemon) queueFull() bool { return d.queue != nil && d.queue.full.Load() }
+
+// queueFailing says whether the persistent queue's writes fail.
+func (d *Daemon) queueFailing() bool { return d.queue != nil && d.queue.failing.Load() }
 
 // finite reports whether every input ends by itself (and there is one).
 func (d *Daemon) finite() bool {
@@ -665,7 +669,11 @@ func (d *Daemon) retryOutput(i int, err error) bool {
 		select {
 		case <-d.hardStop:
 			wait.Stop()
-			d.log.Error("output failed and the daemon gave up on it; its undelivered events are lost", "output", name, "err", err)
+			if d.queue != nil {
+				d.log.Error("output failed and the daemon gave up on it; its undelivered events stay in the persistent queue and are replayed at the next start", "output", name, "err", err)
+			} else {
+				d.log.Error("output failed and the daemon gave up on it; its undelivered events are lost", "output", name, "err", err)
+			}
 			return false
 		case <-d.reopen:
 			wait.Stop()

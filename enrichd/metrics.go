@@ -295,6 +295,10 @@ func (d *Daemon) httpHandler() http.Handler {
 			http.Error(w, "not ready: the persistent queue is full (queue.max_bytes): the inputs wait until the outputs deliver", http.StatusServiceUnavailable)
 			return
 		}
+		if d.queueFailing() {
+			http.Error(w, "not ready: the persistent queue cannot write (its file system full, or failing; see the log): the inputs wait until it can", http.StatusServiceUnavailable)
+			return
+		}
 		fmt.Fprintln(w, "ready")
 		if set := d.set.Load(); set != nil {
 			st := set.Stats()

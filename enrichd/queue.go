@@ -34,8 +34,10 @@ type diskQueue struct {
 
 	full      atomic.Bool
 	fullTotal atomic.Uint64
-	failures  [len(errorReasons)]atomic.Uint64
-	readErrs  atomic.Uint64
+	// failing: a write or sync failed and is retried; the inputs wait.
+	failing  atomic.Bool
+	failures [len(errorReasons)]atomic.Uint64
+	readErrs atomic.Uint64
 }
 
 // recordAck is the Ack of a buffer read from the queue: once every
@@ -172,24 +174,35 @@ func (q *diskQueue) append(b *Buffer) bool {
 	for {
 		err := q.st.Append(b.B, b.Events)
 		if !errors.Is(err, queue.ErrFull) {
-			if q.full.Swap(false) {
-				q.log.Info("queue: room again; the inputs are read again")
-			}
 			if err == nil {
+				q.roomAgain()
 				return true
 			}
+			q.full.Store(false) // there is room; the write fails
 			return q.retry("write", err, func() error { return q.st.Append(b.B, b.Events) })
 		}
-		if !q.full.Swap(true) {
-			q.fullTotal.Add(1)
-			s := q.st.Stats()
-			q.log.Warn("queue: full; the inputs wait (TCP senders block, UDP drops are counted) and /readyz answers 503 until the outputs deliver",
-				"bytes", s.Bytes, "max_bytes", s.MaxBytes)
-		}
+		q.isFull()
 		if !q.waitRoom() {
 			q.log.Error("queue: full at the end of the shutdown; the events not appended are lost", "events", b.Events)
 			return false
 		}
+	}
+}
+
+// isFull sets and logs the queue full (max_bytes).
+func (q *diskQueue) isFull() {
+	if !q.full.Swap(true) {
+		q.fullTotal.Add(1)
+		s := q.st.Stats()
+		q.log.Warn("queue: full; the inputs wait (TCP senders block, UDP drops are counted) and /readyz answers 503 until the outputs deliver",
+			"bytes", s.Bytes, "max_bytes", s.MaxBytes)
+	}
+}
+
+// roomAgain clears the queue full after an append.
+func (q *diskQueue) roomAgain() {
+	if q.full.Swap(false) {
+		q.log.Info("queue: room again; the inputs are read again")
 	}
 }
 
@@ -210,7 +223,10 @@ func (q *diskQueue) waitRoom() bool {
 // retry handles err from op (a write or a sync): it counts and logs it as
 // an output's error is, and runs op again after a backoff until it
 // succeeds (true) or the daemon gives up (false, at shutdown_timeout).
+// Meanwhile the queue is failing: /readyz answers 503.
 func (q *diskQueue) retry(what string, err error, op func() error) bool {
+	q.failing.Store(true)
+	defer q.failing.Store(false)
 	began := time.Now()
 	var logged time.Time
 	failures := 0
@@ -237,9 +253,12 @@ func (q *diskQueue) retry(what string, err error, op func() error) bool {
 		}
 		if err = op(); err == nil {
 			q.log.Info("queue: works again", "op", what, "failures", failures, "failed_for", time.Since(began))
+			q.roomAgain()
 			return true
 		}
 		if errors.Is(err, queue.ErrFull) {
+			q.log.Info("queue: works again", "op", what, "failures", failures, "failed_for", time.Since(began))
+			q.failing.Store(false)
 			return q.appendFull(op)
 		}
 	}
@@ -248,9 +267,15 @@ func (q *diskQueue) retry(what string, err error, op func() error) bool {
 // appendFull is a retried write that found the queue full (the space
 // freed meanwhile was taken): wait for room as append does.
 func (q *diskQueue) appendFull(op func() error) bool {
+	q.isFull()
 	for q.waitRoom() {
 		if err := op(); !errors.Is(err, queue.ErrFull) {
-			return err == nil || q.retry("write", err, op)
+			if err == nil {
+				q.roomAgain()
+				return true
+			}
+			q.full.Store(false)
+			return q.retry("write", err, op)
 		}
 	}
 	return false
@@ -357,6 +382,7 @@ var (
 	mQMaxBytes   = MetricDesc("disk_queue_max_bytes", "The persistent queue's bound (queue.max_bytes).")
 	mQSegments   = MetricDesc("disk_queue_segments", "Segment files of the persistent queue.")
 	mQFull       = MetricDesc("disk_queue_full", "1 while the persistent queue is full: the inputs wait, /readyz answers 503.")
+	mQFailing    = MetricDesc("disk_queue_write_failing", "1 while the persistent queue's writes or fsyncs fail and are retried (its file system full, EIO): the inputs wait, /readyz answers 503.")
 	mQFullTotal  = MetricDesc("disk_queue_full_total", "Times the persistent queue became full.")
 	mQEvents     = MetricDesc("disk_queue_events_total", "Events through the persistent queue since the start, by stage: written (appended), read (handed to the outputs, an earlier run's included), delivered (by every output).", "stage")
 	mQSyncs      = MetricDesc("disk_queue_syncs_total", "fsyncs of the persistent queue.")
@@ -376,6 +402,7 @@ func (q *diskQueue) Collect(m MetricSink) {
 	m.Gauge(mQMaxBytes, float64(s.MaxBytes))
 	m.Gauge(mQSegments, float64(s.Segments))
 	m.Gauge(mQFull, b2f(q.full.Load()))
+	m.Gauge(mQFailing, b2f(q.failing.Load()))
 	m.Counter(mQFullTotal, q.fullTotal.Load())
 	for i, v := range []uint64{s.Written, s.Read, s.Delivered} {
 		m.Counter(mQEvents, v, queueMetrics[i])

@@ -164,12 +164,12 @@ func TestQueueOutputOutage(t *testing.T) {
 
 // runUntilQueued runs a daemon with the queue whose output is down,
 // sends n events and waits until they are all in the queue, then shuts
-// it down: the shutdown times out (the output never returns) and the
-// events stay in the queue.
+// it down: the shutdown times out (the output never returns), the events
+// stay in the queue, and the log says so.
 func runUntilQueued(t *testing.T, cfg *Config, n int) {
 	t.Helper()
 	cfg.ShutdownTimeout = 2 * time.Second
-	r, _ := startDaemonLogged(t, cfg)
+	r, logs := startDaemonLogged(t, cfg)
 	if res := <-timedSend(t, r.d, 0, n); res.err != nil {
 		t.Fatal(res.err)
 	}
@@ -180,6 +180,10 @@ func runUntilQueued(t *testing.T, cfg *Config, n int) {
 	r.cancel = nil
 	if err := <-r.done; err == nil || !strings.Contains(err.Error(), "shutdown timed out") {
 		t.Fatalf("the shutdown with the output down: %v, want it timed out", err)
+	}
+	// The output gives up; its events are in the queue, not lost.
+	if l := logs.String(); !strings.Contains(l, "its undelivered events stay in the persistent queue") || strings.Contains(l, "events are lost") {
+		t.Errorf("the shutdown's log does not say the output's events stay in the queue:\n%s", l)
 	}
 }
 
@@ -278,9 +282,11 @@ func TestQueueFlippedByte(t *testing.T) {
 // TestQueueDiskFull: the queue's directory is a 6 MiB tmpfs, smaller
 // than the events sent while the output is down, and smaller than
 // max_bytes. The writes fail with ENOSPC: counted by reason and logged,
-// the inputs wait, nothing is dropped. Once the receiver listens, the
-// queue delivers, its segments are removed, the writes resume by
-// themselves: the receiver holds every event exactly once.
+// enrichd_disk_queue_write_failing is 1 and /readyz answers 503, the
+// inputs wait, nothing is dropped. Once the receiver listens, the queue
+// delivers, its segments are removed, the writes resume by themselves
+// (the gauge 0, /readyz 200): the receiver holds every event exactly
+// once.
 func TestQueueDiskFull(t *testing.T) {
 	const n = 60_000
 	dir := t.TempDir()
@@ -306,6 +312,14 @@ func TestQueueDiskFull(t *testing.T) {
 		t.Errorf("the write error is not logged with its reason:\n%s", logs.String())
 	}
 	t.Logf("disk full after %v events", written)
+	failing := func() float64 { return metric(t, r.d, "enrichd_disk_queue_write_failing") }
+	waitFor(t, time.Minute, func() bool { return failing() == 1 }, func() string { return "enrichd_disk_queue_write_failing is not 1" })
+	if r.d.Ready() {
+		t.Errorf("ready while the queue cannot write")
+	}
+	if code, body := httpGet(t, r.d, "/readyz"); code != 503 || !strings.Contains(body, "queue cannot write") {
+		t.Errorf("/readyz: %d %q", code, body)
+	}
 
 	rcv := &lineReceiver{t: t, addr: addr}
 	rcv.listen()
@@ -319,6 +333,9 @@ func TestQueueDiskFull(t *testing.T) {
 	})
 	if !strings.Contains(logs.String(), "queue: works again") {
 		t.Errorf("the recovery is not logged")
+	}
+	if f := failing(); f != 0 || !r.d.Ready() {
+		t.Errorf("once the writes work again: enrichd_disk_queue_write_failing %v, ready %v", f, r.d.Ready())
 	}
 	stopAndCount(t, r, rcv, n)
 }
