@@ -157,7 +157,7 @@ func TestNewTypes(t *testing.T) {
 		}
 		cfg, err := ParseConfig("e.yaml", []byte(fmt.Sprintf(`
 inputs: [{name: gen, type: test-gen, count: %d}]
-outputs: [{name: mem, type: test-mem}, {name: file, type: file, path: %q}]
+outputs: [{name: mem, type: test-mem}, {name: file, type: file, path: %q, buffer_size: 4KiB}]
 pipeline: {batch_size: 100}
 http: {listen: "127.0.0.1:0"}
 shutdown_timeout: 5s
@@ -173,7 +173,11 @@ shutdown_timeout: 5s
 		if !tc.delivered {
 			// The file output cannot write: the daemon keeps retrying it,
 			// taking no more events, until it is stopped; then it gives
-			// up at shutdown_timeout.
+			// up at shutdown_timeout. Its buffer is smaller than a batch,
+			// so that it writes (and fails) at its first batch: with the
+			// default 1 MiB it held every event of the run without a
+			// write, and the daemon took all of them, as it may, before
+			// the first failing write.
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithCancel(ctx)
 			go func() {
