@@ -1,10 +1,12 @@
 package tables
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/lutkit/lutkit/internal/fsutil"
 )
 
 // cacheLockName is the file of a cache directory that its holder locks.
@@ -49,12 +51,11 @@ func lockCache(dir string) (*cacheLock, error) {
 		l.refs++
 		return l, nil
 	}
-	unlock, err := lockFile(filepath.Join(key, cacheLockName))
-	if err != nil {
-		if os.IsPermission(err) {
-			return nil, fmt.Errorf("tables cache %s: %w", dir, err)
-		}
+	unlock, err := fsutil.Lock(filepath.Join(key, cacheLockName))
+	if errors.Is(err, fsutil.ErrLocked) {
 		return nil, fmt.Errorf("tables cache %s: in use by another process (a cache_dir serves one enrichd at a time): %w", dir, err)
+	} else if err != nil {
+		return nil, fmt.Errorf("tables cache %s: %w", dir, err)
 	}
 	l := &cacheLock{key: key, refs: 1, unlock: unlock}
 	cacheLocks[key] = l

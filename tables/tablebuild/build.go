@@ -111,8 +111,11 @@ func Build(ctx context.Context, cfg *Config, outDir string, opts Options) (*Resu
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, err
 	}
-	unlock, err := lockDir(outDir)
-	if err != nil {
+	lock := filepath.Join(outDir, ".lutbuild.lock")
+	unlock, err := fsutil.Lock(lock)
+	if errors.Is(err, fsutil.ErrLocked) {
+		return nil, fmt.Errorf("another build is running in %s (it holds %s)", outDir, lock)
+	} else if err != nil {
 		return nil, err
 	}
 	defer unlock()

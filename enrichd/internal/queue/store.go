@@ -86,8 +86,8 @@ type flight struct {
 
 // Store is an open queue directory.
 type Store struct {
-	opts Options
-	lock *os.File // held while the store is open: one store per directory
+	opts   Options
+	unlock func() // of the directory's lock, held while the store is open: one store per directory
 
 	mu     sync.Mutex
 	closed bool
@@ -156,7 +156,9 @@ func Open(opts Options) (st *Store, err error) {
 		return nil, err
 	}
 	s := &Store{opts: opts, written: make(chan struct{}, 1), freed: make(chan struct{}, 1)}
-	if s.lock, err = lockDir(opts.Dir); err != nil {
+	if s.unlock, err = fsutil.Lock(filepath.Join(opts.Dir, lockName)); errors.Is(err, fsutil.ErrLocked) {
+		return nil, fmt.Errorf("queue: %s is used by another enrichd (it holds %s): one enrichd per queue directory", opts.Dir, filepath.Join(opts.Dir, lockName))
+	} else if err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -691,11 +693,14 @@ func (s *Store) Close() error {
 
 func (s *Store) closeFiles() error {
 	var errs []error
-	for _, f := range append(s.unsynced, s.wf, s.rf, s.cursor, s.lock) {
+	for _, f := range append(s.unsynced, s.wf, s.rf, s.cursor) {
 		if f != nil {
 			errs = append(errs, f.Close())
 		}
 	}
-	s.unsynced, s.wf, s.rf, s.cursor, s.lock = nil, nil, nil, nil, nil
+	if s.unlock != nil {
+		s.unlock()
+	}
+	s.unsynced, s.wf, s.rf, s.cursor, s.unlock = nil, nil, nil, nil, nil
 	return errors.Join(errs...)
 }
