@@ -65,13 +65,22 @@ func nextToken(b []byte) (tok, rest []byte) {
 	return b[i:j], b[j:]
 }
 
+// maxGetLine bounds a get or gets line, which may be longer than the
+// read buffer: memcached reads a multi-get of any length, and clients
+// send every key of a get_many on one line (1 MiB is about 60,000 keys of
+// 16 bytes). The line is held only while its keys are answered.
+const maxGetLine = 1 << 20
+
 // readLine reads one command line without its "\n" and the "\r" before it.
-// A line longer than the read buffer ends the connection.
+// A line longer than the read buffer ends the connection, unless it is a
+// get of at most maxGetLine bytes.
 func (c *mcConn) readLine() ([]byte, bool) {
 	line, err := c.r.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
-		c.w.WriteString("CLIENT_ERROR line too long\r\n")
-		return nil, false
+		if line, err = c.readLongGet(line); errors.Is(err, bufio.ErrBufferFull) {
+			c.w.WriteString("CLIENT_ERROR line too long\r\n")
+			return nil, false
+		}
 	}
 	if err != nil {
 		c.fail(err)
@@ -83,6 +92,29 @@ func (c *mcConn) readLine() ([]byte, bool) {
 		line = line[:len(line)-1]
 	}
 	return line, true
+}
+
+// readLongGet reads the rest of a line whose start, head, filled the read
+// buffer, into a line of its own: a get line of at most maxGetLine bytes.
+// Any other line, or a longer one, is bufio.ErrBufferFull.
+func (c *mcConn) readLongGet(head []byte) ([]byte, error) {
+	cmd, _ := nextToken(head)
+	switch bstr(cmd) {
+	case "get", "gets", "bget":
+	default:
+		return nil, bufio.ErrBufferFull
+	}
+	line := append(make([]byte, 0, 2*len(head)), head...)
+	for {
+		part, err := c.r.ReadSlice('\n')
+		if len(line)+len(part) > maxGetLine {
+			return nil, bufio.ErrBufferFull
+		}
+		line = append(line, part...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
 }
 
 // textStep reads and answers one command. It returns false when the

@@ -1,8 +1,11 @@
 package serve
 
 import (
+	"errors"
+	"io"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -80,5 +83,57 @@ func TestMemcachedNoreply(t *testing.T) {
 	}
 	if got := exchange(t, addr, "gat 10 customers:42\r\ngats x customers:42\r\n", 2); got != readOnly+"CLIENT_ERROR invalid exptime argument\r\n" {
 		t.Errorf("gat: %q", got)
+	}
+}
+
+// TestMemcachedLongGet checks that a get whose line is longer than the
+// read buffer (a get_many of thousands of keys) is answered in full, as
+// memcached answers it, and the connection goes on; that a long key in
+// it fails the whole get; and that a get line over maxGetLine, or
+// another command's line over the read buffer, ends the connection.
+func TestMemcachedLongGet(t *testing.T) {
+	_, addr := startMC(t, MemcachedOptions{})
+	v7 := string(textValue(t, addr, "customers:7"))
+	const n = 10000
+	keys := make([]string, n)
+	vals := map[string]string{}
+	var want strings.Builder
+	for i := range keys {
+		keys[i] = "customers:" + strconv.Itoa(i%1000)
+		if i%1000 == 999 {
+			keys[i] = "customers:nope" // a miss among them
+			continue
+		}
+		v, ok := vals[keys[i]]
+		if !ok {
+			v = string(textValue(t, addr, keys[i]))
+			vals[keys[i]] = v
+		}
+		want.WriteString("VALUE " + keys[i] + " 0 " + strconv.Itoa(len(v)) + "\r\n" + v + "\r\n")
+	}
+	want.WriteString("END\r\n")
+	line := "get " + strings.Join(keys, " ")
+	if len(line) <= mcReadBuf || len(line) > maxGetLine {
+		t.Fatalf("line of %d bytes", len(line))
+	}
+	get7 := "VALUE customers:7 0 " + strconv.Itoa(len(v7)) + "\r\n" + v7 + "\r\nEND\r\n"
+	got := exchange(t, addr, line+"\r\nget customers:7\r\n", strings.Count(want.String()+get7, "\n"))
+	if got != want.String()+get7 {
+		t.Errorf("long get: %d bytes, want %d; starts %.200q", len(got), len(want.String()+get7), got)
+	}
+	bad := line + " " + strings.Repeat("k", 251) + "\r\nget customers:7\r\n"
+	if got := exchange(t, addr, bad, 4); got != "CLIENT_ERROR bad command line format\r\n"+get7 {
+		t.Errorf("long get with a long key: %.200q", got)
+	}
+	for _, req := range []string{
+		"get " + strings.Repeat("customers:1 ", maxGetLine/12+1) + "\r\nget customers:7\r\n",
+		"delete " + strings.Repeat("x", mcReadBuf) + "\r\nget customers:7\r\n",
+	} {
+		c, r := dialMC(t, addr)
+		go func() { _, _ = c.Write([]byte(req)) }()
+		got, err := io.ReadAll(r)
+		if string(got) != "CLIENT_ERROR line too long\r\n" || err != nil && !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("%.20q of %d bytes: %q, %v", req, len(req), got, err)
+		}
 	}
 }
