@@ -241,7 +241,7 @@ func (a *API) get(w http.ResponseWriter, name, key, sep string, lq lookupQuery) 
 		out, ok, err := appendRecord(out, m, sbytes(key))
 		hb.out = out
 		if err != nil {
-			httpError(w, http.StatusBadRequest, err.Error())
+			httpError(w, http.StatusBadRequest, "table "+strconv.Quote(name)+" is an .mmdb table: its key must be an IPv4 or IPv6 address, not "+strconv.Quote(key))
 			return
 		}
 		if !ok {

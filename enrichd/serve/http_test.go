@@ -157,8 +157,10 @@ func TestHTTPMMDB(t *testing.T) {
 	if p, err := netip.ParsePrefix(v.Network); err != nil || !p.Contains(netip.MustParseAddr("8.8.8.8")) {
 		t.Errorf("network %q does not hold 8.8.8.8 (%v)", v.Network, err)
 	}
-	if code, _ := httpDo(t, "GET", srv.URL+"/v1/tables/geo/not-an-ip", "", ""); code != 400 {
-		t.Errorf("bad address: %d", code)
+	// The error says what the key must be, in the user's words.
+	want := `{"error":"table \"geo\" is an .mmdb table: its key must be an IPv4 or IPv6 address, not \"not-an-ip\""}` + "\n"
+	if code, body := httpDo(t, "GET", srv.URL+"/v1/tables/geo/not-an-ip", "", ""); code != 400 || body != want {
+		t.Errorf("bad address: %d %s", code, body)
 	}
 	if code, _ := httpDo(t, "GET", srv.URL+"/v1/tables/geo/10.0.0.1", "", ""); code != 404 {
 		t.Errorf("private address: %d", code)
