@@ -197,10 +197,13 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		// server caps in all, answering as memcached does, and closes
 		// idle connections. With TLS the listener caps in all too, so
 		// that handshakes count (a refusal cannot be answered in
-		// plaintext there).
+		// plaintext there). A plaintext connection the listener refuses
+		// (over max_connections_per_source) is answered as the server
+		// answers one over its cap.
 		o := mc.Conn.Options("memcached", d.log)
 		if o.TLS == nil {
 			o.Limits.MaxConnections = 0
+			o.OnRefuse = serve.RefuseConnection
 		}
 		if d.mcLn, err = listen.Listen(cfg.Memcached.Listen, o); err != nil {
 			return nil, fmt.Errorf("memcached: %w", err)

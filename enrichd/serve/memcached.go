@@ -174,6 +174,12 @@ func (s *Memcached) Serve(ln net.Listener) error {
 	}
 }
 
+// RefuseConnection writes to a plaintext connection refused over a cap of
+// the listener (max_connections_per_source) what memcached writes to a
+// connection over its cap, so that the client is told why it is closed.
+// The caller sets the write deadline and closes the connection.
+func RefuseConnection(c net.Conn, _ string) { _, _ = io.WriteString(c, tooManyConns) }
+
 // Close stops the listeners, closes every connection and waits for their
 // goroutines.
 func (s *Memcached) Close() error {
