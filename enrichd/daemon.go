@@ -297,12 +297,18 @@ func (d *Daemon) Set() *tables.Set { return d.set.Load() }
 // newHTTPServer is the HTTP server of h, with the configuration's bounds.
 func (d *Daemon) newHTTPServer(h http.Handler) *http.Server {
 	hc := d.cfg.HTTP
+	idle := hc.Conn.Limits.IdleTimeout
+	if idle == 0 {
+		// idle_timeout 0 is "never"; net/http would take a zero
+		// IdleTimeout as ReadTimeout (request_timeout).
+		idle = -1
+	}
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: hc.ReadHeaderTimeout,
 		ReadTimeout:       hc.RequestTimeout,
 		WriteTimeout:      hc.RequestTimeout,
-		IdleTimeout:       hc.Conn.Limits.IdleTimeout,
+		IdleTimeout:       idle,
 		ConnState:         serve.CloseSilent(hc.Conn.Limits.IdleTimeout),
 		MaxHeaderBytes:    hc.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelDebug),

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -70,5 +71,40 @@ http: {listen: "127.0.0.1:0", read_header_timeout: 30s, limits: {idle_timeout: 1
 	}
 	if took := time.Since(answered); took < idle-100*time.Millisecond {
 		t.Errorf("kept-alive connection closed %v after its answer, before idle_timeout %v", took, idle)
+	}
+}
+
+// TestHTTPIdleNever: with idle_timeout 0 ("never"), a kept-alive
+// connection silent for longer than request_timeout still takes its next
+// request (net/http would take request_timeout as the idle timeout).
+func TestHTTPIdleNever(t *testing.T) {
+	dir := t.TempDir()
+	d := runDaemon(t, dir, `
+tables: {path: .}
+http: {listen: "127.0.0.1:0", request_timeout: 1s, limits: {idle_timeout: 0}}
+`)
+	c, err := net.Dial("tcp", d.HTTPAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for i := range 2 {
+		if i > 0 {
+			time.Sleep(2500 * time.Millisecond) // silent for longer than request_timeout
+		}
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.WriteString(c, "GET /v1/tables/customers/1 HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d on the kept-alive connection: %v", i, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"Acme"`) {
+			t.Fatalf("request %d: %d %s", i, resp.StatusCode, body)
+		}
 	}
 }
