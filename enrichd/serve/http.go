@@ -129,6 +129,13 @@ func httpError(w http.ResponseWriter, code int, msg string) {
 	answer(w, b)
 }
 
+// methodNotAllowed answers 405 with the Allow header (the methods the
+// path takes) that RFC 9110 requires of it.
+func methodNotAllowed(w http.ResponseWriter, allow, msg string) {
+	w.Header()["Allow"] = []string{allow}
+	httpError(w, http.StatusMethodNotAllowed, msg)
+}
+
 // answer writes an answer's body. A failed write means the client has gone:
 // net/http closes the connection, and no one is left to tell.
 func answer(w http.ResponseWriter, b []byte) {
@@ -148,7 +155,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if p == "/v1/tables" || p == "/v1/tables/" {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			httpError(w, http.StatusMethodNotAllowed, "use GET")
+			methodNotAllowed(w, "GET, HEAD", "use GET")
 			return
 		}
 		a.list(w)
@@ -177,14 +184,14 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if key == "_batch" {
 		if r.Method != http.MethodPost {
-			httpError(w, http.StatusMethodNotAllowed, "use POST")
+			methodNotAllowed(w, "POST", "use POST")
 			return
 		}
 		a.batch(w, r, name, sep, lq)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		httpError(w, http.StatusMethodNotAllowed, "use GET")
+		methodNotAllowed(w, "GET, HEAD", "use GET")
 		return
 	}
 	a.get(w, name, key, sep, lq)

@@ -228,3 +228,28 @@ func TestHTTPGetAllocs(t *testing.T) {
 		t.Errorf("%v allocations per IP GET, want 0", n)
 	}
 }
+
+// TestHTTPMethodNotAllowed: a method a path does not take gets 405 with
+// the Allow header naming those it takes.
+func TestHTTPMethodNotAllowed(t *testing.T) {
+	srv := httptest.NewServer(NewAPI(testSet(t, 10), HTTPOptions{}))
+	defer srv.Close()
+	for _, c := range []struct{ method, path, allow string }{
+		{"POST", "/v1/tables", "GET, HEAD"},
+		{"DELETE", "/v1/tables/customers/1", "GET, HEAD"},
+		{"GET", "/v1/tables/customers/_batch", "POST"},
+	} {
+		req, err := http.NewRequest(c.method, srv.URL+c.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != c.allow {
+			t.Errorf("%s %s: %d, Allow %q, want 405, Allow %q", c.method, c.path, resp.StatusCode, resp.Header.Get("Allow"), c.allow)
+		}
+	}
+}
