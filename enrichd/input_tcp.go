@@ -119,7 +119,7 @@ func (t *tcpInput) Stop(deadline time.Time) {
 	t.mu.Lock()
 	t.stop(deadline)
 	t.mu.Unlock()
-	t.ln.Drain()
+	t.ln.Drain(deadline)
 	t.mu.Lock()
 	for c := range t.conns {
 		// A connection that refuses the deadline is closed: its reader

@@ -343,3 +343,74 @@ memcached: {listen: "127.0.0.1:0"}
 		}
 	}
 }
+
+// TestTLSShutdownDuringHandshake: a client that connected to a TLS input
+// and stalls its handshake does not hold up the shutdown past
+// drain_read_grace (handshake_timeout is longer than shutdown_timeout
+// here: waiting for it timed the shutdown out). The events of a sender
+// whose connection stays open are all out, once, and the stalled
+// connection is refused as a handshake timeout.
+func TestTLSShutdownDuringHandshake(t *testing.T) {
+	dir := t.TempDir()
+	ca := testpki.NewCA(t, "ca")
+	srv := ca.Server(t, "enrichd")
+	out := filepath.Join(dir, "out.json")
+	yml := fmt.Sprintf(`
+inputs:
+  - {name: tls, type: tcp, listen: "127.0.0.1:0", tls: {cert_file: %q, key_file: %q}, limits: {handshake_timeout: 1m}}
+tables: {path: %q}
+outputs:
+  - {type: file, path: %q}
+http: {listen: "127.0.0.1:0"}
+drain_read_grace: 300ms
+shutdown_timeout: 5s
+`, srv.CertFile, srv.KeyFile, dir, out)
+	cfg, err := ParseConfig(filepath.Join(dir, "enrichd.yaml"), []byte(yml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, logs := startDaemonLogged(t, cfg)
+	const n = 100
+	tc, err := tls.Dial("tcp", r.d.Addr("tls").String(), &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	if _, err := tc.Write(seqMessages(0, n, true)); err != nil {
+		t.Fatal(err)
+	}
+	waitLines(t, out, n, 30*time.Second)
+	stalled := dialTCP(t, r.d, "tls") // connected; no ClientHello
+	defer stalled.Close()
+	needMetric(t, r.d, `enrichd_listener_connections_active{listener="input:tls"}`, 2, "both connections open")
+
+	start := time.Now()
+	r.cancel()
+	r.cancel = nil
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the daemon did not stop")
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the shutdown took %v with a handshake stalled, want about drain_read_grace (300ms)", took.Round(time.Millisecond))
+	}
+	seen := map[string]int{}
+	for _, l := range readLines(t, out) {
+		seen[fmt.Sprint(get(decode(t, l), "message"))]++
+	}
+	for i := range n {
+		if c := seen[fmt.Sprintf("seq=%d cust=%d", i, i%1000+1)]; c != 1 {
+			t.Errorf("seq %d written %d times, want once", i, c)
+		}
+	}
+	if len(seen) != n {
+		t.Errorf("%d distinct events written, want %d", len(seen), n)
+	}
+	if !strings.Contains(logs.String(), "reason=handshake_timeout") {
+		t.Errorf("the stalled handshake was not refused as timed out:\n%s", logs.String())
+	}
+}

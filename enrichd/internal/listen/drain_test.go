@@ -71,7 +71,7 @@ func TestDrainTakesQueuedConnections(t *testing.T) {
 			if !useTLS {
 				sent.Wait() // written and closed before the drain
 			}
-			l.Drain()
+			l.Drain(time.Now().Add(time.Minute))
 			var got []string
 			for {
 				c, err := l.Accept()

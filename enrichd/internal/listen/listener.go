@@ -70,6 +70,7 @@ type Listener struct {
 	mu       sync.Mutex
 	perSrc   map[netip.Addr]int
 	pending  map[net.Conn]struct{} // in their handshake, or not yet taken
+	drainBy  time.Time             // Drain's deadline: no handshake goes on past it
 	accepted atomic.Uint64
 	active   atomic.Int64
 	refused  [numReasons]atomic.Uint64
@@ -242,7 +243,13 @@ func (l *Listener) admit(c *conn) {
 	var out net.Conn = c
 	if l.certs != nil {
 		tc := tls.Server(c, l.certs.config())
-		_ = c.SetDeadline(time.Now().Add(l.opts.Limits.HandshakeTimeout))
+		l.mu.Lock()
+		c.handshakeBy = time.Now().Add(l.opts.Limits.HandshakeTimeout)
+		if !l.drainBy.IsZero() && l.drainBy.Before(c.handshakeBy) {
+			c.handshakeBy = l.drainBy
+		}
+		_ = c.SetDeadline(c.handshakeBy)
+		l.mu.Unlock()
 		err := tc.Handshake()
 		l.unpend(c)
 		if err != nil {
@@ -341,9 +348,10 @@ func (l *Listener) Limits() Limits { return l.opts.Limits }
 // conn is an accepted connection: closing it frees its slot, once.
 type conn struct {
 	net.Conn
-	l    *Listener
-	src  netip.Addr
-	once sync.Once
+	l           *Listener
+	src         netip.Addr
+	once        sync.Once
+	handshakeBy time.Time // when its TLS handshake times out (under l.mu)
 }
 
 // Close frees the slot, then closes the socket: a client that sees its
