@@ -2,6 +2,7 @@ package enrichd
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -34,6 +35,13 @@ func newFileInput(ic *InputConfig, env *Env) (Input, error) {
 		f, err := os.Open(ic.Path)
 		if err != nil {
 			return nil, err
+		}
+		// A directory opens, and only its first read fails: refused
+		// here, the daemon does not start (and exit 0) having read
+		// nothing.
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			f.Close()
+			return nil, fmt.Errorf("%s is a directory: a file input reads one file (or - for stdin)", ic.Path)
 		}
 		r = f
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -152,4 +153,24 @@ drain_read_grace: 300ms
 	}
 	checkDeliveredCount(t, r.d, want)
 	t.Logf("held back after %v lines; cut inside line %d; the peer holds %d events", read, m, len(held))
+}
+
+// TestFileInputDirectory: a file input whose path is a directory is
+// refused at start, naming it; it used to start, fail at its first read
+// and let the daemon end at once with success, having read nothing.
+func TestFileInputDirectory(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	cfg, err := ParseConfig("t.yaml", []byte(fmt.Sprintf("inputs: [{type: file, path: %q}]\noutputs: [{type: file, path: %q}]\n", dir, out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(cfg, nil)
+	if err == nil {
+		err = d.Run(t.Context())
+		t.Fatalf("New accepted a directory as a file input's path; Run: %v", err)
+	}
+	if want := dir + " is a directory"; !strings.Contains(err.Error(), want) {
+		t.Fatalf("New: %v; want it to say %q", err, want)
+	}
 }
