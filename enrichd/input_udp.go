@@ -114,10 +114,17 @@ func (u *udpInput) Stop(deadline time.Time) {
 	_ = u.conn.SetReadDeadline(deadline)
 }
 
+// maxDatagram is more than the largest UDP payload (65,507 bytes over
+// IPv4, 65,527 over IPv6): a buffer this long holds any datagram whole.
+const maxDatagram = 1 << 16
+
 func (u *udpInput) serve() {
 	defer close(u.done)
 	bt := u.env.Batcher(u.stats, u.cfg.Format, true)
-	buf := make([]byte, u.cfg.MaxMessageSize+1)
+	// Room for the largest datagram: a message of max_message_size with
+	// a line end or NUL after it is whole, and only one longer once
+	// those are cut off is truncated.
+	buf := make([]byte, max(u.cfg.MaxMessageSize+1, maxDatagram))
 	for {
 		var deadline time.Time // none: wait for the next datagram
 		switch {
@@ -145,12 +152,12 @@ func (u *udpInput) serve() {
 			continue
 		}
 		msg := buf[:n]
-		trunc := false
-		if n > u.cfg.MaxMessageSize {
-			msg, trunc = msg[:u.cfg.MaxMessageSize], true
-		}
 		for len(msg) > 0 && (msg[len(msg)-1] == '\n' || msg[len(msg)-1] == '\r' || msg[len(msg)-1] == 0) {
 			msg = msg[:len(msg)-1]
+		}
+		trunc := false
+		if len(msg) > u.cfg.MaxMessageSize {
+			msg, trunc = msg[:u.cfg.MaxMessageSize], true
 		}
 		if len(msg) == 0 {
 			continue

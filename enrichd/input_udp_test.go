@@ -218,3 +218,80 @@ func udpReadBufferChild(t *testing.T, asked string) {
 	}
 	fmt.Printf("obtained %d\n", got/2)
 }
+
+// TestUDPTruncation: a udp input tags and counts as truncated only the
+// datagrams whose message, without the line end or NUL a sender puts
+// after it (Python's SysLogHandler adds a NUL), is longer than
+// max_message_size. A message of exactly max_message_size with "\n"
+// after it used to be tagged _truncated though it was whole.
+func TestUDPTruncation(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	cfg, err := ParseConfig(filepath.Join(dir, "enrichd.yaml"), []byte(fmt.Sprintf(`
+inputs:
+  - {name: udp, type: udp, listen: "127.0.0.1:0", max_message_size: 100}
+tables: {path: %q}
+outputs:
+  - {type: file, path: %q}
+http: {listen: "127.0.0.1:0"}
+`, dir, out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startDaemon(t, cfg)
+	// msg is a message of n bytes, "id" the first word of its text.
+	msg := func(id string, n int) string {
+		m := "<13>app: " + id + " "
+		return m + strings.Repeat("x", n-len(m))
+	}
+	cases := []struct {
+		id, datagram string
+		trunc        bool
+	}{
+		{"lf", msg("lf", 100) + "\n", false},
+		{"crlf", msg("crlf", 100) + "\r\n", false},
+		{"nul", msg("nul", 100) + "\x00", false},
+		{"bare", msg("bare", 100), false},
+		{"long", msg("long", 101), true},
+		{"long-lf", msg("long-lf", 101) + "\n", true},
+		{"longer", msg("longer", 60000), true},
+	}
+	c, err := net.Dial("udp", r.d.Addr("udp").String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, tc := range cases {
+		if _, err := c.Write([]byte(tc.datagram)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := waitLines(t, out, len(cases), 30*time.Second)
+	got := map[string]string{}
+	for _, l := range lines {
+		m := fmt.Sprint(get(decode(t, l), "message"))
+		id, _, _ := strings.Cut(m, " ")
+		got[id] = l
+	}
+	wantTrunc := 0
+	for _, tc := range cases {
+		l, ok := got[tc.id]
+		if !ok {
+			t.Errorf("%s: not written", tc.id)
+			continue
+		}
+		if tc.trunc {
+			wantTrunc++
+		}
+		if tagged := strings.Contains(l, `"_truncated"`); tagged != tc.trunc {
+			t.Errorf("%s: tagged _truncated %v, want %v: %s", tc.id, tagged, tc.trunc, l)
+		}
+		if m := fmt.Sprint(get(decode(t, l), "message")); !tc.trunc && len(m) != 100-len("<13>app: ") {
+			t.Errorf("%s: message of %d bytes: %q", tc.id, len(m), m)
+		}
+	}
+	needMetric(t, r.d, `enrichd_events_truncated_total{input="udp",type="udp"}`, float64(wantTrunc), "truncated")
+	if v := metric(t, r.d, `enrichd_events_truncated_total{input="udp",type="udp"}`); v != float64(wantTrunc) {
+		t.Errorf("enrichd_events_truncated_total %v, want %d", v, wantTrunc)
+	}
+}
