@@ -33,7 +33,7 @@ const (
 // Messages longer than the maximum given to NewFramer are truncated to the
 // maximum and reported with truncated == true; the rest of that line or
 // frame is read and discarded. A trailing "\n" or "\r\n" is removed from
-// every message, in both modes. In newline mode empty lines are skipped.
+// every message, in both modes, and is not counted against the maximum. In newline mode empty lines are skipped.
 //
 // A Framer is not safe for concurrent use.
 type Framer struct {
@@ -301,8 +301,10 @@ func (f *Framer) nextOctet() ([]byte, bool, error) {
 	}
 	f.start += digits + 1
 
+	// A frame of max bytes plus "\r\n" is read whole: its message, once
+	// the line end is cut, is not too long.
 	want, truncated := n, false
-	if want > f.max {
+	if want > f.max+2 {
 		want, truncated = f.max, true
 		f.discard = int64(n - f.max)
 	}
@@ -321,6 +323,9 @@ func (f *Framer) nextOctet() ([]byte, bool, error) {
 			if k := len(msg); k > 0 && msg[k-1] == '\r' {
 				msg = msg[:k-1]
 			}
+		}
+		if len(msg) > f.max {
+			msg, truncated = msg[:f.max], true
 		}
 	}
 	return msg, truncated, nil

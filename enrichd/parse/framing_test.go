@@ -82,6 +82,9 @@ func TestFramer(t *testing.T) {
 	f("5 hello3 abc", 3, []string{"hel|T", "abc"}, EOF)
 	f("12 hello world!1 x", 5, []string{"hello|T", "x"}, EOF)
 	f("10 "+strings.Repeat("y", 10), 10, []string{strings.Repeat("y", 10)}, EOF)
+	// A frame of max bytes and its line end is whole, as a line is.
+	f("6 abcde\n7 abcde\r\n1 x", 5, []string{"abcde", "abcde", "x"}, EOF)
+	f("6 abcdef7 abcdef\n8 abcdefgh1 x", 5, []string{"abcde|T", "abcde|T", "abcde|T", "x"}, EOF)
 	f("5 hel", 10, none, UEOF)
 	f("3 abc5", 10, []string{"abc"}, UEOF)
 	f("3 abc12", 10, []string{"abc"}, UEOF)
