@@ -16,7 +16,8 @@ var ErrOctetCount = errors.New("parse: malformed octet count")
 // Nine digits allow frames just under 1 GB, far above any sane maximum.
 const maxCountDigits = 9
 
-// minFramerBuf is the smallest read buffer a Framer uses.
+// minFramerBuf is the read buffer a Framer starts with (and the smallest
+// it is given).
 const minFramerBuf = 4096
 
 // framing modes, decided from the first byte of a connection.
@@ -39,6 +40,7 @@ const (
 type Framer struct {
 	r     io.Reader
 	buf   []byte
+	size  int // what buf grows to at most: room for a message of max and its line end
 	start int // first unread byte in buf
 	end   int // end of buffered data
 	max   int
@@ -51,8 +53,9 @@ type Framer struct {
 }
 
 // NewFramer returns a Framer reading from r that returns messages of at
-// most maxMsg bytes (values < 1 are treated as 1). It allocates its read
-// buffer once, about maxMsg bytes (at least 4 KiB).
+// most maxMsg bytes (values < 1 are treated as 1). Its read buffer starts
+// at 4 KiB and grows as longer messages come, up to about maxMsg bytes:
+// a connection of short messages costs 4 KiB whatever maxMsg is.
 func NewFramer(r io.Reader, maxMsg int) *Framer {
 	if maxMsg < 1 {
 		maxMsg = 1
@@ -61,13 +64,17 @@ func NewFramer(r io.Reader, maxMsg int) *Framer {
 	if n < minFramerBuf {
 		n = minFramerBuf
 	}
-	return &Framer{r: r, buf: make([]byte, n), max: maxMsg}
+	return &Framer{r: r, buf: make([]byte, minFramerBuf), size: n, max: maxMsg}
 }
 
 // Reset makes f read from r as a new connection (framing is detected
-// again), keeping the buffer.
+// again), keeping the buffer, unless it grew: a new one starts at 4 KiB.
 func (f *Framer) Reset(r io.Reader) {
-	*f = Framer{r: r, buf: f.buf, max: f.max}
+	buf := f.buf
+	if len(buf) > minFramerBuf {
+		buf = make([]byte, minFramerBuf)
+	}
+	*f = Framer{r: r, buf: buf, size: f.size, max: f.max}
 }
 
 // Octet reports whether the stream was detected as octet counted. It is
@@ -118,14 +125,20 @@ func (f *Framer) next() (msg []byte, truncated bool, err error) {
 	return f.nextLine()
 }
 
-// fill makes at least need bytes (need <= len(f.buf)) available at
-// f.buf[f.start:]. It returns io.ErrUnexpectedEOF if the stream ends first
-// and io.EOF only if it ended with nothing buffered.
+// fill makes at least need bytes (need <= f.size) available at
+// f.buf[f.start:], growing the buffer if it is shorter. It returns
+// io.ErrUnexpectedEOF if the stream ends first and io.EOF only if it ended
+// with nothing buffered.
 func (f *Framer) fill(need int) error {
 	if f.end-f.start >= need {
 		return nil
 	}
-	if f.start == f.end {
+	if need > len(f.buf) {
+		nb := make([]byte, min(max(2*len(f.buf), need), f.size))
+		f.end = copy(nb, f.buf[f.start:f.end])
+		f.start = 0
+		f.buf = nb
+	} else if f.start == f.end {
 		f.start, f.end = 0, 0
 	} else if f.start+need > len(f.buf) {
 		f.end = copy(f.buf, f.buf[f.start:f.end])

@@ -1,0 +1,83 @@
+package enrichd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTCPConnectionBuffer: a tcp input's connection holds a read buffer
+// the size of the messages it has sent, not of max_message_size: 64
+// connections that sent one short message each and stay open hold a few
+// hundred KiB, where they held 64 x 4 MiB; a message of 3 MiB still comes
+// whole, in both framings.
+func TestTCPConnectionBuffer(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	cfg, err := ParseConfig(filepath.Join(dir, "enrichd.yaml"), []byte(fmt.Sprintf(`
+inputs:
+  - {name: tcp, type: tcp, listen: "127.0.0.1:0", max_message_size: 4MiB}
+tables: {path: %q}
+outputs:
+  - {type: file, path: %q}
+http: {listen: "127.0.0.1:0"}
+`, dir, out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startDaemon(t, cfg)
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapInuse
+	}
+	before := heap()
+	const conns = 64
+	for i := range conns {
+		c := dialTCP(t, r.d, "tcp")
+		defer c.Close()
+		msg := fmt.Sprintf("<13>1 2026-01-01T00:00:00Z host app - - - conn=%d", i)
+		if i%2 == 0 {
+			msg = fmt.Sprintf("%d %s", len(msg), msg)
+		} else {
+			msg += "\n"
+		}
+		if _, err := c.Write([]byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitLines(t, out, conns, 30*time.Second)
+	if grew := int64(heap()) - int64(before); grew > 32<<20 {
+		t.Errorf("%d open connections that sent a short message each hold %d MiB", conns, grew>>20)
+	}
+	big := strings.Repeat("x", 3<<20)
+	for i, framed := range []string{fmt.Sprintf("%d big=%s", len(big)+4, big), "big=" + big + "\n"} {
+		c := dialTCP(t, r.d, "tcp")
+		defer c.Close()
+		if _, err := c.Write([]byte(framed)); err != nil {
+			t.Fatal(err)
+		}
+		var l string
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"); len(lines) == conns+i+1 && strings.HasSuffix(string(b), "\n") {
+				l = lines[len(lines)-1]
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the 3 MiB message %d is not out", i)
+			}
+		}
+		if m := fmt.Sprint(get(decode(t, l), "message")); m != "big="+big || strings.Contains(l, "_truncated") {
+			t.Fatalf("the 3 MiB message came as %d bytes: %.200s", len(m), l)
+		}
+	}
+}
