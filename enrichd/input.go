@@ -1,7 +1,6 @@
 package enrichd
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"net"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lutkit/lutkit/enrichd/engine"
+	"github.com/lutkit/lutkit/enrichd/parse"
 )
 
 // Input is a source of events: one type of input is one file that
@@ -72,65 +72,17 @@ func (st *InputStats) delivered() {
 	}
 }
 
-// messageSource yields framed messages (parse.Framer or lineSource).
+// messageSource yields framed messages (parse.Framer).
 type messageSource interface {
 	Next() (msg []byte, truncated bool, err error)
 }
 
-// lineSource frames newline-delimited input (files, stdin, and TCP inputs
-// of JSON or raw lines, where a leading digit must not switch to octet
-// counting). A final line without '\n' is delivered.
-type lineSource struct {
-	r    *bufio.Reader
-	max  int
-	skip bool
-}
-
-func newLineSource(r io.Reader, max int) *lineSource {
-	return &lineSource{r: bufio.NewReaderSize(r, max+2), max: max}
-}
-
-func (l *lineSource) Next() ([]byte, bool, error) {
-	for {
-		line, err := l.r.ReadSlice('\n')
-		if l.skip {
-			// Discarding the tail of an oversize line.
-			if errors.Is(err, bufio.ErrBufferFull) {
-				continue
-			}
-			l.skip = false
-			if err != nil {
-				return nil, false, err
-			}
-			continue
-		}
-		trunc := false
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			l.skip = true
-			trunc = true
-		case err != nil && len(line) == 0:
-			return nil, false, err
-		}
-		n := len(line)
-		if n > 0 && line[n-1] == '\n' {
-			n--
-		}
-		if n > 0 && line[n-1] == '\r' {
-			n--
-		}
-		line = line[:n]
-		if len(line) > l.max {
-			line, trunc = line[:l.max], true
-		}
-		if len(line) == 0 {
-			if err != nil {
-				return nil, false, err
-			}
-			continue
-		}
-		return line, trunc, nil
-	}
+// newLineSource frames newline-delimited input (files, stdin, and TCP
+// inputs of JSON or raw lines, where a leading digit must not switch to
+// octet counting). A final line without '\n' is delivered. Its buffer
+// grows with the lines, up to max.
+func newLineSource(r io.Reader, max int) messageSource {
+	return parse.NewLineFramer(r, max)
 }
 
 // Batcher accumulates one input goroutine's messages into batches and

@@ -12,15 +12,17 @@ import (
 
 // TestTCPConnectionBuffer: a tcp input's connection holds a read buffer
 // the size of the messages it has sent, not of max_message_size: 64
-// connections that sent one short message each and stay open hold a few
-// hundred KiB, where they held 64 x 4 MiB; a message of 3 MiB still comes
-// whole, in both framings.
+// connections (syslog, octet-counted and newline framed, and JSON lines)
+// that sent one short message each and stay open hold a few hundred KiB,
+// where they held 64 x 4 MiB; a message of 3 MiB still comes whole, in
+// both framings.
 func TestTCPConnectionBuffer(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.json")
 	cfg, err := ParseConfig(filepath.Join(dir, "enrichd.yaml"), []byte(fmt.Sprintf(`
 inputs:
   - {name: tcp, type: tcp, listen: "127.0.0.1:0", max_message_size: 4MiB}
+  - {name: json, type: tcp, listen: "127.0.0.1:0", format: json, max_message_size: 4MiB}
 tables: {path: %q}
 outputs:
   - {type: file, path: %q}
@@ -39,14 +41,18 @@ http: {listen: "127.0.0.1:0"}
 	before := heap()
 	const conns = 64
 	for i := range conns {
-		c := dialTCP(t, r.d, "tcp")
-		defer c.Close()
+		in := "tcp"
 		msg := fmt.Sprintf("<13>1 2026-01-01T00:00:00Z host app - - - conn=%d", i)
-		if i%2 == 0 {
+		switch i % 3 {
+		case 0:
 			msg = fmt.Sprintf("%d %s", len(msg), msg)
-		} else {
+		case 1:
 			msg += "\n"
+		case 2:
+			in, msg = "json", fmt.Sprintf("{\"conn\":%d}\n", i)
 		}
+		c := dialTCP(t, r.d, in)
+		defer c.Close()
 		if _, err := c.Write([]byte(msg)); err != nil {
 			t.Fatal(err)
 		}

@@ -45,6 +45,9 @@ type Framer struct {
 	end   int // end of buffered data
 	max   int
 	mode  uint8
+	// cutLast (a line framer) delivers a line a read error cut, as the
+	// last, as it does a line the end of the stream cut.
+	cutLast bool
 
 	skipLine bool  // newline mode: discard up to and including the next '\n'
 	discard  int64 // octet mode: bytes of an oversize frame still to discard
@@ -65,6 +68,16 @@ func NewFramer(r io.Reader, maxMsg int) *Framer {
 		n = minFramerBuf
 	}
 	return &Framer{r: r, buf: make([]byte, minFramerBuf), size: n, max: maxMsg}
+}
+
+// NewLineFramer returns a Framer that frames r by newlines whatever its
+// first byte (JSON or raw lines, files): a leading digit does not select
+// octet counting. A line cut by a read error (a timeout) is delivered,
+// then the error, as a line cut by the end of the stream is.
+func NewLineFramer(r io.Reader, maxMsg int) *Framer {
+	f := NewFramer(r, maxMsg)
+	f.mode, f.cutLast = modeNewline, true
+	return f
 }
 
 // Reset makes f read from r as a new connection (framing is detected
@@ -211,17 +224,23 @@ func (f *Framer) nextLine() ([]byte, bool, error) {
 			return line, true, nil
 		}
 		if err := f.fill(scanned + 1); err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
+			eof := errors.Is(err, io.ErrUnexpectedEOF)
+			if eof || (f.cutLast && scanned > 0) {
 				// The stream ended inside a line: a file without a final
 				// newline, or a sender closing after its last line. The
 				// line is complete as far as the sender is concerned, so
-				// deliver it; the next call reports io.EOF.
+				// deliver it; the next call reports io.EOF (or, for a
+				// line framer, the read error that cut the line).
 				line := f.buf[f.start : f.start+scanned]
 				f.start += scanned
 				if n := len(line); n > 0 && line[n-1] == '\r' {
 					line = line[:n-1]
 				}
 				if len(line) == 0 {
+					if !eof {
+						f.fatal = err
+						return nil, false, err
+					}
 					return nil, false, io.EOF
 				}
 				if len(line) > f.max {

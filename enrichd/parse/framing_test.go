@@ -109,6 +109,53 @@ func TestFramer(t *testing.T) {
 		[]string{"<13>1 2026-11-30T06:16:21.655003+00:00 vm myapp - - [timeQuality tzKnown=\"1\" isSynced=\"0\"] octet 5424 \xc3\xbcn\xc3\xafcode"}, EOF)
 }
 
+// TestLineFramer: a line framer takes a leading digit as the start of a
+// line, and frames as the newline mode does.
+func TestLineFramer(t *testing.T) {
+	fr := NewLineFramer(strings.NewReader("3 abc\n\r\n12345678\n{\"a\":1}"), 5)
+	var got []string
+	for {
+		msg, trunc, err := fr.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatal(err)
+			}
+			break
+		}
+		s := string(msg)
+		if trunc {
+			s += "|T"
+		}
+		got = append(got, s)
+	}
+	if want := []string{"3 abc", "12345|T", `{"a":|T`}; fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// TestLineFramerCut: a line framer delivers a line a read error cut, then
+// the error (a syslog Framer returns the error alone).
+func TestLineFramerCut(t *testing.T) {
+	errCut := errors.New("cut")
+	r := func() io.Reader { return io.MultiReader(strings.NewReader("a\nbc"), iotest.ErrReader(errCut)) }
+	fr := NewLineFramer(r(), 10)
+	for _, want := range []string{"a", "bc"} {
+		if msg, _, err := fr.Next(); err != nil || string(msg) != want {
+			t.Fatalf("line framer: %q, %v; want %q", msg, err, want)
+		}
+	}
+	if _, _, err := fr.Next(); !errors.Is(err, errCut) {
+		t.Fatalf("line framer after the cut line: %v, want %v", err, errCut)
+	}
+	fr = NewFramer(r(), 10)
+	if msg, _, err := fr.Next(); err != nil || string(msg) != "a" {
+		t.Fatalf("framer: %q, %v; want \"a\"", msg, err)
+	}
+	if msg, _, err := fr.Next(); !errors.Is(err, errCut) {
+		t.Fatalf("framer: %q, %v; want %v", msg, err, errCut)
+	}
+}
+
 // TestFramerStream pushes many random messages through both framings with
 // several reader behaviours and a small buffer so that frames straddle
 // buffer refills.
