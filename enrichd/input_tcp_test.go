@@ -2,12 +2,16 @@ package enrichd
 
 import (
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lutkit/lutkit/internal/testfiles"
 )
 
 // TestTCPConnectionBuffer: a tcp input's connection holds a read buffer
@@ -86,4 +90,63 @@ http: {listen: "127.0.0.1:0"}
 			t.Fatalf("the 3 MiB message came as %d bytes: %.200s", len(m), l)
 		}
 	}
+}
+
+// TestTCPPythonSysLogHandler: Python's logging.handlers.SysLogHandler
+// over TCP ends each message with NUL and sends no newline (the other
+// trailer RFC 6587 names). Every one of its events comes out once, none
+// truncated; they used to run together into one truncated event, and
+// everything after it on the connection was discarded.
+func TestTCPPythonSysLogHandler(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		testfiles.Missing(t, "python3 (Debian package python3)")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	cfg, err := ParseConfig(filepath.Join(dir, "enrichd.yaml"), []byte(fmt.Sprintf(`
+inputs:
+  - {name: tcp, type: tcp, listen: "127.0.0.1:0", max_message_size: 1KiB}
+tables: {path: %q}
+outputs:
+  - {type: file, path: %q}
+http: {listen: "127.0.0.1:0"}
+`, dir, out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startDaemon(t, cfg)
+	const n = 2000
+	addr := r.d.Addr("tcp").(*net.TCPAddr)
+	script := fmt.Sprintf(`
+import logging, logging.handlers, socket
+h = logging.handlers.SysLogHandler(address=("127.0.0.1", %d), socktype=socket.SOCK_STREAM)
+log = logging.getLogger("sender")
+log.addHandler(h)
+log.setLevel(logging.INFO)
+for i in range(%d):
+    log.info("python: seq=%%d", i)
+h.close()
+`, addr.Port, n)
+	if b, err := exec.Command(python, "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("python3: %v\n%s", err, b)
+	}
+	lines := waitLines(t, out, n, 30*time.Second)
+	seen := make([]int, n)
+	for _, l := range lines {
+		if strings.Contains(l, "_truncated") {
+			t.Fatalf("truncated: %.300s", l)
+		}
+		var i int
+		if _, err := fmt.Sscanf(fmt.Sprint(get(decode(t, l), "message")), "seq=%d", &i); err != nil || i < 0 || i >= n {
+			t.Fatalf("unexpected event: %.300s", l)
+		}
+		seen[i]++
+	}
+	for i, c := range seen {
+		if c != 1 {
+			t.Errorf("seq=%d written %d times, want once", i, c)
+		}
+	}
+	needMetric(t, r.d, `enrichd_events_in_total{input="tcp",type="tcp"}`, n, "events in")
 }

@@ -29,12 +29,16 @@ const (
 
 // Framer splits a TCP syslog stream into messages. It detects the framing
 // from the first byte of the stream: an ASCII digit selects RFC 6587
-// octet counting ("LEN SP MSG"), anything else selects newline framing.
+// octet counting ("LEN SP MSG"), anything else selects newline framing,
+// where a message ends at '\n' or at NUL, the two trailers RFC 6587
+// (3.4.2) names (Python's SysLogHandler ends each message with NUL and
+// sends no '\n').
 //
 // Messages longer than the maximum given to NewFramer are truncated to the
 // maximum and reported with truncated == true; the rest of that line or
 // frame is read and discarded. A trailing "\n" or "\r\n" is removed from
-// every message, in both modes, and is not counted against the maximum. In newline mode empty lines are skipped.
+// every message, in both modes, and is not counted against the maximum.
+// In newline mode empty lines are skipped.
 //
 // A Framer is not safe for concurrent use.
 type Framer struct {
@@ -48,6 +52,8 @@ type Framer struct {
 	// cutLast (a line framer) delivers a line a read error cut, as the
 	// last, as it does a line the end of the stream cut.
 	cutLast bool
+	// nul (not a line framer) ends a line at NUL as at '\n'.
+	nul bool
 
 	skipLine bool  // newline mode: discard up to and including the next '\n'
 	discard  int64 // octet mode: bytes of an oversize frame still to discard
@@ -67,7 +73,7 @@ func NewFramer(r io.Reader, maxMsg int) *Framer {
 	if n < minFramerBuf {
 		n = minFramerBuf
 	}
-	return &Framer{r: r, buf: make([]byte, minFramerBuf), size: n, max: maxMsg}
+	return &Framer{r: r, buf: make([]byte, minFramerBuf), size: n, max: maxMsg, nul: true}
 }
 
 // NewLineFramer returns a Framer that frames r by newlines whatever its
@@ -76,7 +82,7 @@ func NewFramer(r io.Reader, maxMsg int) *Framer {
 // then the error, as a line cut by the end of the stream is.
 func NewLineFramer(r io.Reader, maxMsg int) *Framer {
 	f := NewFramer(r, maxMsg)
-	f.mode, f.cutLast = modeNewline, true
+	f.mode, f.cutLast, f.nul = modeNewline, true, false
 	return f
 }
 
@@ -87,7 +93,7 @@ func (f *Framer) Reset(r io.Reader) {
 	if len(buf) > minFramerBuf {
 		buf = make([]byte, minFramerBuf)
 	}
-	*f = Framer{r: r, buf: buf, size: f.size, max: f.max}
+	*f = Framer{r: r, buf: buf, size: f.size, max: f.max, nul: f.nul, cutLast: f.cutLast}
 }
 
 // Octet reports whether the stream was detected as octet counted. It is
@@ -200,7 +206,7 @@ func (f *Framer) nextLine() ([]byte, bool, error) {
 		if lim-f.start > f.max+2 {
 			lim = f.start + f.max + 2
 		}
-		if i := bytes.IndexByte(f.buf[f.start+scanned:lim], '\n'); i >= 0 {
+		if i := f.lineEnd(f.buf[f.start+scanned : lim]); i >= 0 {
 			i += f.start + scanned
 			line := f.buf[f.start:i]
 			f.start = i + 1
@@ -254,10 +260,27 @@ func (f *Framer) nextLine() ([]byte, bool, error) {
 	}
 }
 
-// skipToNewline discards input up to and including the next '\n'.
+// lineEnd returns the index in b of the first end of a line: '\n' or,
+// unless f is a line framer, NUL; or -1.
+func (f *Framer) lineEnd(b []byte) int {
+	i := bytes.IndexByte(b, '\n')
+	if !f.nul {
+		return i
+	}
+	if i >= 0 {
+		b = b[:i]
+	}
+	if j := bytes.IndexByte(b, 0); j >= 0 {
+		return j
+	}
+	return i
+}
+
+// skipToNewline discards input up to and including the next end of a
+// line.
 func (f *Framer) skipToNewline() error {
 	for {
-		if i := bytes.IndexByte(f.buf[f.start:f.end], '\n'); i >= 0 {
+		if i := f.lineEnd(f.buf[f.start:f.end]); i >= 0 {
 			f.start += i + 1
 			f.skipLine = false
 			return nil

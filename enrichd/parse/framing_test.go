@@ -74,6 +74,12 @@ func TestFramer(t *testing.T) {
 	f("abcdefghij", 5, []string{"abcde|T"}, EOF)
 	f(strings.Repeat("x", 10000)+"\nok\n", 100, []string{strings.Repeat("x", 100) + "|T", "ok"}, EOF)
 	f("<13>x 1\n", 10, []string{"<13>x 1"}, EOF)
+	// NUL ends a line as '\n' does (RFC 6587 3.4.2; Python's
+	// SysLogHandler sends no '\n').
+	f("<14>a\x00<14>b\x00", 10, []string{"<14>a", "<14>b"}, EOF)
+	f("a\x00\nb\r\x00\x00c\n\x00", 10, []string{"a", "b", "c"}, EOF)
+	f("abcdefgh\x00x\x00", 5, []string{"abcde|T", "x"}, EOF)
+	f("abcde\r\x00abcdef\x00", 5, []string{"abcde", "abcde|T"}, EOF)
 
 	// Octet counting.
 	f("3 abc5 hello", 10, []string{"abc", "hello"}, EOF)
