@@ -20,6 +20,12 @@ const maxCountDigits = 9
 // it is given).
 const minFramerBuf = 4096
 
+// readAhead is what a Framer's buffer grows to, at most, when its reads
+// fill it: a busy stream is read 64 KiB at a time, as few system calls as
+// with a buffer of the default max_message_size, while a connection of
+// short messages now and then keeps 4 KiB.
+const readAhead = 64 << 10
+
 // framing modes, decided from the first byte of a connection.
 const (
 	modeUnknown = iota
@@ -42,9 +48,12 @@ const (
 //
 // A Framer is not safe for concurrent use.
 type Framer struct {
-	r     io.Reader
-	buf   []byte
-	size  int // what buf grows to at most: room for a message of max and its line end
+	r    io.Reader
+	buf  []byte
+	size int // what buf grows to at most: room for a message of max and its line end
+	// busy: the last read filled the buffer; the next fill doubles it, up
+	// to readAhead (or size, if less).
+	busy  bool
 	start int // first unread byte in buf
 	end   int // end of buffered data
 	max   int
@@ -63,8 +72,10 @@ type Framer struct {
 
 // NewFramer returns a Framer reading from r that returns messages of at
 // most maxMsg bytes (values < 1 are treated as 1). Its read buffer starts
-// at 4 KiB and grows as longer messages come, up to about maxMsg bytes:
-// a connection of short messages costs 4 KiB whatever maxMsg is.
+// at 4 KiB and grows as longer messages come, up to about maxMsg bytes,
+// and while its reads fill it, up to 64 KiB (readAhead): a connection of
+// short messages now and then costs 4 KiB whatever maxMsg is, and a busy
+// one is read 64 KiB at a time.
 func NewFramer(r io.Reader, maxMsg int) *Framer {
 	if maxMsg < 1 {
 		maxMsg = 1
@@ -152,11 +163,12 @@ func (f *Framer) fill(need int) error {
 	if f.end-f.start >= need {
 		return nil
 	}
-	if need > len(f.buf) {
+	if grow := f.busy && len(f.buf) < min(readAhead, f.size); need > len(f.buf) || grow {
 		nb := make([]byte, min(max(2*len(f.buf), need), f.size))
 		f.end = copy(nb, f.buf[f.start:f.end])
 		f.start = 0
 		f.buf = nb
+		f.busy = false
 	} else if f.start == f.end {
 		f.start, f.end = 0, 0
 	} else if f.start+need > len(f.buf) {
@@ -180,6 +192,7 @@ func (f *Framer) fill(need int) error {
 			continue
 		}
 		f.end += n
+		f.busy = f.end == len(f.buf)
 		if err != nil {
 			f.rerr = err
 		} else if n == 0 {

@@ -252,3 +252,54 @@ func TestFramerErrors(t *testing.T) {
 		t.Logf("malformed count error: %v", err)
 	}
 }
+
+// oneMessageReader gives one message a Read, as a sender writing now and
+// then does.
+type oneMessageReader struct{ left int }
+
+func (r *oneMessageReader) Read(p []byte) (int, error) {
+	if r.left == 0 {
+		return 0, io.EOF
+	}
+	r.left--
+	return copy(p, "<13>1 2024-01-01T00:00:00Z h app - - - short\n"), nil
+}
+
+// TestFramerReadAhead: a stream whose reads fill the buffer (a busy
+// sender) is read with a buffer grown to 64 KiB, not 4 KiB at a time; one
+// that gives a short message a read keeps 4 KiB; a maximum under 64 KiB
+// bounds the growth.
+func TestFramerReadAhead(t *testing.T) {
+	var busy []byte
+	for i := range 20000 {
+		busy = fmt.Appendf(busy, "<13>1 2024-01-01T00:00:00Z h app - - - event %d\n", i)
+	}
+	for _, tc := range []struct {
+		name string
+		r    io.Reader
+		max  int
+		want int
+	}{
+		{"busy", bytes.NewReader(busy), 64 << 10, readAhead},
+		{"busy, small maximum", bytes.NewReader(busy), 10000, 10000 + 64},
+		{"now and then", &oneMessageReader{left: 20000}, 64 << 10, minFramerBuf},
+	} {
+		f := NewFramer(tc.r, tc.max)
+		n := 0
+		for {
+			_, _, err := f.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			n++
+		}
+		if n != 20000 {
+			t.Fatalf("%s: %d messages, want 20000", tc.name, n)
+		}
+		if len(f.buf) != tc.want {
+			t.Errorf("%s: read buffer of %d bytes at the end, want %d", tc.name, len(f.buf), tc.want)
+		}
+	}
+}
