@@ -216,6 +216,10 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old, base *t
 	if err != nil {
 		return fail(err)
 	}
+	stamps, err := stampSources(t)
+	if err != nil {
+		return fail(err)
+	}
 	srcs := make([]tables.SourceDigest, 0, len(t.Sources))
 	for _, s := range t.Sources {
 		d, err := sourceDigest(&s)
@@ -249,6 +253,11 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old, base *t
 		err = buildMMDB(t, tmpPath, opts.BuildTime)
 	default:
 		err = fmt.Errorf("unknown kind %q", t.Kind)
+	}
+	// A source written meanwhile makes what the compile read, and any
+	// error it met, meaningless.
+	if cerr := checkSources(t, stamps); cerr != nil {
+		return fail(cerr)
 	}
 	if err != nil {
 		return fail(err)
