@@ -125,10 +125,12 @@ func (a *applier) run() error {
 				return err
 			}
 			if m, err := io.CopyN(a.w, a.in, int64(n)); err != nil {
-				if m < int64(n) {
+				// The stream ending is a short delta; any other error
+				// is the output's (a full disk) or the stream's own.
+				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 					return fmt.Errorf("delta: at target offset %d: %w", a.pos+uint64(m), errTruncated)
 				}
-				return err
+				return fmt.Errorf("delta: at target offset %d: %w", a.pos+uint64(m), err)
 			}
 			a.pos += n
 		case opSlots:

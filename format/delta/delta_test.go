@@ -3,9 +3,11 @@ package delta
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/lutkit/lutkit/compile"
@@ -204,4 +206,38 @@ func TestApplyRejects(t *testing.T) {
 	if err := apply(good, base, 1<<30); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestApplyWriteError: an output that cannot be written (a full disk; a
+// file open read-only here) while a literal is copied fails Apply with
+// the write's error, not as a delta that ends early.
+func TestApplyWriteError(t *testing.T) {
+	base := make([]byte, 100000)
+	target := make([]byte, 3<<20) // new bytes: literals past the writer's buffer
+	x := uint64(1)
+	for i := range target {
+		x = x*6364136223846793005 + 1442695040888963407
+		target[i] = byte(x >> 56)
+		if i < len(base) {
+			base[i] = byte(x >> 48)
+		}
+	}
+	var d bytes.Buffer
+	if _, err := Encode(&d, base, target); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "out")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	_, err = Apply(out, bytes.NewReader(base), int64(len(base)), d.Bytes(), 1<<30)
+	if err == nil || errors.Is(err, errTruncated) || !errors.Is(err, syscall.EBADF) {
+		t.Fatalf("Apply into a read-only file: %v", err)
+	}
+	t.Log(err)
 }
