@@ -286,3 +286,74 @@ func TestBuildThroughLinks(t *testing.T) {
 		t.Errorf("left: %v", left)
 	}
 }
+
+// TestBuildOutputFull: a build whose output cannot take the new table
+// (the file size limit stands in for a full disk) fails that table
+// naming the output directory and the system's error, not the source
+// it read nor a temporary file, exits 1 and leaves the previous manifest
+// and no temporary file.
+func TestBuildOutputFull(t *testing.T) {
+	bin := lutBinary(t)
+	dir := t.TempDir()
+	var lut, nets bytes.Buffer
+	lut.WriteString("k,v\n")
+	nets.WriteString("net,site\n")
+	for i := range 10000 {
+		fmt.Fprintf(&lut, "key%d,value%d\n", i, i*7)
+		fmt.Fprintf(&nets, "10.%d.%d.0/24,s%d\n", i/256, i%256, i)
+	}
+	for name, b := range map[string][]byte{"a.csv": lut.Bytes(), "nets.csv": nets.Bytes(), "tables.yaml": []byte(`tables:
+  - {name: a, sources: [a.csv], key: k}
+  - name: geo
+    kind: mmdb
+    sources: [{path: nets.csv, network_column: net, fields: ["site=site"]}]
+`)} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dist := filepath.Join(dir, "dist")
+	if out, err := exec.Command(bin, "build", filepath.Join(dir, "tables.yaml"), "--out", dist, "-q").CombinedOutput(); err != nil {
+		t.Fatalf("first build: %v\n%s", err, out)
+	}
+	before, err := os.ReadFile(filepath.Join(dist, tables.ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lut.WriteString("more,1\n")
+	nets.WriteString("10.200.0.0/24,more\n")
+	if err := os.WriteFile(filepath.Join(dir, "a.csv"), lut.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "nets.csv"), nets.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// 100 KiB: less than either table.
+	cmd := exec.Command("sh", "-c", `ulimit -f 200 && exec "$0" "$@"`, bin, "build", filepath.Join(dir, "tables.yaml"), "--out", dist, "--progress", "never")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("build: %v, want exit status 1\n%s", err, out)
+	}
+	for _, want := range []string{
+		"table a: writing into " + dist + ": file too large\n",
+		"table geo: writing into " + dist + ": file too large\n",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), ".build-") || strings.Contains(string(out), "source ") {
+		t.Errorf("output names a temporary file or the source:\n%s", out)
+	}
+	after, _ := os.ReadFile(filepath.Join(dist, tables.ManifestName))
+	if !bytes.Equal(before, after) {
+		t.Error("the manifest changed")
+	}
+	ents, _ := os.ReadDir(dist)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") && e.Name() != ".lutbuild.lock" {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+}

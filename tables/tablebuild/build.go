@@ -260,7 +260,7 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old, base *t
 		return fail(cerr)
 	}
 	if err != nil {
-		return fail(err)
+		return fail(outputError(err, outDir))
 	}
 	if err := ctx.Err(); err != nil {
 		return fail(err)
@@ -286,7 +286,7 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old, base *t
 			chain = t.DeltaChain
 		}
 		if e.Delta, err = writeDelta(outDir, t.Name, base, tmpPath, sum, chain); err != nil {
-			return fail(fmt.Errorf("writing the delta: %w", err))
+			return fail(fmt.Errorf("writing the delta: %w", outputError(err, outDir)))
 		}
 	}
 	final := filepath.Join(outDir, e.File)
@@ -334,6 +334,17 @@ func buildMMDB(t *TableConfig, out string, buildTime time.Time) error {
 		o.BuildEpoch = buildTime.Unix()
 	}
 	_, err := iptable.Compile(out, o, srcs)
+	return err
+}
+
+// outputError names an error writing a file of outDir (the compile's
+// temporary files, hidden: a full disk) by the directory, not by the source read
+// or the temporary file's name.
+func outputError(err error, outDir string) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) && filepath.Dir(pe.Path) == filepath.Clean(outDir) && strings.HasPrefix(filepath.Base(pe.Path), ".") {
+		return fmt.Errorf("writing into %s: %w", outDir, pe.Err)
+	}
 	return err
 }
 
