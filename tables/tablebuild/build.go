@@ -231,6 +231,7 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old, base *t
 	if old != nil && old.Kind == t.Kind && old.OptionsDigest == optDigest && slices.Equal(old.Sources, srcs) && !t.ReadsDatabase() {
 		if fi, err := os.Stat(filepath.Join(outDir, old.File)); err == nil && fi.Mode().IsRegular() && fi.Size() == old.Size {
 			e := *old
+			e.Delta = keptDelta(outDir, old.Delta)
 			r.Status, r.Entry = StatusUnchanged, &e
 			return r
 		}

@@ -68,6 +68,22 @@ func writeDelta(dir, name string, old *tables.ManifestTable, path, sum string, c
 	return d, err
 }
 
+// keptDelta returns d, the delta of a version kept, when dir still holds
+// its file with the recorded size, and nil when not (removed by hand, or
+// left out of a copy of dir): the version is then listed full only, as a
+// manifest naming a missing delta fails lut verify and lut publish.
+func keptDelta(dir string, d *tables.ManifestDelta) *tables.ManifestDelta {
+	if d == nil {
+		return nil
+	}
+	fi, err := os.Stat(filepath.Join(dir, d.File))
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != d.Size {
+		return nil
+	}
+	c := *d
+	return &c
+}
+
 // soundBase returns the previous artifact's bytes, or nil when dir no
 // longer holds it as the manifest describes it (pruned, or damaged).
 func soundBase(path string, old *tables.ManifestTable) []byte {
