@@ -94,7 +94,7 @@ func verifyArtifact(path string, t *ManifestTable) error {
 func verifyDelta(path string, t *ManifestTable) error {
 	b, err := fsutil.ReadRegular(path)
 	if err != nil {
-		return fsutil.UnwrapPath(err)
+		return fmt.Errorf("delta %s: %w", t.Delta.File, fsutil.UnwrapPath(err))
 	}
 	if int64(len(b)) != t.Delta.Size {
 		return fmt.Errorf("delta %s: size %d, the manifest says %d", t.Delta.File, len(b), t.Delta.Size)
