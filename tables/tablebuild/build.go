@@ -365,7 +365,9 @@ func optionsDigest(t *TableConfig) (string, error) {
 	return fsutil.BytesSHA256(b), nil
 }
 
-// removeStaleTemps removes the temporary files an interrupted build left.
+// removeStaleTemps removes the temporary files an interrupted build left,
+// and the directories of partitions (.lut-spill-*, 24 bytes a row) a
+// compile of a large table makes beside its output.
 func removeStaleTemps(dir string) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -373,7 +375,10 @@ func removeStaleTemps(dir string) {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if strings.HasPrefix(n, ".") && (strings.Contains(n, ".build-") || strings.Contains(n, ".tmp-")) {
+		switch {
+		case strings.HasPrefix(n, ".lut-spill-") && e.IsDir():
+			os.RemoveAll(filepath.Join(dir, n))
+		case strings.HasPrefix(n, ".") && (strings.Contains(n, ".build-") || strings.Contains(n, ".tmp-")):
 			os.Remove(filepath.Join(dir, n))
 		}
 	}
