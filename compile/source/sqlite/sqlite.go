@@ -49,7 +49,9 @@ func openSQLite(path string, opts source.Options) (_ source.Reader, err error) {
 	if err != nil {
 		return nil, err
 	}
-	dsn := "file:" + sqlitePathEscape(filepath.ToSlash(abs)) + "?mode=ro"
+	// A writer's commit shuts readers out for a moment: wait for it (up
+	// to 30 s) rather than fail with "database is locked".
+	dsn := "file:" + sqlitePathEscape(filepath.ToSlash(abs)) + "?mode=ro&_pragma=busy_timeout(30000)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
