@@ -107,6 +107,17 @@ func RegisterWriter(name string, newWriter func(w io.Writer, columns []string) (
 	writers[name] = newWriter
 }
 
+// FormatOf returns the format Open reads the file at path in with opts:
+// opts.Format in lower case, or the one the name's extension gives (""
+// when none does).
+func FormatOf(path string, opts Options) string {
+	if opts.Format != "" {
+		return strings.ToLower(opts.Format)
+	}
+	f, _ := formatFromName(path)
+	return f
+}
+
 // formatFromName maps a file name's extension to a format.
 func formatFromName(name string) (string, bool) {
 	base := strings.ToLower(filepath.Base(name))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/lutkit/lutkit/compile/source"
 	"github.com/lutkit/lutkit/internal/fsutil"
 )
 
@@ -35,12 +36,19 @@ func stampSource(path string) (sourceStamp, error) {
 	return sourceStamp{fi: fi, size: fi.Size(), mtime: fi.ModTime(), ctime: changeTime(fi)}, nil
 }
 
-// stampSources stamps t's source files (a database has none).
+// stamped reports whether s is a file its reader may read part old, part
+// new: not a database, nor a SQLite file, whose reader reads one snapshot
+// of it while other programs write it.
+func stamped(s *SourceConfig) bool {
+	return !s.IsDatabase() && (s.LUT == nil || source.FormatOf(s.Resolved, *s.LUT) != "sqlite")
+}
+
+// stampSources stamps t's source files (see stamped).
 func stampSources(t *TableConfig) ([]sourceStamp, error) {
 	st := make([]sourceStamp, len(t.Sources))
 	for i := range t.Sources {
 		s := &t.Sources[i]
-		if s.IsDatabase() {
+		if !stamped(s) {
 			continue
 		}
 		var err error
@@ -60,7 +68,7 @@ var errSourceChanged = errors.New("the file changed while the table was built fr
 func checkSources(t *TableConfig, before []sourceStamp) error {
 	for i := range t.Sources {
 		s := &t.Sources[i]
-		if s.IsDatabase() {
+		if !stamped(s) {
 			continue
 		}
 		now, err := stampSource(s.Resolved)
