@@ -220,6 +220,7 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old, base *t
 	if err != nil {
 		return fail(err)
 	}
+	defer closeStamps(stamps)
 	srcs := make([]tables.SourceDigest, 0, len(t.Sources))
 	for _, s := range t.Sources {
 		d, err := sourceDigest(&s)
