@@ -111,29 +111,20 @@ func TestRemoteDiskFullRetriedAtNextCheck(t *testing.T) {
 // a retry; once the store serves it, the next check takes the version.
 func TestRemoteForbiddenArtifactRetriedAtNextCheck(t *testing.T) {
 	srv := newStoreServer(t)
-	srv.publish(1)
-	set, err := Open(srv.url(), remoteOpts(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
+	set := openPublished(t, srv)
 	m2 := writeVersion(t, srv.dir, 2)
 	b := m2.Tables[1]
-	srv.mu.Lock()
-	srv.status[b.File] = http.StatusForbidden
-	srv.mu.Unlock()
+	srv.setStatus(b.File, http.StatusForbidden)
 	srv.putManifest(m2)
 
-	err = set.Reload()
+	err := set.Reload()
 	if reason, _ := reasonOf(err); reason != ReasonForbidden {
 		t.Fatalf("an artifact answered 403: %v, want reason %q", err, ReasonForbidden)
 	}
 	if !strings.Contains(err.Error(), b.File) {
 		t.Errorf("the error does not name the artifact %s: %v", b.File, err)
 	}
-	srv.mu.Lock()
-	delete(srv.status, b.File)
-	srv.mu.Unlock()
+	srv.setStatus(b.File, 0)
 	if err := set.Reload(); err != nil {
 		t.Fatalf("the first check after the store served the artifact: %v", err)
 	}
@@ -148,12 +139,7 @@ func TestRemoteForbiddenArtifactRetriedAtNextCheck(t *testing.T) {
 // that installed, and after one that could not be fetched.
 func TestRemoteRejectionEndsWithAnotherVersion(t *testing.T) {
 	srv := newStoreServer(t)
-	srv.publish(1)
-	set, err := Open(srv.url(), remoteOpts(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
+	set := openPublished(t, srv)
 	// publishMissing publishes a version whose artifact of table b is
 	// missing (404), checks that it is rejected, and returns a function
 	// that puts the artifact back.
@@ -196,9 +182,7 @@ func TestRemoteRejectionEndsWithAnotherVersion(t *testing.T) {
 	// A version that cannot be fetched (the store answers 500) in between.
 	m4, fix4 := publishMissing(4)
 	m5 := writeVersion(t, srv.dir, 5)
-	srv.mu.Lock()
-	srv.status[m5.Tables[0].File] = http.StatusInternalServerError
-	srv.mu.Unlock()
+	srv.setStatus(m5.Tables[0].File, http.StatusInternalServerError)
 	srv.putManifest(m5)
 	if err := set.Reload(); err == nil {
 		t.Fatal("version 5 installed although its artifact is answered 500")

@@ -79,6 +79,30 @@ func (s *storeServer) stop() { s.srv.Close() }
 
 func (s *storeServer) url() string { return "http://" + s.addr + "/tables/" + ManifestName }
 
+// setStatus makes the server answer path with status (0: serve it again).
+func (s *storeServer) setStatus(path string, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if status == 0 {
+		delete(s.status, path)
+	} else {
+		s.status[path] = status
+	}
+}
+
+// openPublished publishes version 1 on s and opens a set on it, with a
+// cache of its own, closed when the test ends.
+func openPublished(t *testing.T, s *storeServer) *Set {
+	t.Helper()
+	s.publish(1)
+	set, err := Open(s.url(), remoteOpts(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	return set
+}
+
 func (s *storeServer) count(path string) int64 {
 	v, ok := s.byPath.Load(path)
 	if !ok {
@@ -440,12 +464,7 @@ func TestRemoteStoreDownAtStart(t *testing.T) {
 // request and the version is served.
 func TestRemoteResumesDownload(t *testing.T) {
 	srv := newStoreServer(t)
-	srv.publish(1)
-	set, err := Open(srv.url(), remoteOpts(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
+	set := openPublished(t, srv)
 	m2 := writeVersion(t, srv.dir, 2)
 	srv.mu.Lock()
 	for _, tb := range m2.Tables {
@@ -502,12 +521,7 @@ func TestRemoteFaults(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newStoreServer(t)
-			srv.publish(1)
-			set, err := Open(srv.url(), remoteOpts(t.TempDir()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer set.Close()
+			set := openPublished(t, srv)
 			m2 := writeVersion(t, srv.dir, 2)
 			srv.mu.Lock()
 			tc.setup(srv, m2)
@@ -518,7 +532,7 @@ func TestRemoteFaults(t *testing.T) {
 				srv.bumpManifest()
 			}
 			reqs := srv.requests.Load()
-			err = set.Reload()
+			err := set.Reload()
 			if err == nil {
 				t.Fatal("the bad version was accepted")
 			}
@@ -612,12 +626,7 @@ func TestIsRemote(t *testing.T) {
 // put right in the store under the same manifest it is taken.
 func TestRemoteRejectedVersionNotDownloadedAgain(t *testing.T) {
 	srv := newStoreServer(t)
-	srv.publish(1)
-	set, err := Open(srv.url(), remoteOpts(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
+	set := openPublished(t, srv)
 	m2 := writeVersion(t, srv.dir, 2)
 	p := filepath.Join(srv.dir, m2.Tables[0].File)
 	good, err := os.ReadFile(p)
