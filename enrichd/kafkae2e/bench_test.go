@@ -188,33 +188,10 @@ func sink(b *testing.B, keep bool) string {
 // outputs (YAML), and reports as benchKafka does; sample is the metric
 // that counts the events out.
 func benchTCP(b *testing.B, outputs, sample string) {
-	dir := benchDir(b)
 	listen, httpAddr := freeAddr(b), freeAddr(b)
-	yml := fmt.Sprintf(`
-inputs:
-  - {name: tcp, type: tcp, listen: %q}
-tables: {path: %q, verify: none}
-rules:
-  - {name: customer, table: customers, field: cust, target: customer}
-  - {name: geo, table: geo, field: src, target: source.geo,
-     mmdb_fields: {country_code: country_iso_code, city: city_name}}
-outputs: %s
-pipeline: {kv_fields: all}
-http: {listen: %q}
-`, listen, dir, outputs, httpAddr)
-	path := filepath.Join(b.TempDir(), "tcp.yaml")
-	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	path := tcpConfig(b, listen, httpAddr, outputs)
 	// The events, framed, before the timer starts.
-	gen := event(benchRows)
-	var buf []byte
-	for i := range b.N {
-		e := gen(i)
-		buf = strconv.AppendInt(buf, int64(len(e)), 10)
-		buf = append(buf, ' ')
-		buf = append(buf, e...)
-	}
+	buf := framed(0, b.N)
 	pinSelf(b)
 	p := start(b, "enrichd", path, &conf{httpAddr: httpAddr, pin: true})
 	p.waitReady(b)
@@ -236,6 +213,45 @@ http: {listen: %q}
 	p.term(b)
 	b.ReportMetric(float64(b.N)/el.Seconds(), "events/s")
 	report(b, p, cpu0, cpu1, 0)
+}
+
+// framed returns the events [from, to) of the benchmarks, each in an
+// octet-counted frame, as rsyslog sends them over TCP.
+func framed(from, to int) []byte {
+	gen := event(benchRows)
+	var buf []byte
+	for i := from; i < to; i++ {
+		e := gen(i)
+		buf = strconv.AppendInt(buf, int64(len(e)), 10)
+		buf = append(buf, ' ')
+		buf = append(buf, e...)
+	}
+	return buf
+}
+
+// tcpConfig writes the configuration of an enrichd that reads TCP at
+// listen, does the lookups of the Kafka benchmarks, and writes to
+// outputs (YAML); it returns its path.
+func tcpConfig(b *testing.B, listen, httpAddr, outputs string) string {
+	b.Helper()
+	dir := benchDir(b)
+	yml := fmt.Sprintf(`
+inputs:
+  - {name: tcp, type: tcp, listen: %q}
+tables: {path: %q, verify: none}
+rules:
+  - {name: customer, table: customers, field: cust, target: customer}
+  - {name: geo, table: geo, field: src, target: source.geo,
+     mmdb_fields: {country_code: country_iso_code, city: city_name}}
+outputs: %s
+pipeline: {kv_fields: all}
+http: {listen: %q}
+`, listen, dir, outputs, httpAddr)
+	path := filepath.Join(b.TempDir(), "tcp.yaml")
+	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
 }
 
 // waitAll waits until the sample of p's metrics reaches b.N, and returns

@@ -11,7 +11,9 @@
 // and checks the group's committed offsets and enrichd's lag metric
 // against the brokers. Each checks that every event arrives enriched, and
 // counts duplicates against the bound max_uncommitted sets. BenchmarkKafkaToKafka measures
-// the throughput, and the events per CPU-second of the enrichd process.
+// the throughput, and the events per CPU-second of the enrichd process;
+// BenchmarkKgoRelay measures the same of kgorelay, a relay between the
+// topics on the same Kafka client that does nothing else.
 //
 // The package holds only tests. It runs without the race detector (the
 // Makefile's NORACE_PKGS); enrichd's own Kafka tests run the same code

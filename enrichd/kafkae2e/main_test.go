@@ -157,12 +157,19 @@ type proc struct {
 // killed when the test ends, if it still runs.
 func start(t testing.TB, name, cfgPath string, cf *conf) *proc {
 	t.Helper()
-	p := &proc{name: name, addr: cf.httpAddr, logPath: filepath.Join(t.TempDir(), name+".log"), done: make(chan struct{})}
+	return startCmd(t, name, cf.httpAddr, enrichdCmd(cf.pin, "--config", cfgPath))
+}
+
+// startCmd runs cmd, a process that serves its metrics at addr, as
+// start runs enrichd.
+func startCmd(t testing.TB, name, addr string, cmd *exec.Cmd) *proc {
+	t.Helper()
+	p := &proc{name: name, addr: addr, logPath: filepath.Join(t.TempDir(), name+".log"), done: make(chan struct{})}
 	logf, err := os.Create(p.logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd = enrichdCmd(cf.pin, "--config", cfgPath)
+	p.cmd = cmd
 	p.cmd.Stderr = logf
 	if err := p.cmd.Start(); err != nil {
 		logf.Close()

@@ -61,9 +61,13 @@ func pinSelf(b *testing.B) {
 // enrichdCmd is the command that runs enrichd with args: on CPU 0 alone
 // (taskset, util-linux) when the benchmarks split the CPUs and pin is
 // set.
-func enrichdCmd(pin bool, args ...string) *exec.Cmd {
+func enrichdCmd(pin bool, args ...string) *exec.Cmd { return pinnedCmd(pin, enrichdBin, args...) }
+
+// pinnedCmd is the command that runs bin with args, on CPU 0 alone as
+// enrichdCmd runs enrichd.
+func pinnedCmd(pin bool, bin string, args ...string) *exec.Cmd {
 	if pin && pinned() {
-		return exec.Command("taskset", append([]string{"-c", "0", enrichdBin}, args...)...)
+		return exec.Command("taskset", append([]string{"-c", "0", bin}, args...)...)
 	}
-	return exec.Command(enrichdBin, args...)
+	return exec.Command(bin, args...)
 }
