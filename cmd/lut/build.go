@@ -60,7 +60,12 @@ a patch from the previous version's artifact (format/DELTA.md), named in
 the manifest beside the full artifact: nodes that hold the previous
 version download the delta, rebuild the artifact and check its digest;
 the others download the full artifact. After --delta-chain consecutive
-versions with a delta, a version is published full only.`,
+versions with a delta, a version is published full only.
+
+With --force, every table is compiled again, changed or not; a table that
+comes out with the same bytes as its previous version (as does one whose
+options changed nothing in it) keeps that version's entry in the manifest,
+with its build time and delta, so that nodes download nothing again.`,
 		Example: `  lut build tables.yaml --out dist/
   lut build tables.yaml --out dist/ -j 4 --prune
   lut build tables.yaml --out dist/ --delta

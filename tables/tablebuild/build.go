@@ -27,7 +27,9 @@ type Options struct {
 	// Jobs bounds how many tables compile at once. Zero means the number
 	// of CPUs.
 	Jobs int
-	// Force rebuilds every table, changed or not.
+	// Force rebuilds every table, changed or not. A table rebuilt to the
+	// bytes of its previous version (as is one whose options changed
+	// nothing in it) keeps that version's build time and delta.
 	Force bool
 	// BuildTime is recorded in .lut headers and in the manifest. Zero
 	// records no time in .lut headers (reproducible output) and the wall
@@ -282,7 +284,13 @@ func buildTable(ctx context.Context, t *TableConfig, outDir string, old, base *t
 		e.BuildTime = time.Now().UTC().Truncate(time.Second)
 	}
 	e.File = tables.ArtifactName(t.Name, t.Kind, sum)
-	if (opts.Delta || t.Delta) && t.Kind == tables.KindLUT {
+	if sameVersion(base, t.Kind, sum, size) {
+		// The bytes of the previous version (a forced build, or options
+		// that changed nothing in the table): that version stays, with
+		// its build time and delta, so that nodes fetch nothing again.
+		e.BuildTime = base.BuildTime
+		e.Delta = keptDelta(outDir, base.Delta)
+	} else if (opts.Delta || t.Delta) && t.Kind == tables.KindLUT {
 		chain := opts.deltaChain()
 		if t.DeltaChain > 0 {
 			chain = t.DeltaChain

@@ -68,6 +68,12 @@ func writeDelta(dir, name string, old *tables.ManifestTable, path, sum string, c
 	return d, err
 }
 
+// sameVersion reports whether the artifact just built (SHA256 sum, size
+// bytes) is the previous version old of its table.
+func sameVersion(old *tables.ManifestTable, kind tables.Kind, sum string, size int64) bool {
+	return old != nil && old.Kind == kind && old.SHA256 == sum && old.Size == size
+}
+
 // keptDelta returns d, the delta of a version kept, when dir still holds
 // its file with the recorded size, and nil when not (removed by hand, or
 // left out of a copy of dir): the version is then listed full only, as a
