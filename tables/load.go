@@ -133,6 +133,13 @@ func (s *Set) loadManifest(mp string, start time.Time, force bool) error {
 	mdigest := fsutil.BytesSHA256(b)
 	print := "manifest:" + mdigest
 	m, perr := ParseManifest(mp, b)
+	if s.remote != nil {
+		// A remote set's manifest is the cache's: one damaged on disk
+		// could still parse and name other tables or files.
+		if err := s.remote.vouch(mdigest); err != nil {
+			perr = err
+		}
+	}
 	if perr == nil {
 		var sb strings.Builder
 		sb.WriteString(print)

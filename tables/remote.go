@@ -169,6 +169,10 @@ type remote struct {
 	rejected rejection
 	seen     string
 
+	// damaged lists the current version's cached manifests found damaged
+	// by the last check and not yet fetched again, owned like state.
+	damaged []metaDamage
+
 	// lock is the process's hold on the cache directory, shared with the
 	// other sets of the process on it; installs is the count of its
 	// installs this remote's state reflects.
@@ -283,9 +287,10 @@ func (r *remote) close() {
 	r.lock.release()
 }
 
-// cachedManifest is the cache's current manifest, or "" if it has none.
+// cachedManifest is the cache's current manifest, or "" if it has none
+// or it is damaged.
 func (r *remote) cachedManifest() string {
-	if r.state.Current == "" {
+	if r.state.Current == "" || r.manifestDamaged() {
 		return ""
 	}
 	return filepath.Join(r.o.CacheDir, ManifestName)
@@ -339,13 +344,21 @@ func (r *remote) checkStore(ctx context.Context) (installed bool, err error) {
 		r.stats.Stale, r.stats.StaleReason = false, ""
 		r.stats.LastSuccess = now
 	}()
+	// The current version's cached manifests are checked first: a
+	// damaged one is fetched again, so the manifest is asked for whole,
+	// not conditionally.
+	r.noteMeta(r.checkMeta())
+	cond := r.state.Validator
+	if len(r.damaged) > 0 {
+		cond = validator{}
+	}
 	var (
 		raw []byte
 		v   validator
 	)
 	err = r.retry(ctx, "the manifest", func() error {
 		var e error
-		raw, v, e = r.st.manifest(ctx, r.state.Validator, r.o.maxManifest())
+		raw, v, e = r.st.manifest(ctx, cond, r.o.maxManifest())
 		return e
 	})
 	if errors.Is(err, errNotModified) {
@@ -358,7 +371,7 @@ func (r *remote) checkStore(ctx context.Context) (installed bool, err error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("%s: %w", r.st.location(), err)
+		return false, r.metaErr(fmt.Errorf("%s: %w", r.st.location(), err))
 	}
 	r.addBytes(int64(len(raw)))
 	digest := fsutil.BytesSHA256(raw)
@@ -368,9 +381,10 @@ func (r *remote) checkStore(ctx context.Context) (installed bool, err error) {
 	m, err := ParseManifest(r.st.location(), raw)
 	if err != nil {
 		r.fail(ReasonManifest)
-		return false, &fetchError{reason: ReasonManifest, permanent: true, err: err}
+		return false, r.metaErr(&fetchError{reason: ReasonManifest, permanent: true, err: err})
 	}
-	if digest == r.state.Current {
+	repairing := digest == r.state.Current && len(r.damaged) > 0
+	if digest == r.state.Current && !repairing {
 		// The same version (a new validator, or a cache from before
 		// a restart): nothing to download.
 		r.state.Validator, r.state.CheckedAt = v, now
@@ -379,7 +393,7 @@ func (r *remote) checkStore(ctx context.Context) (installed bool, err error) {
 	}
 	if r.rejected.digest == digest && r.rejected.skip > 0 {
 		r.rejected.skip--
-		return false, r.rejected.err
+		return false, r.metaErr(r.rejected.err)
 	}
 	// Every artifact is checked before any download: a version that
 	// cannot be served is rejected without transferring anything.
@@ -398,17 +412,26 @@ func (r *remote) checkStore(ctx context.Context) (installed bool, err error) {
 			if reason, _ := reasonOf(err); !rejectsForGood(reason) {
 				what = "not fetched"
 			}
-			return false, r.reject(digest, fmt.Errorf("%s: version %.16s %s: table %s: artifact %s: %w", r.st.location(), digest, what, t.Name, t.File, err))
+			return false, r.metaErr(r.reject(digest, fmt.Errorf("%s: version %.16s %s: table %s: artifact %s: %w", r.st.location(), digest, what, t.Name, t.File, err)))
 		}
 	}
 	if err := r.install(m, raw, digest, v, now); err != nil {
 		r.fail(ReasonCache)
-		return false, fmt.Errorf("tables cache %s: %w", r.o.CacheDir, err)
+		return false, r.metaErr(fmt.Errorf("tables cache %s: %w", r.o.CacheDir, err))
 	}
 	r.rejected = rejection{}
 	r.mu.Lock()
 	r.stats.Version, r.stats.Generated = digest, m.Generated
 	r.mu.Unlock()
+	if repairing {
+		for _, d := range r.damaged {
+			r.log.Info("tables: cache: the damaged cached manifest was fetched again from the store", "source", r.st.location(),
+				"version", digest, "file", d.file)
+		}
+		r.damaged = nil
+		return true, nil
+	}
+	r.damaged = nil
 	r.log.Info("tables: new version fetched", "source", r.st.location(), "version", digest, "tables", len(m.Tables))
 	return true, nil
 }

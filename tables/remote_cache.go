@@ -25,7 +25,10 @@ import (
 // An artifact is renamed into the cache only after its digest and its
 // structure were checked and its bytes synced to disk, so its presence
 // means it is sound: whether a manifest's artifact must be downloaded is
-// a name lookup.
+// a name lookup. MANIFEST.json and the current version's
+// versions/DIGEST.json are checked at every check against the digest
+// state.json recorded and the one in the name (remote_meta.go): a damaged
+// one is never loaded, and is fetched again from the store.
 const (
 	cacheState    = "state.json"
 	cacheVersions = "versions"
@@ -184,9 +187,19 @@ func (r *remote) prune() {
 	keep := map[string]bool{}
 	keepName := map[string]bool{} // artifact names as published
 	keepVer := map[string]bool{}
+	var dropped []string
 	for _, v := range r.state.Versions {
+		m, err := r.readVersion(v.Digest)
+		if err != nil && v.Digest != r.state.Current {
+			// The store serves only its current manifest: a previous
+			// version whose cached copy is damaged cannot be put right,
+			// so it is no longer kept (going back to it downloads it).
+			r.log.Warn("tables: cache: the cached manifest of a previous version is damaged; the version is no longer kept",
+				"version", v.Digest, "file", r.versionFile(v.Digest), "reason", err.Error())
+			dropped = append(dropped, v.Digest)
+			continue
+		}
 		keepVer[v.Digest+".json"] = true
-		m, err := ReadManifest(filepath.Join(dir, cacheVersions, v.Digest+".json"))
 		if err != nil {
 			r.log.Warn("tables: cache: a kept version is unreadable", "version", v.Digest, "reason", err.Error())
 			continue
@@ -194,6 +207,17 @@ func (r *remote) prune() {
 		for i := range m.Tables {
 			keep[cacheFile(&m.Tables[i])] = true
 			keepName[m.Tables[i].File] = true
+		}
+	}
+	if len(dropped) > 0 {
+		st := r.state
+		st.Versions = slices.DeleteFunc(slices.Clone(st.Versions), func(v cachedVersion) bool { return slices.Contains(dropped, v.Digest) })
+		if err := writeJSON(filepath.Join(dir, cacheState), &st); err != nil {
+			r.log.Warn("tables: cache: writing the state", "file", filepath.Join(dir, cacheState), "reason", err.Error())
+		} else {
+			r.mu.Lock()
+			r.state = st
+			r.mu.Unlock()
 		}
 	}
 	// The per-artifact download counts of versions no longer kept go

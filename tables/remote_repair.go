@@ -21,7 +21,7 @@ func (r *remote) repair(ctx context.Context, only map[string]bool) (int, error) 
 	if digest == "" {
 		return 0, nil
 	}
-	m, err := ReadManifest(filepath.Join(r.o.CacheDir, cacheVersions, digest+".json"))
+	m, err := r.readVersion(digest)
 	if err != nil {
 		return 0, fmt.Errorf("tables cache %s: version %.16s: %w", r.o.CacheDir, digest, err)
 	}

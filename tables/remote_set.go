@@ -29,6 +29,9 @@ func openRemote(path string, opts Options) (*Set, error) {
 	if cerr != nil {
 		if mp == "" {
 			r.close()
+			if r.manifestDamaged() {
+				return nil, fmt.Errorf("%w (the cache %s holds no other version to serve: start again once the store answers)", cerr, ro.CacheDir)
+			}
 			return nil, fmt.Errorf("%w (the cache %s holds no earlier version to serve)", cerr, ro.CacheDir)
 		}
 		log.Warn("tables: serving the cached version, stale", "source", r.st.location(), "version", r.state.Current,
