@@ -120,7 +120,7 @@ func (q *diskQueue) writeLoop() {
 		if unsynced == 0 && len(acks) == 0 && len(ins) == 0 {
 			return true
 		}
-		if err := q.st.Sync(); err != nil && !q.retry("sync", err, q.st.Sync) {
+		if err := q.st.Sync(); err != nil && q.retry("sync", err, q.st.Sync) != nil {
 			return false
 		}
 		unsynced = 0
@@ -171,20 +171,27 @@ func (q *diskQueue) writeLoop() {
 // append appends b, waiting while the queue is full and retrying a
 // write that fails; false when the daemon gives up (at shutdown_timeout).
 func (q *diskQueue) append(b *Buffer) bool {
+	op := func() error { return q.st.Append(b.B, b.Events) }
+	err := op()
 	for {
-		err := q.st.Append(b.B, b.Events)
-		if !errors.Is(err, queue.ErrFull) {
-			if err == nil {
-				q.roomAgain()
-				return true
+		switch {
+		case err == nil:
+			q.roomAgain()
+			return true
+		case errors.Is(err, queue.ErrFull):
+			// Full at once, or a write retried found the space freed
+			// meanwhile taken.
+			q.isFull()
+			if !q.waitRoom() {
+				q.log.Error("queue: full at the end of the shutdown; the events not appended are lost", "events", b.Events)
+				return false
 			}
+			err = op()
+		default:
 			q.full.Store(false) // there is room; the write fails
-			return q.retry("write", err, func() error { return q.st.Append(b.B, b.Events) })
-		}
-		q.isFull()
-		if !q.waitRoom() {
-			q.log.Error("queue: full at the end of the shutdown; the events not appended are lost", "events", b.Events)
-			return false
+			if err = q.retry("write", err, op); err != nil && !errors.Is(err, queue.ErrFull) {
+				return false
+			}
 		}
 	}
 }
@@ -222,9 +229,10 @@ func (q *diskQueue) waitRoom() bool {
 
 // retry handles err from op (a write or a sync): it counts and logs it as
 // an output's error is, and runs op again after a backoff until it
-// succeeds (true) or the daemon gives up (false, at shutdown_timeout).
-// Meanwhile the queue is failing: /readyz answers 503.
-func (q *diskQueue) retry(what string, err error, op func() error) bool {
+// succeeds (nil), finds the queue full (ErrFull: wait for room) or the
+// daemon gives up (the last error, the loss logged; at
+// shutdown_timeout). Meanwhile the queue is failing: /readyz answers 503.
+func (q *diskQueue) retry(what string, err error, op func() error) error {
 	q.failing.Store(true)
 	defer q.failing.Store(false)
 	began := time.Now()
@@ -248,37 +256,14 @@ func (q *diskQueue) retry(what string, err error, op func() error) bool {
 		case <-q.d.hardStop:
 			t.Stop()
 			q.log.Error("queue: "+what+" failed and the daemon gave up; the events not in the queue are lost", "err", err)
-			return false
+			return err
 		case <-t.C:
 		}
-		if err = op(); err == nil {
+		if err = op(); err == nil || errors.Is(err, queue.ErrFull) {
 			q.log.Info("queue: works again", "op", what, "failures", failures, "failed_for", time.Since(began))
-			q.roomAgain()
-			return true
-		}
-		if errors.Is(err, queue.ErrFull) {
-			q.log.Info("queue: works again", "op", what, "failures", failures, "failed_for", time.Since(began))
-			q.failing.Store(false)
-			return q.appendFull(op)
+			return err
 		}
 	}
-}
-
-// appendFull is a retried write that found the queue full (the space
-// freed meanwhile was taken): wait for room as append does.
-func (q *diskQueue) appendFull(op func() error) bool {
-	q.isFull()
-	for q.waitRoom() {
-		if err := op(); !errors.Is(err, queue.ErrFull) {
-			if err == nil {
-				q.roomAgain()
-				return true
-			}
-			q.full.Store(false)
-			return q.retry("write", err, op)
-		}
-	}
-	return false
 }
 
 // readLoop feeds the outputs from the queue until the writer is done and

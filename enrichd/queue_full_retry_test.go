@@ -123,7 +123,9 @@ func (r *retryFull) waitFull(t *testing.T, done <-chan bool) {
 // (the new segment's header took the last bytes). The append waits for
 // room as for a full queue (full, not failing, "queue: full" logged);
 // once records are delivered it appends the record, once: the reader
-// gets every record, in order, and the last one once.
+// gets every record, in order, and the last one once. At a shutdown that
+// gives up meanwhile, the append returns false and the log says the
+// events are lost.
 func TestQueueRetriedWriteFindsFull(t *testing.T) {
 	t.Run("room again", func(t *testing.T) {
 		r := newRetryFull(t)
@@ -169,5 +171,26 @@ func TestQueueRetriedWriteFindsFull(t *testing.T) {
 			t.Errorf("stats %+v: want %d events written and read", s, r.held+1)
 		}
 		t.Logf("log:\n%s", r.logs.String())
+	})
+
+	t.Run("shutdown", func(t *testing.T) {
+		r := newRetryFull(t)
+		done := r.appending()
+		r.waitFull(t, done)
+		close(r.q.d.hardStop)
+		select {
+		case ok := <-done:
+			if ok {
+				t.Fatal("the append says it appended the record into a full queue")
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the shutdown gave up, the append still waits")
+		}
+		if l := r.logs.String(); !strings.Contains(l, "the events not appended are lost") || !strings.Contains(l, "events=1") {
+			t.Errorf("the events lost at the shutdown are not logged:\n%s", l)
+		}
+		if _, err := r.q.st.Next(nil); err != nil {
+			t.Fatalf("the records held before: %v", err)
+		}
 	})
 }
