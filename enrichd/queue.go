@@ -73,6 +73,11 @@ func (d *Daemon) openQueue(n, size int) (*diskQueue, error) {
 
 // damaged reports a span of a segment skipped.
 func (q *diskQueue) damaged(path string, dm queue.Damage) {
+	if dm.Zeros {
+		q.log.Warn("queue: zeros where records were written are cut off: the system crashed before they were on the disk, and events may be lost",
+			"file", path, "offset", dm.Off, "bytes", dm.Len)
+		return
+	}
 	if dm.Torn {
 		q.log.Warn("queue: a record cut short by a crash while it was written is dropped (it was never acknowledged)",
 			"file", path, "offset", dm.Off, "bytes", dm.Len)
@@ -376,7 +381,7 @@ var (
 	mQDamaged    = MetricDesc("disk_queue_damaged_records_total", "Damaged spans of the queue's segments skipped (checksum mismatch), never replayed.")
 	mQDamagedB   = MetricDesc("disk_queue_damaged_bytes_total", "Bytes of the damaged spans skipped.")
 	mQDamagedEv  = MetricDesc("disk_queue_damaged_events_total", "Events the damaged records held, as far as their headers tell (a damaged header does not).")
-	mQTornTotal  = MetricDesc("disk_queue_torn_records_total", "Records found cut short at the end of a segment by a crash (never acknowledged), dropped.")
+	mQTornTotal  = MetricDesc("disk_queue_torn_records_total", "Records found cut short at the end of a segment by a crash (never acknowledged), and zeros where records were written that a crash of the system lost, dropped.")
 	queueMetrics = []string{"written", "read", "delivered"}
 )
 

@@ -279,6 +279,51 @@ func TestQueueFlippedByte(t *testing.T) {
 	}
 }
 
+// TestQueueZeroTail: events wait in the queue of a daemon whose output
+// is down; while it is stopped, the last segment file is lengthened with
+// zeros, as a crash of the system leaves records that were not yet on
+// the disk. The next start cuts them off with a warning naming the file,
+// the offset and the bytes cut, counts them in
+// enrichd_disk_queue_torn_records_total, and replays every event.
+func TestQueueZeroTail(t *testing.T) {
+	const n = 2000
+	dir := t.TempDir()
+	buildCustomers(t, filepath.Join(dir, "customers.lut"), 10, 1)
+	cfg := queueConfig(t, dir, reservePort(t), 256<<20)
+	runUntilQueued(t, cfg, n)
+
+	segs, _ := filepath.Glob(filepath.Join(cfg.Queue.Path, "*.seg"))
+	sort.Strings(segs)
+	last := segs[len(segs)-1]
+	fi, err := os.Stat(last)
+	must(t, err)
+	must(t, os.Truncate(last, fi.Size()+5000))
+
+	out := filepath.Join(dir, "out.json")
+	cfg2 := testConfig(t, dir, out)
+	cfg2.Queue = cfg.Queue
+	must(t, cfg2.Validate())
+	r, logs := startDaemonLogged(t, cfg2)
+	waitFor(t, 2*time.Minute, func() bool { return metric(t, r.d, "enrichd_events_out_total") >= n }, func() string {
+		return fmt.Sprintf("events_out %v, want %d", metric(t, r.d, "enrichd_events_out_total"), n)
+	})
+	if torn := metric(t, r.d, "enrichd_disk_queue_torn_records_total"); torn != 1 {
+		t.Errorf("enrichd_disk_queue_torn_records_total %v, want 1", torn)
+	}
+	if d := metric(t, r.d, "enrichd_disk_queue_damaged_records_total"); d != 0 {
+		t.Errorf("enrichd_disk_queue_damaged_records_total %v, want 0", d)
+	}
+	r.stop(t)
+	want := fmt.Sprintf("level=WARN msg=\"queue: zeros where records were written are cut off: the system crashed before they were on the disk, and events may be lost\" queue=%s file=%s offset=%d bytes=5000",
+		cfg.Queue.Path, last, fi.Size())
+	if !strings.Contains(logs.String(), want) {
+		t.Errorf("the zeros cut off are not logged as\n%s\nlog:\n%s", want, logs.String())
+	}
+	if st := readFileState(t, out); len(st.lines) != n {
+		t.Errorf("the file holds %d lines, want %d", len(st.lines), n)
+	}
+}
+
 // TestQueueDiskFull: the queue's directory is a 6 MiB tmpfs, smaller
 // than the events sent while the output is down, and smaller than
 // max_bytes. The writes fail with ENOSPC: counted by reason and logged,

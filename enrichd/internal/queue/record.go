@@ -115,7 +115,11 @@ type Damage struct {
 	// while a record was written (never acknowledged), not damage; found
 	// at Open in the last segment an earlier run wrote, and cut off.
 	Torn bool
-	Err  error
+	// Zeros says the span Torn is zeros past the end mark, to the end of
+	// the file: records written that the system had not put on the disk
+	// when it crashed (a power loss; they were not synced), lost.
+	Zeros bool
+	Err   error
 }
 
 // Entry is a record found by Scan.

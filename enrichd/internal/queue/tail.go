@@ -16,10 +16,12 @@ import (
 // last whole record, so that no later start finds its end again. What
 // follows that record is a record cut short by a crash (reported and
 // counted as torn, once, here) unless it begins with the end mark: then
-// it is what a reused file held before, or zeros a crash left, dropped
-// without a word. A record whose header checks but whose payload does
-// not, followed by the mark, was written whole and damaged since: it is
-// kept, for Next to report. It returns the segment's size.
+// it is what a reused file held before, dropped without a word, or, when
+// it is zeros to the end of the file and longer than the mark, records
+// whose bytes a crash of the system lost (reported and counted as torn,
+// Zeros). A record whose header checks but whose payload does not,
+// followed by the mark, was written whole and damaged since: it is kept,
+// for Next to report. It returns the segment's size.
 func (s *Store) cutTail(id uint64) (int64, error) {
 	path := s.path(id)
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -60,6 +62,16 @@ func (s *Store) cutTail(id uint64) (int64, error) {
 		}
 		d.Err = corrupt.At("queue record", end, "record torn at the end of the segment (%d bytes)", d.Len)
 		s.damaged(id, d)
+	} else if size-end > recHeaderSize {
+		zeros, err := zerosFrom(f, end+recHeaderSize, size)
+		if err != nil {
+			return 0, fmt.Errorf("queue: %s: %w", path, err)
+		}
+		if zeros {
+			d := Damage{Off: end, Len: size - end, Torn: true, Zeros: true}
+			d.Err = corrupt.At("queue record", end, "%d zero bytes to the end of the segment where records were written (not on the disk at a crash of the system)", d.Len)
+			s.damaged(id, d)
+		}
 	}
 	if err := f.Truncate(end); err != nil {
 		return 0, fmt.Errorf("queue: %s: cutting the end after offset %d: %w", path, end, err)
@@ -114,6 +126,26 @@ func lastRecordEnd(f *os.File, size int64, id uint64) (int64, error) {
 		}
 		last = end
 	}
+}
+
+// zerosFrom says whether f, of size bytes, holds only zeros from off to
+// its end.
+func zerosFrom(f *os.File, off, size int64) (bool, error) {
+	b := make([]byte, min(size-off, 64<<10))
+	for off < size {
+		n, err := f.ReadAt(b[:min(int64(len(b)), size-off)], off)
+		if !markAt(b[:n]) {
+			return false, nil
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return false, err
+		}
+		if n == 0 {
+			break
+		}
+		off += int64(n)
+	}
+	return true, nil
 }
 
 // markIn says whether f, of size bytes, has the end mark at off, or ends
