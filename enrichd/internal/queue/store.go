@@ -35,6 +35,11 @@ import (
 // wait for Freed and append it again.
 var ErrFull = errors.New("queue full")
 
+// ErrTooLarge is Append's answer for a record that can never be
+// appended: over MaxRecord, or larger than MaxBytes holds with the header
+// of a segment. Appending it again fails again.
+var ErrTooLarge = errors.New("record too large for the queue")
+
 // ErrEmpty is Next's answer when every record written has been read:
 // wait for Written.
 var ErrEmpty = errors.New("queue empty")
@@ -326,11 +331,16 @@ func (s *Store) wseg() *segment { return s.segs[len(s.segs)-1] }
 
 // Append writes a record of payload p, holding events lines. On an error
 // (ErrFull, or the file system's) nothing is appended: append the same
-// record again later (a partly written one is overwritten).
+// record again later (a partly written one is overwritten). A record that
+// can never be appended fails with ErrTooLarge.
 func (s *Store) Append(p []byte, events int) error {
 	need := int64(recHeaderSize + len(p))
 	if len(p) > MaxRecord {
-		return fmt.Errorf("queue: a record of %d bytes is over the limit of %d", len(p), MaxRecord)
+		return fmt.Errorf("queue: %w: %d bytes, over the limit of %d; it is not appended: split it", ErrTooLarge, len(p), MaxRecord)
+	}
+	if need > s.opts.MaxBytes-segHeaderSize {
+		return fmt.Errorf("queue: %w: %d bytes with its header, more than the %d that max_bytes (%d) holds besides a segment's header; it is not appended: split it, or raise max_bytes",
+			ErrTooLarge, need, s.opts.MaxBytes-segHeaderSize, s.opts.MaxBytes)
 	}
 	s.mu.Lock()
 	w := s.wseg()

@@ -477,3 +477,43 @@ func TestOneStorePerDir(t *testing.T) {
 	}
 	must(t, b.Close())
 }
+
+// TestRecordTooLarge: a record larger than MaxBytes holds, with the
+// headers of its segment and its own, is refused at once with
+// ErrTooLarge (not ErrFull: it would wait forever), the error giving its
+// size and the bound; nothing is appended. A record of exactly what
+// MaxBytes holds is appended after it, and replayed whole after a
+// reopen, without damage.
+func TestRecordTooLarge(t *testing.T) {
+	const maxBytes = 64 << 10
+	dir := t.TempDir()
+	s, err := Open(Options{Dir: dir, MaxBytes: maxBytes})
+	must(t, err)
+	most := maxBytes - segHeaderSize - recHeaderSize // the largest payload
+	err = s.Append(bytes.Repeat([]byte{'x'}, most+1), 1)
+	if !errors.Is(err, ErrTooLarge) || errors.Is(err, ErrFull) ||
+		!strings.Contains(err.Error(), fmt.Sprintf("%d bytes with its header", most+1+recHeaderSize)) ||
+		!strings.Contains(err.Error(), fmt.Sprintf("max_bytes (%d)", maxBytes)) {
+		t.Fatalf("a record of %d bytes in a queue of %d: %v, want it refused as too large", most+1, maxBytes, err)
+	}
+	t.Log(err)
+	if st := s.Stats(); st.Written != 0 || st.Full || st.Bytes != segHeaderSize {
+		t.Fatalf("after the refused record: stats %+v", st)
+	}
+	big := bytes.Repeat([]byte{'y'}, most)
+	must(t, s.Append(big, 3))
+	must(t, s.Close())
+
+	var dmg []Damage
+	s = open(t, dir, maxBytes, &dmg)
+	r, err := s.Next(nil)
+	must(t, err)
+	if !bytes.Equal(r.Data, big) || r.Events != 3 {
+		t.Fatalf("replayed %d bytes, %d events; want the record of %d bytes, 3 events", len(r.Data), r.Events, most)
+	}
+	s.Done(r.ID)
+	if _, err := s.Next(nil); !errors.Is(err, ErrEmpty) || len(dmg) != 0 {
+		t.Fatalf("after the record: %v, damage %+v", err, dmg)
+	}
+	must(t, s.Close())
+}
