@@ -345,14 +345,23 @@ func (s *Store) Append(p []byte, events int) error {
 	s.mu.Lock()
 	w := s.wseg()
 	off := w.size
+	roll := off+need > s.opts.SegmentBytes && off > segHeaderSize
 	if s.used+need > s.opts.MaxBytes {
 		s.full = true
 		s.mu.Unlock()
+		if roll {
+			// The record goes in the next segment: this one is sealed
+			// now, so that it is removed once delivered (the one written
+			// to never is) and the record finds its room.
+			if err := s.roll(w); err != nil {
+				return err
+			}
+		}
 		return ErrFull
 	}
 	s.full = false
 	s.mu.Unlock()
-	if off+need > s.opts.SegmentBytes && off > segHeaderSize {
+	if roll {
 		if err := s.roll(w); err != nil {
 			return err
 		}
@@ -377,7 +386,7 @@ func (s *Store) Append(p []byte, events int) error {
 }
 
 // roll seals segment w (cut back to what was committed) and begins the
-// next one.
+// next one; the reader is told (Written), to read past w.
 func (s *Store) roll(w *segment) error {
 	if err := s.wf.Truncate(w.size); err != nil {
 		return err
@@ -391,6 +400,7 @@ func (s *Store) roll(w *segment) error {
 	w.sealed = true
 	s.mu.Unlock()
 	s.unsynced = append(s.unsynced, old)
+	signal(s.written)
 	return nil
 }
 

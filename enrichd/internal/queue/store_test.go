@@ -517,3 +517,44 @@ func TestRecordTooLarge(t *testing.T) {
 	}
 	must(t, s.Close())
 }
+
+// TestFullLargeRecord: a record that fits MaxBytes but not beside the
+// records of the segment written to waits (ErrFull) until they are
+// delivered, and is then appended: the segment they fill is sealed, so
+// that it is removed once delivered, not kept as the one written to.
+func TestFullLargeRecord(t *testing.T) {
+	const maxBytes = 64 << 10 // segments of 16 KiB
+	dir := t.TempDir()
+	s, err := Open(Options{Dir: dir, MaxBytes: maxBytes})
+	must(t, err)
+	small, large := bytes.Repeat([]byte{'s'}, 30000), bytes.Repeat([]byte{'l'}, 40000)
+	must(t, s.Append(small, 1))
+	<-s.Written()
+	if err := s.Append(large, 2); !errors.Is(err, ErrFull) {
+		t.Fatalf("a record of %d bytes beside one of %d in a queue of %d: %v, want ErrFull", len(large), len(small), maxBytes, err)
+	}
+	r, err := s.Next(nil)
+	must(t, err)
+	s.Done(r.ID)
+	select {
+	case <-s.Written(): // the reader is told to read on
+	default:
+		t.Fatal("Written not signalled since the record that fits")
+	}
+	if _, err := s.Next(nil); !errors.Is(err, ErrEmpty) {
+		t.Fatalf("a second Next: %v, want ErrEmpty", err)
+	}
+	if err := s.Append(large, 2); err != nil {
+		t.Fatalf("every record delivered, the record of %d bytes: %v (stats %+v)", len(large), err, s.Stats())
+	}
+	r, err = s.Next(nil)
+	must(t, err)
+	if !bytes.Equal(r.Data, large) || r.Events != 2 {
+		t.Fatalf("read %d bytes, %d events; want the large record", len(r.Data), r.Events)
+	}
+	s.Done(r.ID)
+	if st := s.Stats(); st.Bytes > maxBytes || st.Written != 3 || st.Delivered != 3 {
+		t.Errorf("stats %+v", st)
+	}
+	must(t, s.Close())
+}
