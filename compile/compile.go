@@ -99,7 +99,7 @@ type Meta = format.Meta
 type entry struct {
 	hash uint64
 	off  uint64 // record offset in DATA
-	line int64  // source line of the row
+	at   int64  // where the row is in the source, in source order (batchRow.at)
 	// lo and hi are the inclusive bounds of a range or time-bounded
 	// row; rep is the record offset of the first row of its key.
 	lo, hi int64
@@ -182,9 +182,12 @@ type compiler struct {
 	match   matcher      // range and time-bounded tables
 	lits    *literalKeys // wildcard and pattern tables: the keys written
 	// positioned is set for a source with byte positions
-	// (source.FieldPositioner); cur is the row being written (position.go).
-	positioned bool
-	cur        rowAt
+	// (source.FieldPositioner), valuesPlaced for one that places its
+	// values (source.ValuePositioner); cur is the row being written
+	// (position.go).
+	positioned   bool
+	valuesPlaced bool
+	cur          rowAt
 }
 
 func newCompiler(src source.Reader, opts Options) (*compiler, error) {
@@ -205,6 +208,7 @@ func newCompiler(src source.Reader, opts Options) (*compiler, error) {
 	}
 	c := &compiler{src: src, opts: opts, nsrc: len(srcCols)}
 	_, c.positioned = src.(source.FieldPositioner)
+	_, c.valuesPlaced = src.(source.ValuePositioner)
 	c.kind, _ = format.ParseMatchKind(opts.Match) // checked by Validate
 	if c.kind == format.MatchWildcard || c.kind == format.MatchPattern {
 		c.lits = &literalKeys{}
@@ -563,7 +567,7 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 		fields [][]byte
 		values = make([][]byte, len(c.colIdx))
 	)
-	rows := readRows(c.src, c.opts.Progress)
+	rows := readRows(c.src, c.keyIdx[0], c.opts.Progress)
 	defer rows.close()
 	for b := range rows.batches {
 		for i := range b.rows {
@@ -626,7 +630,7 @@ func (c *compiler) writeData(w *countingWriter, dataStart uint64) error {
 			if _, err := w.Write(rec); err != nil {
 				return err
 			}
-			if err := c.addEntry(w.f, entry{hash: format.HashKey(keyBuf, c.opts.Seed), off: off, line: line, lo: lo, hi: hi}); err != nil {
+			if err := c.addEntry(w.f, entry{hash: format.HashKey(keyBuf, c.opts.Seed), off: off, at: r.at, lo: lo, hi: hi}); err != nil {
 				return err
 			}
 			if c.kind == format.MatchSuffix {
@@ -705,24 +709,33 @@ func (c *compiler) dedupe(f *os.File, dataStart, dataLen uint64) error {
 	return nil
 }
 
-// duplicateError is a key found in two rows (DuplicateError).
+// duplicateError is a key found in two rows (DuplicateError), as
+// dedupeSorted finds it: first and second are where the rows are kept
+// (entry.at); placeDuplicate turns them into their lines.
 type duplicateError struct {
-	key           string
-	first, second int64 // their lines
+	key                   string
+	first, second         int64
+	firstLine, secondLine int64
 }
 
 func (e *duplicateError) Error() string {
-	return fmt.Sprintf("duplicate key %q at lines %d and %d (use --on-duplicate first|last to keep one)", e.key, e.first, e.second)
+	return fmt.Sprintf("duplicate key %q at lines %d and %d (use --on-duplicate first|last to keep one)", e.key, e.firstLine, e.secondLine)
 }
 
 // placeDuplicate places a duplicateError in the source, at the second
 // row's first key field, as the other row errors are.
 func (c *compiler) placeDuplicate(err error) error {
 	var de *duplicateError
-	if !errors.As(err, &de) || c.opts.SourceName == "" {
+	if !errors.As(err, &de) {
 		return err
 	}
-	return &source.RowError{File: c.opts.SourceName, Line: de.second, Column: c.laterColumn(c.keyIdx[0]), Err: err}
+	line, col := c.laterPlace(de.second, c.keyIdx[0])
+	de.firstLine, _ = c.laterPlace(de.first, c.keyIdx[0])
+	de.secondLine = line
+	if c.opts.SourceName == "" {
+		return err
+	}
+	return &source.RowError{File: c.opts.SourceName, Line: line, Column: col, Err: err}
 }
 
 // dataFile is the DATA section of the table being written, read back.
@@ -736,8 +749,8 @@ func (d dataFile) record(off uint64, buf []byte) (format.Record, error) {
 	return readRecord(d.f, d.start, d.len, off, d.cols, buf)
 }
 
-// dedupeEntries sorts entries by hash (then line) and resolves duplicate
-// keys: entries with equal hashes are compared by key, read back from
+// dedupeEntries sorts entries by hash (then source order) and resolves
+// duplicate keys: entries with equal hashes are compared by key, read back from
 // DATA. It returns the entries kept, in place, and how many rows were
 // dropped as duplicates.
 func dedupeEntries(entries []entry, data dataFile, onDuplicate string) ([]entry, int64, error) {
@@ -745,10 +758,10 @@ func dedupeEntries(entries []entry, data dataFile, onDuplicate string) ([]entry,
 	return dedupeSorted(entries, data, onDuplicate)
 }
 
-// compareEntries orders entries by hash, then line: the order in which
-// dedupeSorted takes them.
+// compareEntries orders entries by hash, then source order: the order in
+// which dedupeSorted takes them.
 func compareEntries(a, b entry) int {
-	return cmp.Or(cmp.Compare(a.hash, b.hash), cmp.Compare(a.line, b.line))
+	return cmp.Or(cmp.Compare(a.hash, b.hash), cmp.Compare(a.at, b.at))
 }
 
 // dedupeSorted is dedupeEntries of entries already in the order of
@@ -795,13 +808,13 @@ func dedupeSorted(entries []entry, data dataFile, onDuplicate string) ([]entry, 
 				}
 				dup = true
 				if onDuplicate == DuplicateError {
-					first, second := run[a].line, run[b].line
+					first, second := run[a].at, run[b].at
 					if first > second {
 						first, second = second, first
 					}
 					return nil, 0, &duplicateError{key: string(ra.Key()), first: first, second: second}
 				}
-				if (onDuplicate == DuplicateFirst) == (run[b].line < run[winner].line) {
+				if (onDuplicate == DuplicateFirst) == (run[b].at < run[winner].at) {
 					winner = b
 				}
 			}

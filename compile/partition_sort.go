@@ -51,7 +51,7 @@ func (s *spiller) readSorted(i int, b *partBuffers) error {
 	for p := 0; p < len(b.raw); p += entrySize {
 		h := le.Uint64(b.raw[p:])
 		k := (h >> shift) & mask
-		b.entries[b.count[k]] = entry{hash: h, off: le.Uint64(b.raw[p+8:]), line: int64(le.Uint64(b.raw[p+16:]))}
+		b.entries[b.count[k]] = entry{hash: h, off: le.Uint64(b.raw[p+8:]), at: int64(le.Uint64(b.raw[p+16:]))}
 		b.count[k]++
 	}
 	start := 0

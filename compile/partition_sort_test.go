@@ -39,7 +39,7 @@ func TestReadSortedOrder(t *testing.T) {
 				if i < 3 || rng.IntN(500) == 0 {
 					hot = append(hot, h)
 				}
-				if err := s.add(entry{hash: h, off: uint64(i) * 40, line: int64(lines[i])}); err != nil {
+				if err := s.add(entry{hash: h, off: uint64(i) * 40, at: int64(lines[i])}); err != nil {
 					t.Fatal(err)
 				}
 			}

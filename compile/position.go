@@ -47,6 +47,30 @@ func (c *compiler) laterColumn(i int) int {
 	return 0
 }
 
+// A row of a source that places its values (source.ValuePositioner: JSON,
+// NDJSON and YAML documents, whose rows may share a line) is kept, in its
+// entry, at the place of its first key field: its line and byte column in
+// one int64, which orders the rows as the source does, rows on one line
+// too. A row of another source is kept at its line.
+
+// packPlace packs a line and a byte column into one int64 that orders
+// places as the source does: lines up to 2^31, columns up to 2^32 - 1
+// (a column past it counts as that one).
+func packPlace(line int64, column int) int64 {
+	return line<<32 | int64(min(uint64(column), 1<<32-1)) //nolint:gosec // a column is not negative
+}
+
+// laterPlace returns where to place an error about field i (a source
+// column index) of the row kept at at (entry.at), found once the source
+// has been read: the line of the row, or in a source that places its
+// values of its first key field, and laterColumn.
+func (c *compiler) laterPlace(at int64, i int) (line int64, column int) {
+	if c.valuesPlaced {
+		at >>= 32
+	}
+	return at, c.laterColumn(i)
+}
+
 // place writes a position in the source as a *source.RowError does:
 // file:line:column, or file:line when column is 0.
 func place(file string, line int64, column int) string {

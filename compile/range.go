@@ -87,7 +87,8 @@ type matcher struct {
 	lo, hi int // source index of the bound columns; -1 for an absent one
 	rows   []entry
 	// A range table bounded in time: the source index of its validity
-	// columns (-1 for an absent one), and each row's validity by line.
+	// columns (-1 for an absent one), and each row's validity by where it
+	// is in the source (entry.at).
 	timed    bool
 	vlo, vhi int
 	valid    map[int64][2]int64
@@ -165,7 +166,7 @@ func (m *matcher) bounds(c *compiler, fields [][]byte, line int64) (lo, hi int64
 			if err != nil {
 				return 0, 0, err
 			}
-			m.valid[line] = [2]int64{vlo, vhi}
+			m.valid[c.cur.row.at] = [2]int64{vlo, vhi}
 		}
 		return lo, hi, nil
 	}
@@ -221,7 +222,7 @@ func validity(fields [][]byte, fromCol, toCol int, rowErr func(col int, err erro
 // the entries keep the first row of each key, for the perfect hash.
 func (c *compiler) groupKeys(f *os.File, dataStart, dataLen uint64) error {
 	slices.SortFunc(c.entries, func(a, b entry) int {
-		return cmp.Or(cmp.Compare(a.hash, b.hash), cmp.Compare(a.line, b.line))
+		return cmp.Or(cmp.Compare(a.hash, b.hash), cmp.Compare(a.at, b.at))
 	})
 	var buf []byte
 	out := c.entries[:0:0]
@@ -300,23 +301,25 @@ func (m *matcher) section(c *compiler, mphf *format.MPHF) (uint32, []byte, error
 		}
 	}
 	for i, e := range m.rows {
-		rows[i] = format.Interval{Group: pos[e.rep], Lo: e.lo, Hi: e.hi, Off: e.off, Line: e.line}
+		rows[i] = format.Interval{Group: pos[e.rep], Lo: e.lo, Hi: e.hi, Off: e.off, Line: e.at}
 	}
 	b, err := format.AppendIntervals(nil, rows, groups, uint64(len(m.rows)), m.policy)
 	var oe *format.OverlapErr
 	if errors.As(err, &oe) {
-		col := c.laterColumn(m.lo)
+		field := m.lo
 		if m.lo < 0 {
-			col = c.laterColumn(m.hi)
+			field = m.hi
 		}
 		what := "ranges"
 		if m.kind == format.SectionTimeBound {
 			what = "validities of one key"
 		}
 		src := c.opts.SourceName
-		return 0, nil, &source.RowError{File: src, Line: oe.B.Line, Column: col,
+		line, col := c.laterPlace(oe.B.Line, field)
+		aLine, aCol := c.laterPlace(oe.A.Line, field)
+		return 0, nil, &source.RowError{File: src, Line: line, Column: col,
 			Err: fmt.Errorf("%s overlap: %s of this row and %s of the row at %s (use --overlap narrowest|first to allow it)",
-				what, m.span(m.kind, oe.B), m.span(m.kind, oe.A), place(src, oe.A.Line, col))}
+				what, m.span(m.kind, oe.B), m.span(m.kind, oe.A), place(src, aLine, aCol))}
 	}
 	return m.kind, b, err
 }

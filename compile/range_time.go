@@ -36,7 +36,7 @@ func (m *matcher) rangeTimeSections(c *compiler) ([]matchSection, error) {
 	rows := make([]format.Interval, len(m.rows))
 	byOff := make(map[uint64]entry, len(m.rows))
 	for i, e := range m.rows {
-		rows[i] = format.Interval{Lo: e.lo, Hi: e.hi, Off: e.off, Line: e.line, Rank: rank(e)}
+		rows[i] = format.Interval{Lo: e.lo, Hi: e.hi, Off: e.off, Line: e.at, Rank: rank(e)}
 		byOff[e.off] = e
 	}
 	rb, err := format.AppendRankedIntervals(nil, rows, 1, records, m.policy, false)
@@ -53,8 +53,8 @@ func (m *matcher) rangeTimeSections(c *compiler) ([]matchSection, error) {
 		first, end, _ := iv.List(i)
 		for j := first; j < end; j++ {
 			e := byOff[iv.Record(j)]
-			v := m.valid[e.line]
-			trows = append(trows, format.Interval{Group: i, Lo: v[0], Hi: v[1], Off: e.off, Line: e.line, Rank: rank(e)})
+			v := m.valid[e.at]
+			trows = append(trows, format.Interval{Group: i, Lo: v[0], Hi: v[1], Off: e.off, Line: e.at, Rank: rank(e)})
 		}
 	}
 	tb, err := format.AppendRankedIntervals(nil, trows, max(iv.S, 1), records, m.policy, m.policy == format.OverlapError)
@@ -62,12 +62,13 @@ func (m *matcher) rangeTimeSections(c *compiler) ([]matchSection, error) {
 	if errors.As(err, &oe) {
 		a, b := byOff[oe.A.Off], byOff[oe.B.Off]
 		src := c.opts.SourceName
-		col := c.laterColumn(m.lo)
-		return nil, &source.RowError{File: src, Line: b.line, Column: col,
+		line, col := c.laterPlace(b.at, m.lo)
+		aLine, aCol := c.laterPlace(a.at, m.lo)
+		return nil, &source.RowError{File: src, Line: line, Column: col,
 			Err: fmt.Errorf("rows overlap in range and time: %s valid %s of this row and %s valid %s of the row at %s (use --overlap narrowest|first to allow it)",
 				m.span(format.SectionRange, format.Interval{Lo: b.lo, Hi: b.hi}), m.span(format.SectionTimeBound, format.Interval{Lo: oe.B.Lo, Hi: oe.B.Hi}),
 				m.span(format.SectionRange, format.Interval{Lo: a.lo, Hi: a.hi}), m.span(format.SectionTimeBound, format.Interval{Lo: oe.A.Lo, Hi: oe.A.Hi}),
-				place(src, a.line, col))}
+				place(src, aLine, aCol))}
 	}
 	if err != nil {
 		return nil, err

@@ -33,7 +33,11 @@ type rowBatch struct {
 // batchRow is one row of a batch, or the error the source gave in its
 // place.
 type batchRow struct {
-	line  int64
+	line int64
+	// at is where the row is kept in the source, in source order
+	// (entry.at): its line, or of a source that places its values
+	// (source.ValuePositioner) the place of its key (packPlace).
+	at    int64
 	first int // index in ends of the row's first field
 	n     int // field count
 	// quoted[qlo:qhi] of the batch is the set of the row's quoted
@@ -71,9 +75,11 @@ type rowReader struct {
 	stop    chan struct{}  // closed when the writer gives up
 }
 
-// readRows starts reading src ahead. The writer must call close when it
-// is done, whether or not it read every batch.
-func readRows(src source.Reader, progress func(int64)) *rowReader {
+// readRows starts reading src ahead; keyField is the source index of the
+// first key column, which places the rows of a source.ValuePositioner.
+// The writer must call close when it is done, whether or not it read
+// every batch.
+func readRows(src source.Reader, keyField int, progress func(int64)) *rowReader {
 	r := &rowReader{
 		batches: make(chan *rowBatch, batchesAhead),
 		free:    make(chan *rowBatch, batchesAhead+2),
@@ -82,16 +88,18 @@ func readRows(src source.Reader, progress func(int64)) *rowReader {
 	for range batchesAhead + 2 {
 		r.free <- &rowBatch{}
 	}
-	go r.run(src, progress)
+	go r.run(src, keyField, progress)
 	return r
 }
 
-func (r *rowReader) run(src source.Reader, progress func(int64)) {
+func (r *rowReader) run(src source.Reader, keyField int, progress func(int64)) {
 	defer close(r.batches)
 	var rows int64
 	// The set of the quoted fields of each row is kept with it: a row
 	// without any costs only this call.
 	fp, _ := src.(source.FieldPositioner)
+	// Rows of a document may share a line: each is kept where its key is.
+	vp, _ := src.(source.ValuePositioner)
 	for {
 		var b *rowBatch
 		select {
@@ -112,7 +120,11 @@ func (r *rowReader) run(src source.Reader, progress func(int64)) {
 				b.rows = append(b.rows, batchRow{err: err})
 				continue
 			}
-			row := batchRow{line: src.Line(), first: len(b.ends), n: len(fields)}
+			line := src.Line()
+			row := batchRow{line: line, at: line, first: len(b.ends), n: len(fields)}
+			if vp != nil {
+				row.at = packPlace(vp.ValuePos(keyField))
+			}
 			if fp != nil {
 				row.qlo = len(b.quoted)
 				b.quoted = fp.AppendQuoted(b.quoted)

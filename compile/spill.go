@@ -20,7 +20,7 @@ import (
 const (
 	spillBits  = 8
 	spillParts = 1 << spillBits
-	entrySize  = 24 // hash, offset, line: little-endian uint64s
+	entrySize  = 24 // hash, offset, at: little-endian uint64s
 )
 
 // spillRows is the number of rows above which a table gets a bucketed
@@ -72,7 +72,7 @@ func (s *spiller) add(e entry) error {
 	le := binary.LittleEndian
 	le.PutUint64(s.buf[0:], e.hash)
 	le.PutUint64(s.buf[8:], e.off)
-	le.PutUint64(s.buf[16:], uint64(e.line))
+	le.PutUint64(s.buf[16:], uint64(e.at))
 	i := e.hash >> (64 - spillBits)
 	s.counts[i]++
 	_, err := s.w[i].Write(s.buf[:])
@@ -101,7 +101,7 @@ func (s *spiller) read(i int, dst []entry) ([]entry, error) {
 	dst = dst[:0]
 	le := binary.LittleEndian
 	for b := buf; len(b) >= entrySize; b = b[entrySize:] {
-		dst = append(dst, entry{hash: le.Uint64(b), off: le.Uint64(b[8:]), line: int64(le.Uint64(b[16:]))})
+		dst = append(dst, entry{hash: le.Uint64(b), off: le.Uint64(b[8:]), at: int64(le.Uint64(b[16:]))})
 	}
 	return dst, nil
 }

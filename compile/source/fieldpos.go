@@ -3,8 +3,9 @@ package source
 // FieldPositioner is implemented by the Readers that know where in their
 // text each field of a row starts: the CSV reader (CSV and TSV files).
 // The readers of SQLite, Parquet, Arrow and SQL databases have no byte
-// positions, and those of JSON, NDJSON and YAML documents place only
-// their own errors; they do not implement it.
+// positions, and those of JSON, NDJSON and YAML documents know where each
+// field is but not the text between (ValuePositioner); they do not
+// implement it.
 //
 // Positions are a line and a 1-based byte column: a column counts bytes,
 // not characters, from the start of the line (after a byte order mark,
@@ -60,4 +61,19 @@ func FieldPosOf(fields [][]byte, line int64, quoted []uint64, i int) (int64, int
 		col-- // past the last field, which no delimiter follows
 	}
 	return line, col
+}
+
+// ValuePositioner is implemented by the Readers of JSON, NDJSON and YAML
+// documents, which know where each field of a row is, in any order and
+// with any text between, so that a caller can place a row by one of its
+// fields once the reader has moved on (compile keeps each row at the
+// place of its key, which orders the rows that share a line). Positions
+// are a line and a 1-based byte column, as FieldPositioner's.
+type ValuePositioner interface {
+	// ValuePos returns the line and the byte column of field i of the row
+	// last returned by Next: in JSON and NDJSON where the field starts
+	// (its name, or a dictionary's key), in YAML where its value starts;
+	// where the row starts when the row gives field i no value. It is
+	// valid until the next call to Next.
+	ValuePos(i int) (line int64, column int)
 }

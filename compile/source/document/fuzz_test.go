@@ -32,6 +32,8 @@ func fuzzRead(t *testing.T, path string, data []byte) {
 			continue
 		}
 		failed := false
+		var prevLine int64
+		var prevCol int
 		cols := r.Columns()
 		if len(cols) == 0 {
 			t.Fatal("a reader without columns")
@@ -63,6 +65,19 @@ func fuzzRead(t *testing.T, path string, data []byte) {
 			if len(fields) != len(cols) {
 				t.Fatalf("row of %d fields, %d columns", len(fields), len(cols))
 			}
+			// Every field is placed, and a row's first field after the
+			// rows before it (compile keeps the rows in that order).
+			vp := r.(source.ValuePositioner)
+			for i := range cols {
+				if line, col := vp.ValuePos(i); line < 1 || col < 1 {
+					t.Fatalf("field %d of the row at line %d placed at %d:%d", i, r.Line(), line, col)
+				}
+			}
+			line, col := vp.ValuePos(0)
+			if line < prevLine || line == prevLine && col <= prevCol {
+				t.Fatalf("row at %d:%d, after one at %d:%d", line, col, prevLine, prevCol)
+			}
+			prevLine, prevCol = line, col
 		}
 		r.Close()
 		if mustFail && !failed {

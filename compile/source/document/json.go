@@ -48,6 +48,7 @@ type jsonReader struct {
 	types []string // ColumnTypes, from the first pass
 	text  textEncoder
 	line  int64
+	rowAt int64 // the offset where the row last returned starts (ValuePos)
 	err   error
 }
 
@@ -128,6 +129,14 @@ const maxLine = 64 << 20
 func (r *jsonReader) Columns() []string { return r.b.columns }
 
 func (r *jsonReader) Line() int64 { return r.line }
+
+var _ source.ValuePositioner = (*jsonReader)(nil)
+
+// ValuePos places field i of the last row (source.ValuePositioner): where
+// the field starts (its name), or a dictionary's entry its key.
+func (r *jsonReader) ValuePos(i int) (line int64, column int) {
+	return r.pos(r.b.at(i, r.rowAt))
+}
 
 func (r *jsonReader) Close() error {
 	if r.file == nil {
@@ -277,6 +286,7 @@ func (r *jsonReader) row() ([][]byte, error) {
 		r.lc.trim(start)
 	}
 	r.line, _ = r.pos(start)
+	r.rowAt = start
 	r.b.begin()
 	obj := tok == json.Delim('{')
 	switch {

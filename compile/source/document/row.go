@@ -19,6 +19,7 @@ type rowBuilder struct {
 	vals     [][]byte
 	kinds    []valueKinds // the kinds of value each column was given
 	seen     []uint64
+	offs     []int64 // where each column's value of the row is (ValuePos)
 	gen      uint64
 	err      error // the row's first error
 	errOff   int64 // where it is
@@ -43,6 +44,7 @@ func (b *rowBuilder) add(name string) int {
 	b.vals = append(b.vals, nil)
 	b.kinds = append(b.kinds, 0)
 	b.seen = append(b.seen, 0)
+	b.offs = append(b.offs, 0)
 	return i
 }
 
@@ -87,7 +89,7 @@ func (k valueKinds) columnType() string {
 }
 
 // set gives column name the value val, a string; off is where the value
-// is, for errors.
+// is, for errors and for ValuePos.
 func (b *rowBuilder) set(name string, val []byte, off int64) {
 	b.setKind(name, val, off, kindText)
 }
@@ -114,6 +116,7 @@ func (b *rowBuilder) setKind(name string, val []byte, off int64, k valueKinds) {
 		return
 	}
 	b.seen[i] = b.gen
+	b.offs[i] = off
 	b.kinds[i] |= k
 	b.vals[i] = append(b.vals[i][:0], val...)
 }
@@ -166,4 +169,13 @@ func join(prefix, key string) string {
 		return key
 	}
 	return prefix + "." + key
+}
+
+// at returns where column i's value of the row is (offs), or row, where
+// the row is, when the row gives it none.
+func (b *rowBuilder) at(i int, row int64) int64 {
+	if i >= 0 && i < len(b.seen) && b.seen[i] == b.gen {
+		return b.offs[i]
+	}
+	return row
 }

@@ -35,6 +35,7 @@ type yamlReader struct {
 	b      *rowBuilder
 	text   textEncoder
 	line   int64
+	rowAt  int64 // where the row last returned starts (nodePlace), for ValuePos
 	err    error
 	budget int // nodes the walk may still visit, aliases expanded
 }
@@ -252,6 +253,20 @@ func (r *yamlReader) Columns() []string { return r.b.columns }
 
 func (r *yamlReader) Line() int64 { return r.line }
 
+var _ source.ValuePositioner = (*yamlReader)(nil)
+
+// ValuePos places field i of the last row (source.ValuePositioner): where
+// its value's node starts (an alias, not what it names), or a
+// dictionary's entry its key.
+func (r *yamlReader) ValuePos(i int) (line int64, column int) {
+	at := r.b.at(i, r.rowAt)
+	return at >> 32, int(at & (1<<32 - 1))
+}
+
+// nodePlace is where node n starts, its line and column in one int64: the
+// builder's offset of a value.
+func nodePlace(n *yaml.Node) int64 { return int64(n.Line)<<32 | int64(n.Column) }
+
 func (r *yamlReader) Close() error {
 	r.rows = nil
 	if r.err == nil {
@@ -275,14 +290,14 @@ func (r *yamlReader) Next() ([][]byte, error) {
 	row := r.rows[r.i : r.i+step]
 	r.i += step
 	r.b.begin()
-	r.line = int64(row[0].Line)
+	r.line, r.rowAt = int64(row[0].Line), nodePlace(row[0])
 	var err error
 	if r.dict {
 		key := r.resolve(row[0])
 		if key == nil || key.Kind != yaml.ScalarNode {
 			r.fail(row[0], "a dictionary key must be a scalar")
 		} else {
-			r.b.set(KeyColumn, []byte(key.Value), 0)
+			r.b.set(KeyColumn, []byte(key.Value), r.rowAt)
 		}
 		if v := r.resolve(row[1]); v != nil && v.Kind == yaml.MappingNode {
 			err = r.mapping("", v, 1)
@@ -302,7 +317,7 @@ func (r *yamlReader) Next() ([][]byte, error) {
 	}
 	if r.b.err != nil {
 		if r.b.errOff == 0 {
-			r.b.errOff = int64(row[0].Line)<<32 | int64(row[0].Column)
+			r.b.errOff = r.rowAt
 		}
 		pos := r.b.errOff
 		r.line = pos >> 32
@@ -320,7 +335,7 @@ func (r *yamlReader) Next() ([][]byte, error) {
 // fail records the row's error at node n (its line and column packed in
 // the builder's offset).
 func (r *yamlReader) fail(n *yaml.Node, format string, args ...any) {
-	r.b.fail(int64(n.Line)<<32|int64(n.Column), format, args...)
+	r.b.fail(nodePlace(n), format, args...)
 }
 
 // resolve follows aliases, counting the visit against the budget; nil
@@ -370,9 +385,9 @@ func (r *yamlReader) value(name string, n *yaml.Node, depth int) error {
 	switch n.Kind {
 	case yaml.ScalarNode:
 		if n.Tag == "!!null" {
-			r.b.set(name, nil, 0)
+			r.b.set(name, nil, nodePlace(at))
 		} else {
-			r.b.set(name, []byte(n.Value), 0)
+			r.b.set(name, []byte(n.Value), nodePlace(at))
 		}
 	case yaml.MappingNode:
 		if r.nested == source.NestedFlatten {
@@ -384,10 +399,7 @@ func (r *yamlReader) value(name string, n *yaml.Node, depth int) error {
 		if err := r.encode(n, 0); err != nil {
 			return r.errorAt(at.Line, at.Column, err)
 		}
-		r.b.set(name, r.text.buf, 0)
-	}
-	if r.b.err != nil && r.b.errOff == 0 {
-		r.b.errOff = int64(at.Line)<<32 | int64(at.Column)
+		r.b.set(name, r.text.buf, nodePlace(at))
 	}
 	return nil
 }
