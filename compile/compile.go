@@ -711,15 +711,22 @@ func (c *compiler) dedupe(f *os.File, dataStart, dataLen uint64) error {
 
 // duplicateError is a key found in two rows (DuplicateError), as
 // dedupeSorted finds it: first and second are where the rows are kept
-// (entry.at); placeDuplicate turns them into their lines.
+// (entry.at); placeDuplicate turns them into their lines and columns.
 type duplicateError struct {
-	key                   string
-	first, second         int64
+	key           string
+	first, second int64
+	// The rows' lines and, in a source that places its values, the
+	// columns of their keys (0 in another).
 	firstLine, secondLine int64
+	firstCol, secondCol   int
 }
 
 func (e *duplicateError) Error() string {
-	return fmt.Sprintf("duplicate key %q at lines %d and %d (use --on-duplicate first|last to keep one)", e.key, e.firstLine, e.secondLine)
+	where := fmt.Sprintf("lines %d and %d", e.firstLine, e.secondLine)
+	if e.firstLine == e.secondLine && e.firstCol > 0 {
+		where = fmt.Sprintf("line %d, columns %d and %d", e.firstLine, e.firstCol, e.secondCol)
+	}
+	return fmt.Sprintf("duplicate key %q at %s (use --on-duplicate first|last to keep one)", e.key, where)
 }
 
 // placeDuplicate places a duplicateError in the source, at the second
@@ -730,8 +737,13 @@ func (c *compiler) placeDuplicate(err error) error {
 		return err
 	}
 	line, col := c.laterPlace(de.second, c.keyIdx[0])
-	de.firstLine, _ = c.laterPlace(de.first, c.keyIdx[0])
-	de.secondLine = line
+	de.firstLine, de.firstCol = c.laterPlace(de.first, c.keyIdx[0])
+	de.secondLine, de.secondCol = line, col
+	if !c.valuesPlaced {
+		// Rows of such a source do not share lines: the text names them
+		// by line alone.
+		de.firstCol, de.secondCol = 0, 0
+	}
 	if c.opts.SourceName == "" {
 		return err
 	}

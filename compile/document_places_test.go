@@ -3,6 +3,7 @@ package compile
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/lutkit/lutkit/compile/source"
@@ -28,6 +29,50 @@ func compileDocument(t *testing.T, name, text string, opts Options) (string, *St
 	out := filepath.Join(dir, "t.lut")
 	st, err := File(src, out, opts)
 	return out, st, err
+}
+
+// TestDocumentDuplicatePlaces: a duplicate key of a JSON, NDJSON or YAML
+// source is placed at the second row's key (where its field starts in
+// JSON and NDJSON, where its value starts in YAML), not at the row's
+// first line or its field number, and its text names both rows' lines,
+// or their columns when they share a line, as a one-line JSON array or a
+// YAML flow sequence has them.
+func TestDocumentDuplicatePlaces(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, text string
+		line             int64
+		column           int
+		want             string
+	}{
+		{"JSON array", "t.json", "[\n  {\"v\": \"1\", \"k\": \"a\"},\n  {\"v\": \"2\", \"k\": \"b\"},\n  {\"v\": \"3\",\n   \"k\": \"a\"}\n]\n",
+			5, 4, `duplicate key "a" at lines 2 and 5 `},
+		{"JSON array on one line", "t.json", `[{"k": "a"}, {"k": "b"}, {"k": "a"}]`,
+			1, 27, `duplicate key "a" at line 1, columns 3 and 27 `},
+		{"JSON rows without the key", "t.json", `[{"k": "x"}, {"v": "1"}, {"v": "2"}]`,
+			1, 26, `duplicate key "" at line 1, columns 14 and 26 `}, // where the rows start
+		{"JSON dictionary", "t.json", "{\"a\": {\"v\": 1},\n \"b\": {\"v\": 2}, \"a\": {\"v\": 3}}",
+			2, 17, `duplicate key "a" at lines 1 and 2 `},
+		{"NDJSON", "t.ndjson", "{\"v\": \"1\", \"k\": \"a\"}\n\n{\"v\": \"2\", \"k\": \"b\"}\n  {\"v\": \"3\", \"k\": \"a\"}\n",
+			4, 14, `duplicate key "a" at lines 1 and 4 `},
+		{"YAML sequence", "t.yaml", "- v: \"1\"\n  k: a\n- v: \"2\"\n  k: b\n- v: \"3\"\n  k:   a\n",
+			6, 8, `duplicate key "a" at lines 2 and 6 `},
+		{"YAML flow sequence", "t.yaml", "[{k: a}, {k: b}, {v: 1, k: a}]\n",
+			1, 28, `duplicate key "a" at line 1, columns 6 and 28 `},
+		{"YAML alias", "t.yaml", "- {k: &x a}\n- {v: 1, k: *x}\n",
+			2, 13, `duplicate key "a" at lines 1 and 2 `},
+		{"YAML mapping", "t.yaml", "a: 1\nb: 2\na: 3\n",
+			3, 1, `duplicate key "a" at lines 1 and 3 `},
+	} {
+		key := "k"
+		if strings.Contains(tc.name, "dictionary") || strings.Contains(tc.name, "mapping") {
+			key = "key"
+		}
+		_, _, err := compileDocument(t, tc.file, tc.text, Options{Key: []string{key}})
+		rowErrorAt(t, err, tc.line, tc.column, tc.name)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
 }
 
 // TestDocumentRowsOnOneLine: rows of a JSON array on one line, or of a
@@ -82,5 +127,24 @@ func TestDocumentRowsOnOneLine(t *testing.T) {
 		if v, ok := tab.LookupRangeAt(5, at); !ok || string(v.Col(4)) != want {
 			t.Errorf("5 at %d: %q, %v; want %q", at, v.Col(4), ok, want)
 		}
+	}
+}
+
+// TestDocumentOverlapPlaces: overlapping ranges of a JSON document on one
+// line are placed at the second row's from field, by its byte column, and
+// name the first row's; overlapping validities of one key, at the line of
+// the second row's key.
+func TestDocumentOverlapPlaces(t *testing.T) {
+	_, _, err := compileDocument(t, "t.json", `[{"n": "x", "from": 1, "to": 9}, {"n": "y", "from": 5, "to": 12}]`,
+		Options{Match: MatchRange, RangeColumns: []string{"from", "to"}})
+	rowErrorAt(t, err, 1, 45, "ranges")
+	if err == nil || !strings.Contains(err.Error(), "[1, 9] of the row at t.json:1:13 ") {
+		t.Errorf("ranges: %v, want the first row at t.json:1:13", err)
+	}
+	_, _, err = compileDocument(t, "t.yaml", "- {k: a, vf: 2020-01-01T00:00:00Z}\n- {k: a, vf: 2021-01-01T00:00:00Z}\n",
+		Options{Key: []string{"k"}, ValidFrom: "vf"})
+	rowErrorAt(t, err, 2, 0, "validities")
+	if err == nil || !strings.Contains(err.Error(), "of the row at t.yaml:1 ") {
+		t.Errorf("validities: %v, want the first row at t.yaml:1", err)
 	}
 }

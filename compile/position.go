@@ -62,13 +62,18 @@ func packPlace(line int64, column int) int64 {
 
 // laterPlace returns where to place an error about field i (a source
 // column index) of the row kept at at (entry.at), found once the source
-// has been read: the line of the row, or in a source that places its
-// values of its first key field, and laterColumn.
+// has been read: in a source that places its values, the place of the
+// row's first key field, or its line alone for another field; otherwise
+// the row's line and laterColumn.
 func (c *compiler) laterPlace(at int64, i int) (line int64, column int) {
-	if c.valuesPlaced {
-		at >>= 32
+	if !c.valuesPlaced {
+		return at, c.laterColumn(i)
 	}
-	return at, c.laterColumn(i)
+	line, column = at>>32, int(at&(1<<32-1))
+	if i != c.keyIdx[0] {
+		column = 0
+	}
+	return line, column
 }
 
 // place writes a position in the source as a *source.RowError does:

@@ -78,7 +78,9 @@ JSON or YAML document fails the compile at its line and column (a YAML
 syntax error at its line) even with --skip-bad-rows, as the rows after it
 cannot be told apart. A repeated
 key fails with both line numbers unless --on-duplicate says which row
-wins.
+wins; in a JSON, NDJSON or YAML document it is placed at the second
+row's key (line and byte column), and two rows on one line are named by
+their keys' columns.
 
 --match suffix makes a table of domain suffixes: its one key column holds
 names (a leading "*." or "." is accepted, case does not matter), and a

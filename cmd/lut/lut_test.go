@@ -177,9 +177,9 @@ func writeFile(t testing.TB, path, content string) string {
 func TestCompileErrors(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "t.lut")
-	check := func(content string, args []string, want string) {
+	checkFile := func(name, content string, args []string, want string) {
 		t.Helper()
-		src := writeFile(t, filepath.Join(dir, "in.csv"), content)
+		src := writeFile(t, filepath.Join(dir, name), content)
 		_, errs, code := run(t, append(append([]string{"compile", "--out", out}, args...), src)...)
 		if code == 0 || !strings.Contains(errs, want) {
 			t.Fatalf("compile %q: exit %d, stderr %q; want it to contain %q", content, code, errs, want)
@@ -188,8 +188,24 @@ func TestCompileErrors(t *testing.T) {
 			t.Fatalf("a failed compile left %s", out)
 		}
 	}
+	check := func(content string, args []string, want string) {
+		t.Helper()
+		checkFile("in.csv", content, args, want)
+	}
 	check("k,v\na,1\nb,2\na,3\n", []string{"--key", "k"}, `in.csv:4:1: duplicate key "a" at lines 2 and 4`)
 	check("v,k\n1,a\n2,b\n3,a\n", []string{"--key", "k"}, `in.csv:4: duplicate key "a" at lines 2 and 4`)
+	// A document's duplicate key is at the second row's key, by line
+	// and byte column.
+	checkFile("in.json", "[\n  {\"v\": 1, \"k\": \"a\"},\n  {\"v\": 2, \"k\": \"b\"},\n  {\"v\": 3, \"k\": \"a\"}\n]\n", []string{"--key", "k"},
+		`in.json:4:12: duplicate key "a" at lines 2 and 4`)
+	checkFile("in.json", `[{"k": "a"}, {"k": "b"}, {"k": "a"}]`, []string{"--key", "k"},
+		`in.json:1:27: duplicate key "a" at line 1, columns 3 and 27`)
+	checkFile("in.ndjson", "{\"v\": 1, \"k\": \"a\"}\n{\"v\": 2, \"k\": \"b\"}\n{\"v\": 3, \"k\": \"a\"}\n", []string{"--key", "k"},
+		`in.ndjson:3:10: duplicate key "a" at lines 1 and 3`)
+	checkFile("in.yaml", "- v: 1\n  k: a\n- v: 2\n  k: b\n- v: 3\n  k: a\n", []string{"--key", "k"},
+		`in.yaml:6:6: duplicate key "a" at lines 2 and 6`)
+	checkFile("in.yaml", "[{k: a}, {k: b}, {k: a}]\n", []string{"--key", "k"},
+		`in.yaml:1:22: duplicate key "a" at line 1, columns 6 and 22`)
 	check("k,v\na,1\nb,2,3\n", []string{"--key", "k"}, "in.csv:3:5: expected 2 fields, found 3")
 	check("k,v\na,1\nb,\xff\xfe\n", []string{"--key", "k"}, "in.csv:3:3: invalid UTF-8")
 	check("k,v\na,1\n", []string{"--key", "nope"}, `key column "nope" is not in the source`)

@@ -67,8 +67,9 @@ func FieldPosOf(fields [][]byte, line int64, quoted []uint64, i int) (int64, int
 // documents, which know where each field of a row is, in any order and
 // with any text between, so that a caller can place a row by one of its
 // fields once the reader has moved on (compile keeps each row at the
-// place of its key, which orders the rows that share a line). Positions
-// are a line and a 1-based byte column, as FieldPositioner's.
+// place of its key, which orders the rows that share a line and places a
+// duplicate key). Positions are a line and a 1-based byte column, as
+// FieldPositioner's.
 type ValuePositioner interface {
 	// ValuePos returns the line and the byte column of field i of the row
 	// last returned by Next: in JSON and NDJSON where the field starts

@@ -86,7 +86,9 @@ type Typed interface {
 // (a duplicate key, overlapping ranges), when the bytes of a CSV or TSV
 // row are gone: it places them at column 1 when the field at fault is the
 // row's first, which starts its line, and at the row's line alone (Column
-// 0) otherwise.
+// 0) otherwise. In a JSON, NDJSON or YAML document (a ValuePositioner) it
+// places them at the line and byte column of the row's first key field
+// (ValuePos), and at that line alone when the field at fault is another.
 //
 // Final marks a fault the reader cannot go past, as a syntax error in a
 // JSON array ends the document: the error is still placed in the source
