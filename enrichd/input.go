@@ -75,6 +75,9 @@ func (st *InputStats) delivered() {
 // messageSource yields framed messages (parse.Framer).
 type messageSource interface {
 	Next() (msg []byte, truncated bool, err error)
+	// Cut reports whether the error Next returned cut a message, which
+	// was not delivered (an octet-counted frame).
+	Cut() bool
 }
 
 // newLineSource frames newline-delimited input (files, stdin, and TCP

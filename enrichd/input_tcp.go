@@ -169,7 +169,19 @@ func (t *tcpInput) serveConn(c net.Conn) {
 	for {
 		msg, trunc, err := src.Next()
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !isTimeout(err) && !errors.Is(err, net.ErrClosed) {
+			switch {
+			case isTimeout(err) && src.Cut():
+				// A line the drain's deadline (or idle_timeout) cut was
+				// delivered; an octet-counted frame cannot be: what was
+				// read of it is dropped, and said.
+				t.stats.FrameErrors.Add(1)
+				reason := "idle_timeout"
+				if t.isStopping() {
+					reason = "drain_read_grace"
+				}
+				t.env.Log.Warn("a connection's reading ended inside an octet-counted frame: what was read of it is dropped, counted in enrichd_frame_errors_total",
+					"remote", c.RemoteAddr().String(), "ended_by", reason)
+			case !errors.Is(err, io.EOF) && !isTimeout(err) && !errors.Is(err, net.ErrClosed):
 				t.stats.FrameErrors.Add(1)
 				t.env.Log.Debug("connection ended with an error", "remote", c.RemoteAddr().String(), "err", err)
 			}

@@ -46,6 +46,11 @@ const (
 // every message, in both modes, and is not counted against the maximum.
 // In newline mode empty lines are skipped.
 //
+// A line cut by the end of the stream or by a read error (a timeout: the
+// drain's deadline at shutdown) is delivered, then the error. A frame
+// such an error cuts in octet-counting mode is not (its length is not
+// reached): Next returns the error alone and Cut reports it.
+//
 // A Framer is not safe for concurrent use.
 type Framer struct {
 	r    io.Reader
@@ -58,9 +63,9 @@ type Framer struct {
 	end   int // end of buffered data
 	max   int
 	mode  uint8
-	// cutLast (a line framer) delivers a line a read error cut, as the
-	// last, as it does a line the end of the stream cut.
-	cutLast bool
+	// cut: the error Next returned came inside an octet-counted frame or
+	// its length prefix, whose bytes were read and are dropped.
+	cut bool
 	// nul (not a line framer) ends a line at NUL as at '\n'.
 	nul bool
 
@@ -89,11 +94,10 @@ func NewFramer(r io.Reader, maxMsg int) *Framer {
 
 // NewLineFramer returns a Framer that frames r by newlines whatever its
 // first byte (JSON or raw lines, files): a leading digit does not select
-// octet counting. A line cut by a read error (a timeout) is delivered,
-// then the error, as a line cut by the end of the stream is.
+// octet counting, and a line ends at '\n' only.
 func NewLineFramer(r io.Reader, maxMsg int) *Framer {
 	f := NewFramer(r, maxMsg)
-	f.mode, f.cutLast, f.nul = modeNewline, true, false
+	f.mode, f.nul = modeNewline, false
 	return f
 }
 
@@ -104,12 +108,19 @@ func (f *Framer) Reset(r io.Reader) {
 	if len(buf) > minFramerBuf {
 		buf = make([]byte, minFramerBuf)
 	}
-	*f = Framer{r: r, buf: buf, size: f.size, max: f.max, nul: f.nul, cutLast: f.cutLast}
+	*f = Framer{r: r, buf: buf, size: f.size, max: f.max, nul: f.nul}
 }
 
 // Octet reports whether the stream was detected as octet counted. It is
 // meaningful once Next has returned a message.
 func (f *Framer) Octet() bool { return f.mode == modeOctet }
+
+// Cut reports whether the error Next returned cut an octet-counted frame
+// (or its length prefix): the bytes read of it are dropped. It is false
+// at a clean end between messages, in newline mode (a cut line is
+// delivered) and in the discarded remainder of an oversize frame (its
+// message was delivered truncated).
+func (f *Framer) Cut() bool { return f.cut }
 
 // Next returns the next message. msg aliases the Framer's buffer and is
 // valid until the next call to Next or Reset. truncated reports that the
@@ -118,7 +129,9 @@ func (f *Framer) Octet() bool { return f.mode == modeOctet }
 // At a clean end of stream (between messages) err is io.EOF. In newline
 // mode a final line without its '\n' is a complete message (files often
 // lack the last newline, and a sender may close right after its last
-// line): it is returned, and the next call returns io.EOF. In octet mode,
+// line): it is returned, and the next call returns io.EOF; so is a line a
+// read error cuts (a timeout), and the next call returns that error. In
+// octet mode,
 // if the stream ends inside a frame or its length prefix (or inside the
 // discarded remainder of an oversize frame) err is io.ErrUnexpectedEOF and
 // the partial frame is not returned. A malformed octet count yields an
@@ -244,12 +257,13 @@ func (f *Framer) nextLine() ([]byte, bool, error) {
 		}
 		if err := f.fill(scanned + 1); err != nil {
 			eof := errors.Is(err, io.ErrUnexpectedEOF)
-			if eof || (f.cutLast && scanned > 0) {
+			if eof || scanned > 0 {
 				// The stream ended inside a line: a file without a final
-				// newline, or a sender closing after its last line. The
-				// line is complete as far as the sender is concerned, so
-				// deliver it; the next call reports io.EOF (or, for a
-				// line framer, the read error that cut the line).
+				// newline, a sender closing after its last line, or a
+				// read cut at the drain's deadline. The line is complete
+				// as far as the sender is concerned, or as far as it will
+				// ever be read, so deliver it; the next call reports
+				// io.EOF, or the read error that cut the line.
 				line := f.buf[f.start : f.start+scanned]
 				f.start += scanned
 				if n := len(line); n > 0 && line[n-1] == '\r' {
@@ -348,7 +362,7 @@ func (f *Framer) nextOctet() ([]byte, bool, error) {
 				if errors.Is(err, io.EOF) {
 					err = io.ErrUnexpectedEOF
 				}
-				f.fatal = err
+				f.fatal, f.cut = err, true
 				return nil, false, err
 			}
 		}
@@ -380,7 +394,7 @@ func (f *Framer) nextOctet() ([]byte, bool, error) {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		f.fatal = err
+		f.fatal, f.cut = err, true
 		return nil, false, err
 	}
 	msg := f.buf[f.start : f.start+want]

@@ -139,26 +139,38 @@ func TestLineFramer(t *testing.T) {
 	}
 }
 
-// TestLineFramerCut: a line framer delivers a line a read error cut, then
-// the error (a syslog Framer returns the error alone).
+// TestLineFramerCut: a line framer and a syslog Framer in newline mode
+// deliver a line a read error cut (the drain's deadline), then the error;
+// an octet-counted frame the error cuts is not delivered, and Cut says so.
 func TestLineFramerCut(t *testing.T) {
 	errCut := errors.New("cut")
-	r := func() io.Reader { return io.MultiReader(strings.NewReader("a\nbc"), iotest.ErrReader(errCut)) }
-	fr := NewLineFramer(r(), 10)
-	for _, want := range []string{"a", "bc"} {
-		if msg, _, err := fr.Next(); err != nil || string(msg) != want {
-			t.Fatalf("line framer: %q, %v; want %q", msg, err, want)
+	r := func(s string) io.Reader { return io.MultiReader(strings.NewReader(s), iotest.ErrReader(errCut)) }
+	for name, fr := range map[string]*Framer{"line framer": NewLineFramer(r("a\nbc"), 10), "framer": NewFramer(r("a\nbc"), 10)} {
+		for _, want := range []string{"a", "bc"} {
+			if msg, _, err := fr.Next(); err != nil || string(msg) != want {
+				t.Fatalf("%s: %q, %v; want %q", name, msg, err, want)
+			}
+		}
+		if _, _, err := fr.Next(); !errors.Is(err, errCut) || fr.Cut() {
+			t.Fatalf("%s after the cut line: %v, cut %v; want %v, not cut", name, err, fr.Cut(), errCut)
 		}
 	}
-	if _, _, err := fr.Next(); !errors.Is(err, errCut) {
-		t.Fatalf("line framer after the cut line: %v, want %v", err, errCut)
+	for in, cut := range map[string]bool{"1 a": false, "1 a2": true, "1 a3 bc": true, "1 a9 ": true} {
+		fr := NewFramer(r(in), 10)
+		if msg, _, err := fr.Next(); err != nil || string(msg) != "a" || fr.Cut() {
+			t.Fatalf("octet framer %q: %q, %v, cut %v; want \"a\"", in, msg, err, fr.Cut())
+		}
+		if msg, _, err := fr.Next(); !errors.Is(err, errCut) || fr.Cut() != cut {
+			t.Errorf("octet framer %q after \"a\": %q, %v, cut %v; want %v, cut %v", in, msg, err, fr.Cut(), errCut, cut)
+		}
 	}
-	fr = NewFramer(r(), 10)
-	if msg, _, err := fr.Next(); err != nil || string(msg) != "a" {
-		t.Fatalf("framer: %q, %v; want \"a\"", msg, err)
+	// The rest of an oversize frame, its message delivered truncated.
+	fr := NewFramer(r("20 abcdefghijkl"), 5)
+	if msg, trunc, err := fr.Next(); err != nil || string(msg) != "abcde" || !trunc {
+		t.Fatalf("oversize frame: %q, %v, %v", msg, trunc, err)
 	}
-	if msg, _, err := fr.Next(); !errors.Is(err, errCut) {
-		t.Fatalf("framer: %q, %v; want %v", msg, err, errCut)
+	if _, _, err := fr.Next(); !errors.Is(err, errCut) || fr.Cut() {
+		t.Errorf("after the oversize frame: %v, cut %v; want %v, not cut", err, fr.Cut(), errCut)
 	}
 }
 
@@ -224,8 +236,10 @@ func (zeroReader) Read([]byte) (int, error) { return 0, nil }
 func TestFramerErrors(t *testing.T) {
 	boom := errors.New("boom")
 	fr := NewFramer(io.MultiReader(strings.NewReader("a\nb"), errReader{boom}), 10)
-	if msg, _, err := fr.Next(); err != nil || string(msg) != "a" {
-		t.Fatalf("got %q, %v", msg, err)
+	for _, want := range []string{"a", "b"} { // the line the error cut too
+		if msg, _, err := fr.Next(); err != nil || string(msg) != want {
+			t.Fatalf("got %q, %v; want %q", msg, err, want)
+		}
 	}
 	if _, _, err := fr.Next(); !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want boom", err)
