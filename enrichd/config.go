@@ -458,8 +458,8 @@ func (h *HTTPConfig) decode(d *config.Decoder, n *yaml.Node, dir string) {
 		"metrics_clients":     func(v *yaml.Node) { h.MetricsClients, _ = d.Strings(v, "http.metrics_clients") },
 		"read_header_timeout": func(v *yaml.Node) { h.ReadHeaderTimeout, _ = d.Duration(v, "http.read_header_timeout") },
 		"request_timeout":     func(v *yaml.Node) { h.RequestTimeout, _ = d.Duration(v, "http.request_timeout") },
-		"max_header_bytes":    func(v *yaml.Node) { h.MaxHeaderBytes, _ = d.Size(v, "http.max_header_bytes") },
-		"max_body_bytes":      func(v *yaml.Node) { h.MaxBodyBytes, _ = d.Size(v, "http.max_body_bytes") },
+		"max_header_bytes":    func(v *yaml.Node) { h.MaxHeaderBytes, _ = d.DefaultedSize(v, "http.max_header_bytes") },
+		"max_body_bytes":      func(v *yaml.Node) { h.MaxBodyBytes, _ = d.DefaultedSize(v, "http.max_body_bytes") },
 	}
 	for k, f := range h.Conn.Keys(d, "http", false) {
 		keys[k] = f
@@ -500,7 +500,9 @@ func (h *HTTPConfig) Validate(s config.Scope) {
 	for _, d := range []struct {
 		key string
 		v   time.Duration
-	}{{"read_header_timeout", h.ReadHeaderTimeout}, {"request_timeout", h.RequestTimeout}} {
+		def time.Duration
+	}{{"read_header_timeout", h.ReadHeaderTimeout, DefaultHTTPReadHeaderTimeout}, {"request_timeout", h.RequestTimeout, DefaultHTTPRequestTimeout}} {
+		s.NotZero(d.key, d.v == 0, "a duration such as 10s", d.def)
 		if d.v < 0 {
 			s.Errorf(d.key, "must not be negative")
 		}

@@ -146,7 +146,7 @@ func decodeInput(d *config.Decoder, n *yaml.Node, field string) InputConfig {
 		"name":             func(v *yaml.Node) { in.Name, _ = d.String(v, f("name")) },
 		"type":             func(v *yaml.Node) { s, _ := d.String(v, f("type")); in.Type = InputType(s) },
 		"format":           func(v *yaml.Node) { s, _ := d.String(v, f("format")); in.Format = Format(s) },
-		"max_message_size": func(v *yaml.Node) { in.MaxMessageSize, _ = d.Size(v, f("max_message_size")) },
+		"max_message_size": func(v *yaml.Node) { in.MaxMessageSize, _ = d.DefaultedSize(v, f("max_message_size")) },
 		"listen":           func(v *yaml.Node) { in.Listen, _ = d.String(v, f("listen")) },
 		"path": func(v *yaml.Node) {
 			p, _ := d.String(v, f("path"))

@@ -30,7 +30,7 @@ func TestConfigOneErrorEach(t *testing.T) {
 		{"inputs:\n  - {type: file, path: y, read_buffer: 1}\n" + out, `e.yaml:2:40: inputs[0].read_buffer: only for a udp input`},
 		{in + "outputs:\n  - {type: file, path: \"-\"}\n", `e.yaml:3:24: outputs[0].path: "-" is not a file an output writes: for stdout use type: stdout`},
 		{"inputs:\n  - {type: file}\n" + out, `e.yaml:2:5: inputs[0].path: required for a file input (the file to read; "-" is stdin)`},
-		{"inputs:\n  - {type: tcp, listen: \"x:1\", max_connections: 0}\n" + out, `e.yaml:2:49: inputs[0].max_connections: must be a positive integer (suffixes KiB, MiB, GiB allowed), not "0"`},
+		{"inputs:\n  - {type: tcp, listen: \"x:1\", max_connections: 0}\n" + out, `e.yaml:2:49: inputs[0].max_connections: must be a positive integer (suffixes KiB, MiB, GiB allowed), not "0" (leave max_connections out for the default)`},
 		{in + "outputs:\n  - {type: tcp}\n", `e.yaml:3:5: outputs[0].address: required for a tcp output (HOST:PORT)`},
 		{in + "outputs:\n  - {type: stdout, path: x}\n", `e.yaml:3:26: outputs[0].path: only for a file output`},
 		{in + out + "tables: {path: d, verify: ful}\n", `e.yaml:3:27: tables.verify: must be one of full, digest, none, not "ful"`},

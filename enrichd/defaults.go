@@ -81,10 +81,11 @@ func (cfg *Config) setDefaults() {
 		h.Conn.Limits.IdleTimeout = DefaultHTTPIdleTimeout
 	}
 	h.Conn.SetDefaults(DefaultHTTPMaxConnections)
-	if h.ReadHeaderTimeout == 0 {
+	// A timeout given as 0 stays 0: validation refuses it.
+	if h.ReadHeaderTimeout == 0 && !h.At.Given("read_header_timeout") {
 		h.ReadHeaderTimeout = DefaultHTTPReadHeaderTimeout
 	}
-	if h.RequestTimeout == 0 {
+	if h.RequestTimeout == 0 && !h.At.Given("request_timeout") {
 		h.RequestTimeout = DefaultHTTPRequestTimeout
 	}
 	def(&h.MaxHeaderBytes, DefaultHTTPMaxHeaderBytes)

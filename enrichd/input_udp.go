@@ -24,7 +24,7 @@ type UDPInputConfig struct {
 // Keys are the udp input's keys.
 func (c *UDPInputConfig) Keys(d *config.Decoder, field string) config.Keys {
 	return config.Keys{
-		"read_buffer": func(v *yaml.Node) { c.ReadBuffer, _ = d.Size(v, config.Field(field, "read_buffer")) },
+		"read_buffer": func(v *yaml.Node) { c.ReadBuffer, _ = d.DefaultedSize(v, config.Field(field, "read_buffer")) },
 	}
 }
 

@@ -232,10 +232,10 @@ func (k *InputConfig) decode(d *config.Decoder, v *yaml.Node, field string) {
 		"assignor":           func(v *yaml.Node) { s, _ := d.String(v, f("assignor")); k.Assignor = Assignor(s) },
 		"instance_id":        func(v *yaml.Node) { k.InstanceID, _ = d.String(v, f("instance_id")) },
 		"start_offset":       func(v *yaml.Node) { s, _ := d.String(v, f("start_offset")); k.StartOffset = StartOffset(s) },
-		"max_uncommitted":    func(v *yaml.Node) { k.MaxUncommitted, _ = d.Size(v, f("max_uncommitted")) },
+		"max_uncommitted":    func(v *yaml.Node) { k.MaxUncommitted, _ = d.DefaultedSize(v, f("max_uncommitted")) },
 		"commit_interval":    func(v *yaml.Node) { k.CommitInterval, _ = d.Duration(v, f("commit_interval")) },
-		"min_bytes":          func(v *yaml.Node) { k.MinBytes, _ = d.Size(v, f("min_bytes")) },
-		"max_bytes":          func(v *yaml.Node) { k.MaxBytes, _ = d.Size(v, f("max_bytes")) },
+		"min_bytes":          func(v *yaml.Node) { k.MinBytes, _ = d.DefaultedSize(v, f("min_bytes")) },
+		"max_bytes":          func(v *yaml.Node) { k.MaxBytes, _ = d.DefaultedSize(v, f("max_bytes")) },
 		"max_wait":           func(v *yaml.Node) { k.MaxWait, _ = d.Duration(v, f("max_wait")) },
 		"session_timeout":    func(v *yaml.Node) { k.SessionTimeout, _ = d.Duration(v, f("session_timeout")) },
 		"heartbeat_interval": func(v *yaml.Node) { k.HeartbeatInterval, _ = d.Duration(v, f("heartbeat_interval")) },
@@ -260,11 +260,9 @@ func (k *InputConfig) SetDefaults() {
 	if k.CommitInterval == 0 && !k.At.Given("commit_interval") {
 		k.CommitInterval = DefaultCommitInterval
 	}
-	for _, d := range []struct {
-		v   *time.Duration
-		def time.Duration
-	}{{&k.SessionTimeout, DefaultSessionTimeout}, {&k.HeartbeatInterval, DefaultHeartbeatInterval}, {&k.RebalanceTimeout, DefaultRebalanceTimeout}, {&k.MaxWait, DefaultMaxWait}} {
-		if *d.v == 0 {
+	for _, d := range inputDurations(k) {
+		// Given as 0, it stays 0: Validate refuses it.
+		if *d.v == 0 && !k.At.Given(d.key) {
 			*d.v = d.def
 		}
 	}
@@ -273,6 +271,24 @@ func (k *InputConfig) SetDefaults() {
 	}
 	if k.MaxBytes == 0 {
 		k.MaxBytes = DefaultMaxBytes
+	}
+}
+
+// inputDurations are the input's durations that take a default.
+func inputDurations(k *InputConfig) []struct {
+	key string
+	v   *time.Duration
+	def time.Duration
+} {
+	return []struct {
+		key string
+		v   *time.Duration
+		def time.Duration
+	}{
+		{"session_timeout", &k.SessionTimeout, DefaultSessionTimeout},
+		{"heartbeat_interval", &k.HeartbeatInterval, DefaultHeartbeatInterval},
+		{"rebalance_timeout", &k.RebalanceTimeout, DefaultRebalanceTimeout},
+		{"max_wait", &k.MaxWait, DefaultMaxWait},
 	}
 }
 
@@ -293,6 +309,9 @@ func (k *InputConfig) Validate(s config.Scope) {
 	ks.Check("assignor", k.Assignor.Validate())
 	if k.CommitInterval <= 0 {
 		ks.Errorf("commit_interval", "must be more than 0")
+	}
+	for _, d := range inputDurations(k) {
+		ks.NotZero(d.key, *d.v == 0, "a duration such as 10s", d.def)
 	}
 }
 

@@ -340,7 +340,16 @@ func (d *Decoder) Float(n *yaml.Node, field string) (float64, bool) {
 
 // Size reads a positive count of bytes or items: an integer, optionally
 // with a binary suffix (64KiB, 4MiB, 1GiB; K and M are KiB and MiB).
-func (d *Decoder) Size(n *yaml.Node, field string) (int, bool) {
+func (d *Decoder) Size(n *yaml.Node, field string) (int, bool) { return d.size(n, field, false) }
+
+// DefaultedSize reads a size as Size does, for a key whose default is what
+// leaving it out gives: its error for 0, which is neither that default
+// nor "none", says so.
+func (d *Decoder) DefaultedSize(n *yaml.Node, field string) (int, bool) {
+	return d.size(n, field, true)
+}
+
+func (d *Decoder) size(n *yaml.Node, field string, defaulted bool) (int, bool) {
 	n = deref(n)
 	s, ok := d.scalar(n, field, "a positive integer")
 	if !ok {
@@ -348,7 +357,11 @@ func (d *Decoder) Size(n *yaml.Node, field string) (int, bool) {
 	}
 	v, err := ParseSize(s)
 	if err != nil || v < 1 {
-		d.Errorf(n, field, "must be a positive integer (suffixes KiB, MiB, GiB allowed), not %q", s)
+		hint := ""
+		if defaulted && err == nil && v == 0 {
+			hint = fmt.Sprintf(" (leave %s out for the default)", field[strings.LastIndexByte(field, '.')+1:])
+		}
+		d.Errorf(n, field, "must be a positive integer (suffixes KiB, MiB, GiB allowed), not %q%s", s, hint)
 		return 0, false
 	}
 	return v, true

@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Validator collects the errors of Validate methods. Start it with the
@@ -79,6 +80,27 @@ func (s Scope) Check(key string, err error) {
 	if err != nil {
 		s.Errorf(key, "%v", err)
 	}
+}
+
+// NotZero reports key given as 0 (zero) where a key left out takes its
+// default, def: 0 is then neither the default nor "none", and is
+// refused. allowed says what the key takes ("a duration such as 10s").
+func (s Scope) NotZero(key string, zero bool, allowed string, def any) {
+	if !zero || !s.Given(key) {
+		return
+	}
+	if d, ok := def.(time.Duration); ok {
+		// As it is written: 1m, not 1m0s.
+		t := d.String()
+		if strings.HasSuffix(t, "m0s") {
+			t = strings.TrimSuffix(t, "0s")
+		}
+		if strings.HasSuffix(t, "h0m") {
+			t = strings.TrimSuffix(t, "0m")
+		}
+		def = t
+	}
+	s.Errorf(key, "must be %s, not 0 (leave %s out for the default, %v)", allowed, key, def)
 }
 
 // Require reports key as required when it is unset (zero), with why.

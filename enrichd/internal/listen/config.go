@@ -146,7 +146,7 @@ func (l *Limits) Decode(d *config.Decoder, n *yaml.Node, field string) {
 func (l *Limits) Keys(d *config.Decoder, field string) config.Keys {
 	f := func(k string) string { return config.Field(field, k) }
 	return config.Keys{
-		"max_connections":            func(v *yaml.Node) { l.MaxConnections, _ = d.Size(v, f("max_connections")) },
+		"max_connections":            func(v *yaml.Node) { l.MaxConnections, _ = d.DefaultedSize(v, f("max_connections")) },
 		"max_connections_per_source": func(v *yaml.Node) { l.MaxConnectionsPerSource, _ = d.Int(v, f("max_connections_per_source")) },
 		"idle_timeout":               func(v *yaml.Node) { l.IdleTimeout, _ = d.Duration(v, f("idle_timeout")) },
 		"handshake_timeout":          func(v *yaml.Node) { l.HandshakeTimeout, _ = d.Duration(v, f("handshake_timeout")) },
@@ -154,12 +154,13 @@ func (l *Limits) Keys(d *config.Decoder, field string) config.Keys {
 }
 
 // SetDefaults fills what is not set; maxConns is the listener's default
-// cap.
+// cap. A handshake_timeout given as 0 stays 0, for Validate to refuse
+// (max_connections: 0 is refused as it is read).
 func (l *Limits) SetDefaults(maxConns int) {
 	if l.MaxConnections == 0 {
 		l.MaxConnections = maxConns
 	}
-	if l.HandshakeTimeout == 0 {
+	if l.HandshakeTimeout == 0 && !l.At.Given("handshake_timeout") {
 		l.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 }
@@ -175,6 +176,7 @@ func (l *Limits) Validate(s config.Scope) {
 	if l.IdleTimeout < 0 {
 		s.Errorf("idle_timeout", "must not be negative")
 	}
+	s.NotZero("handshake_timeout", l.HandshakeTimeout == 0, "a duration such as 10s", DefaultHandshakeTimeout)
 	if l.HandshakeTimeout < 0 {
 		s.Errorf("handshake_timeout", "must not be negative")
 	}
