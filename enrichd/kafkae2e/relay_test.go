@@ -35,6 +35,9 @@ var relayBuild struct {
 // the same run.
 //
 //	go test -run '^$' -bench 'KgoRelay|KafkaToKafka$|TCPPath' -benchtime 2000000x ./enrichd/kafkae2e/
+//
+// KAFKAE2E_RELAY_FLAGS adds flags to kgorelay's, e.g. "--linger 10ms" or
+// "--acks leader", to try other settings of the client.
 func BenchmarkKgoRelay(b *testing.B) {
 	lines := enrichedLines(b, relayLines)
 	bin := kgorelayBin(b)
@@ -42,8 +45,9 @@ func BenchmarkKgoRelay(b *testing.B) {
 	c := kafkatest.Start(b, 3, 12, "in", "out")
 	c.Produce(b, "in", 0, b.N, event(benchRows))
 	addr := freeAddr(b)
-	p := startCmd(b, "kgorelay", addr, pinnedCmd(true, bin, "--brokers", strings.Join(c.Addrs, ","),
-		"--in", "in", "--out", "out", "--lines", lines, "--listen", addr))
+	args := append([]string{"--brokers", strings.Join(c.Addrs, ","), "--in", "in", "--out", "out",
+		"--lines", lines, "--listen", addr}, strings.Fields(os.Getenv("KAFKAE2E_RELAY_FLAGS"))...)
+	p := startCmd(b, "kgorelay", addr, pinnedCmd(true, bin, args...))
 	const sample = "kgorelay_produced_total"
 	// The steady state starts with the first record acknowledged: the
 	// group has been joined, and there are no tables to load.

@@ -41,6 +41,9 @@ func main() {
 	group := flag.String("group", "kgorelay", "consumer group")
 	linesPath := flag.String("lines", "", "file whose lines are the values produced, taken in turn")
 	listen := flag.String("listen", "127.0.0.1:0", "address of the /metrics endpoint")
+	linger := flag.Duration("linger", time.Millisecond, "how long a partition's batch waits for more records (enrichd's linger)")
+	acks := flag.String("acks", "all", "acknowledgements the producer waits for: all (idempotent writes) or leader")
+	batch := flag.Int("batch-bytes", 1_000_000, "bytes of a partition's record batch at most (enrichd's batch_bytes)")
 	flag.Parse()
 	if *brokers == "" || *linesPath == "" {
 		log.Fatal("kgorelay: --brokers and --lines are required")
@@ -49,18 +52,25 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cl, err := kgo.NewClient(
+	ack := []kgo.Opt{kgo.RequiredAcks(kgo.AllISRAcks())}
+	switch *acks {
+	case "all":
+	case "leader":
+		ack = []kgo.Opt{kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite()}
+	default:
+		log.Fatalf("kgorelay: --acks %q: all or leader", *acks)
+	}
+	cl, err := kgo.NewClient(append(ack,
 		kgo.SeedBrokers(strings.Split(*brokers, ",")...),
 		kgo.ConsumerGroup(*group),
 		kgo.ConsumeTopics(*in),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.DefaultProduceTopic(*out),
-		kgo.ProducerBatchMaxBytes(1_000_000),
-		kgo.ProducerLinger(time.Millisecond),
-		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ProducerBatchMaxBytes(int32(*batch)),
+		kgo.ProducerLinger(*linger),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
-	)
+	)...)
 	if err != nil {
 		log.Fatal(err)
 	}
