@@ -201,19 +201,7 @@ func TestBadInput(t *testing.T) {
 	j.Close()
 
 	lines := waitLines(t, out, 5, 20*time.Second)
-	byseq := map[string]map[string]any{}
-	for _, l := range lines {
-		m := decode(t, l)
-		s := fmt.Sprint(m["seq"])
-		if msg, ok := m["message"].(string); ok {
-			if sm := seqRE.FindStringSubmatch(msg); sm != nil {
-				s = sm[1]
-			} else if strings.Contains(msg, `"seq":4`) {
-				s = "4"
-			}
-		}
-		byseq[s] = m
-	}
+	byseq := bySeq(t, lines, "4")
 	if m := byseq["0"]; m == nil || !hasTag(m, "_truncated") || len(m["message"].(string)) > 4096 {
 		t.Errorf("oversize line: %v", m)
 	}
@@ -409,4 +397,25 @@ func TestNewFailsCleanly(t *testing.T) {
 	if err == nil || d != nil || !strings.Contains(err.Error(), "address already in use") {
 		t.Fatalf("New = %v, %v; want the listen error", d, err)
 	}
+}
+
+// bySeq decodes the output lines and maps each by its event's seq: the
+// seq field, or seq=N in its message; the line whose message holds the
+// unparsed JSON `"seq":broken` is mapped to broken.
+func bySeq(t *testing.T, lines []string, broken string) map[string]map[string]any {
+	t.Helper()
+	got := map[string]map[string]any{}
+	for _, l := range lines {
+		m := decode(t, l)
+		s := fmt.Sprint(m["seq"])
+		if msg, ok := m["message"].(string); ok {
+			if sm := seqRE.FindStringSubmatch(msg); sm != nil {
+				s = sm[1]
+			} else if strings.Contains(msg, `"seq":`+broken) {
+				s = broken
+			}
+		}
+		got[s] = m
+	}
+	return got
 }

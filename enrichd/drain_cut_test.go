@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -52,19 +51,7 @@ drain_read_grace: 1s
 
 	r.stop(t)
 	lines := readLines(t, out)
-	got := map[string]map[string]any{}
-	for _, l := range lines {
-		m := decode(t, l)
-		s := fmt.Sprint(m["seq"])
-		if msg, ok := m["message"].(string); ok {
-			if sm := seqRE.FindStringSubmatch(msg); sm != nil {
-				s = sm[1]
-			} else if strings.Contains(msg, `"seq":5`) {
-				s = "5"
-			}
-		}
-		got[s] = m
-	}
+	got := bySeq(t, lines, "5")
 	if len(lines) != 7 || got["0"] == nil || got["2"] == nil || got["4"] == nil || got["6"] == nil {
 		t.Errorf("the file holds %d lines, want the 4 whole messages and the 3 cut lines:\n%s", len(lines), lines)
 	}
