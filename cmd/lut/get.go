@@ -43,8 +43,9 @@ JSON array of up to N rows that match (the longest suffix first; for
 tables compiled with --overlap: narrowest first, or in source order), []
 for none.
 
-For an .mmdb file, give IP addresses; each answer carries the matched
-network and the record. --sep, --at and --max-matches apply to .lut
+For an .mmdb file, give IP addresses; each answer is an object of the
+address ("ip"), the matched network and the record, as enrichd's lookup
+API writes records (a NaN or infinite float is null). --sep, --at and --max-matches apply to .lut
 tables only: given for an .mmdb file, they are a usage error.`,
 		Example: `  lut get customers.lut 42 1999999
   lut get services.lut --sep / "web01/443"

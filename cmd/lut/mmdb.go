@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/lutkit/lutkit/compile/iptable"
 	"github.com/lutkit/lutkit/format"
 	"github.com/lutkit/lutkit/internal/fsutil"
+	"github.com/lutkit/lutkit/internal/jsonstr"
 	"github.com/lutkit/lutkit/reader"
 	"github.com/lutkit/lutkit/reader/mmdb"
 )
@@ -47,16 +49,18 @@ func openLUT(path string) (*reader.Table, error) {
 	return t, err
 }
 
-// runGetMMDB prints one JSON object per found address.
+// runGetMMDB prints one JSON object per found address: its "ip", the
+// matched "network" and the "record", written as enrichd's lookup API
+// writes records (maps in stored order, non-finite floats as null).
 func runGetMMDB(cmd *cobra.Command, path string, addrs []string) error {
 	r, err := mmdb.Open(path)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	enc := json.NewEncoder(cmd.OutOrStdout())
-	enc.SetEscapeHTML(false)
+	out := bufio.NewWriter(cmd.OutOrStdout())
 	code := 0
+	var rec, line []byte
 	for _, s := range addrs {
 		ip, err := netip.ParseAddr(strings.TrimSpace(s))
 		if err != nil {
@@ -64,7 +68,8 @@ func runGetMMDB(cmd *cobra.Command, path string, addrs []string) error {
 			code = 2
 			continue
 		}
-		m, rec, err := r.LookupRecord(ip)
+		var m mmdb.Match
+		rec, m, err = r.AppendRecordJSON(rec[:0], ip)
 		if err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "lut: %s: %v\n", s, err)
 			code = 2
@@ -75,13 +80,16 @@ func runGetMMDB(cmd *cobra.Command, path string, addrs []string) error {
 			code = max(code, 1)
 			continue
 		}
-		if err := enc.Encode(struct {
-			IP      string `json:"ip"`
-			Network string `json:"network"`
-			Record  any    `json:"record"`
-		}{ip.String(), m.Prefix().String(), rec}); err != nil {
-			return err
-		}
+		line = append(line[:0], `{"ip":`...)
+		line = jsonstr.AppendStringS(line, ip.String())
+		line = append(line, `,"network":"`...)
+		line = m.Prefix().AppendTo(line)
+		line = append(line, `","record":`...)
+		line = append(append(line, rec...), "}\n"...)
+		out.Write(line) // its error is Flush's
+	}
+	if err := out.Flush(); err != nil {
+		return fmt.Errorf("get: writing the records: %w", err)
 	}
 	if code != 0 {
 		return &exitError{code: code}
