@@ -360,6 +360,9 @@ func intAddr(x *big.Int, family int) (netip.Addr, error) {
 	return a, nil
 }
 
+// maxListLine is the longest line of a List source.
+const maxListLine = 1 << 20
+
 // readList reads a List source: one address, CIDR or start-end range per
 // line; "#" and ";" start comments; the first whitespace-separated token of
 // a line is used.
@@ -381,7 +384,7 @@ func readList(o *Options, src *Source, emit func(entry) error) (rows int, err er
 		return 0, fmt.Errorf("%s: %w", src.Path, err)
 	}
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc.Buffer(make([]byte, 64<<10), maxListLine)
 	var pbuf []netip.Prefix
 	line := 0
 	for sc.Scan() {
@@ -420,7 +423,8 @@ func readList(o *Options, src *Source, emit func(entry) error) (rows int, err er
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return rows, &source.RowError{File: src.Path, Line: int64(line + 1), Err: err, Final: true}
+			return rows, &source.RowError{File: src.Path, Line: int64(line + 1), Final: true, Err: fmt.Errorf(
+				"a line longer than %d MiB: a list holds one address, CIDR or range per line (is this the right file?)", maxListLine>>20)}
 		}
 		return rows, fmt.Errorf("%s:%d: %w", src.Path, line+1, err)
 	}
