@@ -67,6 +67,9 @@ func compileOnce(out string, opts Options, sources []Source) (*Stats, error) {
 			entries = append(entries, e)
 			return nil
 		}
+		if err := notLUT(src); err != nil {
+			return nil, err
+		}
 		var rows int
 		switch src.Kind {
 		case CSVRanges, CSVNetworks:
