@@ -76,6 +76,16 @@ func TestCompileMMDBRowErrorExit(t *testing.T) {
 	compileExit(t, "ragnet.csv", "network,n\n1.0.0.0/8,a\n2.0.0.0/8,b,c\n", mmdb, 1, "FILE:3:13: 3 fields, want 2")
 	compileExit(t, "shortnet.csv", "network,n\n1.0.0.0/8,a\n2.0.0.0/8\n", mmdb, 1, "FILE:3:10: 1 fields, want 2")
 	compileExit(t, "ioc.csv", "network,n\n1.0.0.0/8,a\n", []string{"--network", "network", "--out", "OUT", "--ioc", "missing.txt"}, 2, "missing.txt")
+	// A range bound that is neither an address nor an integer is named
+	// at its own column, whatever the other bound is; an integer beside
+	// an address is said to be one.
+	ranges := []string{"--range", "start,end", "--out", "OUT"}
+	compileExit(t, "badend.csv", "start,end,n\n16777216,oops,a\n", ranges, 1, `FILE:2:10: range end "oops" is not an address or integer`)
+	compileExit(t, "badstart.csv", "start,end,n\noops,16777216,a\n", ranges, 1, `FILE:2:1: range start "oops" is not an address or integer`)
+	compileExit(t, "mixend.csv", "start,end,n\n1.0.0.0,16777471,a\n", ranges, 1,
+		"FILE:2:9: range end 16777471 is an integer and the start 1.0.0.0 an address: give both bounds as addresses or both as integers")
+	compileExit(t, "mixstart.csv", "start,end,n\n16777216,1.0.0.255,a\n", ranges, 1,
+		"FILE:2:1: range start 16777216 is an integer and the end 1.0.0.255 an address: give both bounds as addresses or both as integers")
 }
 
 // TestCompileNDJSONBadLine: an NDJSON line that is not one object is a

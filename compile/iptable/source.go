@@ -309,7 +309,8 @@ func parseRange(start, end string, family int) (a, b netip.Addr, which int, err 
 		}
 		return true
 	}
-	if isInt(start) && isInt(end) {
+	startInt, endInt := isInt(start), isInt(end)
+	if startInt && endInt {
 		x, okx := new(big.Int).SetString(start, 10)
 		y, oky := new(big.Int).SetString(end, 10)
 		if !okx || !oky {
@@ -329,11 +330,20 @@ func parseRange(start, end string, family int) (a, b netip.Addr, which int, err 
 			return a, b, 1, err
 		}
 	} else {
-		if a, err = netip.ParseAddr(start); err != nil {
+		// The bound that is neither is at fault; failing that, an
+		// integer beside an address.
+		var errA, errB error
+		a, errA = netip.ParseAddr(start)
+		b, errB = netip.ParseAddr(end)
+		switch {
+		case errA != nil && !startInt:
 			return a, b, 0, fmt.Errorf("range start %q is not an address or integer", start)
-		}
-		if b, err = netip.ParseAddr(end); err != nil {
+		case errB != nil && !endInt:
 			return a, b, 1, fmt.Errorf("range end %q is not an address or integer", end)
+		case startInt:
+			return a, b, 0, fmt.Errorf("range start %s is an integer and the end %s an address: give both bounds as addresses or both as integers", start, end)
+		case endInt:
+			return a, b, 1, fmt.Errorf("range end %s is an integer and the start %s an address: give both bounds as addresses or both as integers", end, start)
 		}
 		a, b = a.Unmap().WithZone(""), b.Unmap().WithZone("")
 	}
