@@ -18,8 +18,26 @@ func newInspectCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inspect TABLE",
 		Short: "Print a table's header, schema, sections and build information",
+		Long: `Inspect prints what a .lut table or an .mmdb file is, from its header
+and metadata.
+
+For a .lut table: its format version and size, the rows, the columns, the
+key and how it matches (as the lut compile flags that give it), the
+column types, when and by what it was built, the source rows read,
+skipped and dropped as duplicates, the hash, and each section's offset,
+length and checksum.
+
+For an .mmdb file: the MaxMind DB format version, the database type, IP
+version, record size, node count, build time, languages and
+descriptions, the IPv6 networks that lead to the IPv4 data (ipv4
+aliases), and the size.
+
+--json prints the same as one JSON object. The exit status is 2 when the
+file cannot be read or is neither a .lut table nor a MaxMind DB.`,
 		Example: `  lut inspect customers.lut
-  lut inspect --json customers.lut | jq .rows`,
+  lut inspect --json customers.lut | jq .rows
+  lut inspect assets.mmdb
+  lut inspect --json assets.mmdb | jq .ipv4_aliases`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if isMMDBFile(args[0]) {
