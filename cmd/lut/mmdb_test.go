@@ -195,7 +195,7 @@ func TestNotAnMMDB(t *testing.T) {
 			t.Errorf("%s: exit %d, %q; want %q", args[0], code, stderr, want)
 		}
 	}
-	if stdout, stderr, code := run(t, "verify", p); code != 1 || !strings.Contains(stdout+stderr, want) {
+	if stdout, stderr, code := run(t, "verify", p); code != 1 || stdout != "" || stderr != p+": FAILED: "+strings.TrimPrefix(want, p+": ")+"\n" {
 		t.Errorf("verify: exit %d, %q %q", code, stdout, stderr)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -55,7 +56,9 @@ those failures.`,
 						failed++
 						continue
 					}
-					fmt.Fprintf(cmd.ErrOrStderr(), "%s: FAILED: %v\n", p, err)
+					// The line names the file once, whether or not the
+					// error does.
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s: FAILED: %s\n", p, strings.TrimPrefix(err.Error(), p+": "))
 					failed++
 				}
 			}
