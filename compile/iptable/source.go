@@ -374,8 +374,8 @@ func intAddr(x *big.Int, family int) (netip.Addr, error) {
 const maxListLine = 1 << 20
 
 // readList reads a List source: one address, CIDR or start-end range per
-// line; "#" and ";" start comments; the first whitespace-separated token of
-// a line is used.
+// line; "#" and ";" start comments; what listToken finds in a line is
+// used.
 func readList(o *Options, src *Source, emit func(entry) error) (rows int, err error) {
 	consts, err := compileConstants(o, src)
 	if err != nil {
@@ -403,14 +403,12 @@ func readList(o *Options, src *Source, emit func(entry) error) (rows int, err er
 		if i := strings.IndexAny(text, "#;"); i >= 0 {
 			text = text[:i]
 		}
-		tok, _, _ := strings.Cut(strings.TrimSpace(strings.TrimPrefix(text, "\ufeff")), " ")
-		tok, _, _ = strings.Cut(tok, "\t")
-		tok, _, _ = strings.Cut(tok, ",")
+		tok, first := listToken(strings.TrimPrefix(text, "\ufeff"))
 		if tok == "" {
 			continue
 		}
 		rows++
-		col := strings.Index(sc.Text(), tok) + 1
+		col := strings.Index(sc.Text(), first) + 1
 		pbuf = pbuf[:0]
 		if s, e, ok := strings.Cut(tok, "-"); ok {
 			a, b, _, err := parseRange(s, e, src.Family)
@@ -439,6 +437,53 @@ func readList(o *Options, src *Source, emit func(entry) error) (rows int, err er
 		return rows, fmt.Errorf("%s:%d: %w", src.Path, line+1, err)
 	}
 	return rows, nil
+}
+
+// listToken returns what a list line holds: its first token, ended by a
+// space, a tab or a comma, or a range written with spaces around its dash
+// ("10.0.0.1 - 10.0.0.9") when the word after the dash is an address or
+// an integer (otherwise, as in "10.0.0.1 - edge router", the words after
+// the first are a comment). first is the line's first token.
+func listToken(text string) (tok, first string) {
+	word := func(s string) (string, string) {
+		s = strings.TrimLeft(s, " \t")
+		if i := strings.IndexAny(s, " \t,"); i >= 0 {
+			return s[:i], s[i:]
+		}
+		return s, ""
+	}
+	first, rest := word(text)
+	if first == "" || strings.HasPrefix(rest, ",") {
+		return first, first
+	}
+	start := first
+	var end string
+	switch rest = strings.TrimLeft(rest, " \t"); {
+	case strings.HasSuffix(first, "-") && strings.Count(first, "-") == 1:
+		start = strings.TrimSuffix(first, "-")
+		end, _ = word(rest)
+	case strings.HasPrefix(rest, "-") && !strings.Contains(first, "-"):
+		end, _ = word(rest[1:])
+	default:
+		return first, first
+	}
+	if _, err := netip.ParseAddr(end); err != nil && !isDecimal(end) {
+		return first, first
+	}
+	return start + "-" + end, first
+}
+
+// isDecimal reports whether s is a non-empty run of decimal digits.
+func isDecimal(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // readBase reads every network of an existing MMDB (aliases excluded).
