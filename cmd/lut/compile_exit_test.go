@@ -80,6 +80,10 @@ func TestCompileMMDBRowErrorExit(t *testing.T) {
 	// at its own column, whatever the other bound is; an integer beside
 	// an address is said to be one.
 	ranges := []string{"--range", "start,end", "--out", "OUT"}
+	// A file without a header row, given without --columns, is told how
+	// to name its columns.
+	compileExit(t, "nohead.csv", "1.2.3.0/24,a\n", mmdb, 2,
+		`FILE:1: no column "network" for the network in the first row, read as the header (1.2.3.0/24, a): name the columns of a file without a header row with --columns`)
 	compileExit(t, "badend.csv", "start,end,n\n16777216,oops,a\n", ranges, 1, `FILE:2:10: range end "oops" is not an address or integer`)
 	compileExit(t, "badstart.csv", "start,end,n\noops,16777216,a\n", ranges, 1, `FILE:2:1: range start "oops" is not an address or integer`)
 	compileExit(t, "mixend.csv", "start,end,n\n1.0.0.0,16777471,a\n", ranges, 1,

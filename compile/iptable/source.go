@@ -114,26 +114,32 @@ func readCSV(o *Options, src *Source, emit func(entry) error) (rows int, err err
 		header, keep, pending = src.Columns, nil, true
 	}
 	var rec []string
-	col := func(name, what string) (int, error) {
+	// A key column missing from the first row tells that the file may
+	// have no header row.
+	col := func(name, what string, key bool) (int, error) {
 		if i := slices.Index(header, name); i >= 0 {
 			return i, nil
+		}
+		if key && len(src.Columns) == 0 {
+			return 0, fmt.Errorf("%s:1: no column %q for %s in the first row, read as the header (%s): "+
+				"name the columns of a file without a header row with --columns", src.Path, name, what, strings.Join(header, ", "))
 		}
 		return 0, fmt.Errorf("%s: no column %q for %s (columns: %s)", src.Path, name, what, strings.Join(header, ", "))
 	}
 	var keyCols []int
 	switch src.Kind {
 	case CSVRanges:
-		s, err := col(src.StartColumn, "the range start")
+		s, err := col(src.StartColumn, "the range start", true)
 		if err != nil {
 			return 0, err
 		}
-		e, err := col(src.EndColumn, "the range end")
+		e, err := col(src.EndColumn, "the range end", true)
 		if err != nil {
 			return 0, err
 		}
 		keyCols = []int{s, e}
 	case CSVNetworks:
-		n, err := col(src.NetworkColumn, "the network")
+		n, err := col(src.NetworkColumn, "the network", true)
 		if err != nil {
 			return 0, err
 		}
@@ -159,7 +165,7 @@ func readCSV(o *Options, src *Source, emit func(entry) error) (rows int, err err
 	}
 	var cfs []compiledField
 	for _, fd := range fields {
-		i, err := col(fd.Column, "field "+fd.Path)
+		i, err := col(fd.Column, "field "+fd.Path, false)
 		if err != nil {
 			return 0, err
 		}
