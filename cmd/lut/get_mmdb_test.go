@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"net"
@@ -55,5 +57,44 @@ func TestGetMMDBNonFinite(t *testing.T) {
 		if !json.Valid([]byte(l)) {
 			t.Errorf("not JSON: %s", l)
 		}
+	}
+}
+
+// TestGetMMDBDamaged: an address whose lookup meets damage in the search
+// tree (a file that opens, but whose tree points past its data) is
+// reported with the file's name and that lut verify checks the whole
+// file, exit status 2; the addresses the damage does not touch are
+// printed.
+func TestGetMMDBDamaged(t *testing.T) {
+	w, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "Acme-Sites", Description: map[string]string{"en": "t"},
+		Languages: []string{"en"}, IPVersion: 4, RecordSize: 32, BuildEpoch: 1, IncludeReservedNetworks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cidr, site := range map[string]string{"1.0.0.0/8": "low", "200.0.0.0/8": "high"} {
+		_, n, _ := net.ParseCIDR(cidr)
+		if err := w.Insert(n, mmdbtype.Map{"site": mmdbtype.String(site)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	// The root's right record (addresses 128.0.0.0 and up), 32 bits, now
+	// points far past the data section.
+	binary.BigEndian.PutUint32(b[4:8], 0x7fffffff)
+	db := filepath.Join(t.TempDir(), "sites.mmdb")
+	if err := os.WriteFile(db, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := run(t, "get", db, "1.2.3.4", "200.1.2.3")
+	want := "lut: " + db + ": 200.1.2.3: invalid MMDB: search tree points past the data section (the file is damaged: lut verify " + db + " checks all of it)\n"
+	if code != 2 || stderr != want || stdout != `{"ip":"1.2.3.4","network":"1.0.0.0/8","record":{"site":"low"}}`+"\n" {
+		t.Fatalf("exit %d, stdout %q, stderr\n%s\nwant\n%s", code, stdout, stderr, want)
+	}
+	if _, _, code := run(t, "verify", db); code != 1 {
+		t.Fatalf("verify: exit %d, want 1", code)
 	}
 }

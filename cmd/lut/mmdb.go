@@ -70,6 +70,11 @@ func runGetMMDB(cmd *cobra.Command, path string, addrs []string) error {
 		}
 		var m mmdb.Match
 		rec, m, err = r.AppendRecordJSON(rec[:0], ip)
+		if errors.Is(err, mmdb.ErrCorrupt) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "lut: %s: %s: %v (the file is damaged: lut verify %s checks all of it)\n", path, s, err, path)
+			code = 2
+			continue
+		}
 		if err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "lut: %s: %v\n", s, err)
 			code = 2
