@@ -246,8 +246,10 @@ func TestBadInput(t *testing.T) {
 // A daemon starved of CPU on a loaded machine for longer than that loses
 // the rest (with the default 500ms, it was seen to read 12,036 events of
 // 100,000), so the grace here is generous; the drain ends at the closed
-// connection's end all the same, not at the grace. The events_out of the
-// daemon's last log line ("shut down") must be the lines the file holds.
+// connection's end all the same, not at the grace. The file's size just
+// after the SIGTERM must leave events to come, or the test tested
+// nothing. The events_out of the daemon's last log line ("shut down")
+// must be the lines the file holds.
 func TestGracefulShutdown(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "enrichd")
@@ -294,16 +296,35 @@ shutdown_timeout: 2m
 	if raceEnabled {
 		n = 30_000
 	}
-	w := bufio.NewWriter(c)
+	// The events are made first and sent in one write, as fast as the
+	// daemon reads them: written one by one (under the race detector
+	// above all), they came so slowly that the daemon had written them all
+	// by the SIGTERM, in two runs of three.
+	var events []byte
 	for i := range n {
-		fmt.Fprintf(w, "<13>1 - h app - - - seq=%d cust=%d\n", i, i%1000+1)
+		events = fmt.Appendf(events, "<13>1 - h app - - - seq=%d cust=%d\n", i, i%1000+1)
 	}
-	must(t, w.Flush())
+	_, err := c.Write(events)
+	must(t, err)
 	must(t, c.Close())
 	must(t, cmd.Process.Signal(syscall.SIGTERM))
+	// The file's size just after the SIGTERM is at least what was written
+	// at it: the lines past it were still in flight then (in the socket,
+	// the pipeline or the output's buffer).
+	var atTerm int64
+	if fi, err := os.Stat(out); err == nil {
+		atTerm = fi.Size()
+	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit: %v\n%s", err, stderr.String())
 	}
+	b, err := os.ReadFile(out)
+	must(t, err)
+	inFlight := bytes.Count(b[min(atTerm, int64(len(b))):], []byte{'\n'})
+	if inFlight == 0 {
+		t.Fatalf("the file held every event just after the SIGTERM: none was in flight, the test tested nothing")
+	}
+	t.Logf("%d of the %d events were not yet in the file at the SIGTERM", inFlight, n)
 	lines := readLines(t, out)
 	if len(lines) != n {
 		t.Fatalf("%d lines after SIGTERM, want %d\n%s", len(lines), n, stderr.String())
