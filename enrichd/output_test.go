@@ -41,8 +41,9 @@ func TestFileReopen(t *testing.T) {
 }
 
 // TestTCPOutputReconnect: the TCP output reconnects after its peer goes
-// away and comes back; every event arrives (at least once), and the
-// daemon counts delivered the events the peer holds.
+// away and comes back; every event arrives, once, and the daemon counts
+// delivered the events the peer holds: its lines, read to the end of the
+// daemon's connection once it stopped, a duplicate counted each time.
 func TestTCPOutputReconnect(t *testing.T) {
 	dir := t.TempDir()
 	buildCustomers(t, filepath.Join(dir, "customers.lut"), 10, 1)
@@ -92,16 +93,26 @@ func TestTCPOutputReconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go serve(ln2, 1<<30)
-	seen := map[string]bool{}
+	defer ln2.Close()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		serve(ln2, 1<<30)
+	}()
+	seen := map[string]int{}
+	held := 0 // the lines the peer holds
+	take := func(l string) {
+		seen[seqRE.FindString(l)]++
+		held++
+	}
 	for _, l := range lines {
-		seen[seqRE.FindString(l)] = true
+		take(l)
 	}
 	deadline := time.After(20 * time.Second)
 	for len(seen) < 100 {
 		select {
 		case l := <-got:
-			seen[seqRE.FindString(l)] = true
+			take(l)
 		case <-deadline:
 			t.Fatalf("%d distinct events after reconnect, want 100", len(seen))
 		}
@@ -109,7 +120,25 @@ func TestTCPOutputReconnect(t *testing.T) {
 	if v := metricSum(t, r.d, `enrichd_output_errors_total{output="peer",`); v < 1 {
 		t.Errorf("output errors %v, want >= 1", v)
 	}
-	checkDeliveredCount(t, r.d, len(seen))
-	ln2.Close()
+	checkDeliveredCount(t, r.d, held)
+	// Stopped, the daemon closes its connection: the peer reads it to its
+	// end, so that a line sent twice is counted.
+	r.stop(t)
+	select {
+	case <-served:
+	case <-time.After(time.Minute):
+		t.Fatal("the daemon's connection is still open a minute after it stopped")
+	}
+	for len(got) > 0 {
+		take(<-got)
+	}
+	for seq, c := range seen {
+		if c != 1 {
+			t.Errorf("%s arrived %d times", seq, c)
+		}
+	}
+	if held != 100 {
+		t.Errorf("the peer holds %d lines of 100 events", held)
+	}
 	_ = strings.Contains
 }
