@@ -135,7 +135,8 @@ func registerTestKinds(t *testing.T) {
 // TestNewTypes: an input and an output type added by a registration alone
 // are configured, run and exported like the built-in ones; a batch's
 // acknowledgement is done once every output has delivered it, and never
-// when one output failed to: then the daemon takes no more events.
+// when one output failed to: then the daemon takes no more events, and
+// once stopped gives up at shutdown_timeout, not before.
 func TestNewTypes(t *testing.T) {
 	registerTestKinds(t)
 	dir := t.TempDir()
@@ -148,6 +149,7 @@ func TestNewTypes(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 	const n = 5000
+	var stopped atomic.Int64 // when the daemon was stopped, in ns
 	for _, tc := range []struct {
 		file      string
 		delivered bool
@@ -181,16 +183,26 @@ shutdown_timeout: 5s
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithCancel(ctx)
 			go func() {
-				defer cancel()
 				for d.outputs[1].Stats().failures[0].Load() < 2 { // enospc, retried
 					time.Sleep(10 * time.Millisecond)
 				}
+				stopped.Store(time.Now().UnixNano())
+				cancel()
 			}()
 		}
 		if err := d.Run(ctx); tc.delivered && err != nil {
 			t.Fatal(err)
 		} else if !tc.delivered && err == nil {
 			t.Fatal("Run returned nil, although the file output never wrote")
+		}
+		if !tc.delivered {
+			// Stopped, the daemon retries the output until
+			// shutdown_timeout, then gives up.
+			if stopped.Load() == 0 {
+				t.Errorf("Run returned before the daemon was stopped")
+			} else if took := time.Since(time.Unix(0, stopped.Load())); took < cfg.ShutdownTimeout || took > cfg.ShutdownTimeout+10*time.Second {
+				t.Errorf("Run returned %v after the stop, want shutdown_timeout (%v)", took.Round(time.Millisecond), cfg.ShutdownTimeout)
+			}
 		}
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collector{d})
