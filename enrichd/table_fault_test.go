@@ -297,8 +297,10 @@ func TestTableTruncatedWatched(t *testing.T) {
 
 // TestTableDirectoryRemoved removes the table directory under a stream
 // of numbered events: the set is not published again, the last version
-// keeps enriching, the removal is logged and reported (metrics), and the
-// directory back with a new version is loaded.
+// keeps enriching (every event once, none tagged _table_missing, and
+// enrichd_lookup_table_missing_total 0), the removal is logged and
+// reported (metrics), and the directory back with a new version is
+// loaded.
 func TestTableDirectoryRemoved(t *testing.T) {
 	root, build := t.TempDir(), t.TempDir()
 	dir := filepath.Join(root, "tables")
@@ -357,6 +359,10 @@ func TestTableDirectoryRemoved(t *testing.T) {
 	}
 	if v := metric(t, r.d, `enrichd_table_file_missing{kind="lut",table="customers"}`); v != 0 {
 		t.Errorf("after the directory came back: enrichd_table_file_missing = %v", v)
+	}
+	// No lookup missed its table, as no event in the file is tagged so.
+	if v := metricSum(t, r.d, "enrichd_lookup_table_missing_total{"); v != 0 {
+		t.Errorf("enrichd_lookup_table_missing_total = %v, but no event in the file is tagged _table_missing", v)
 	}
 	t.Logf("%d events, removal reported after %d, directory back after %d", n, afterRemoval, afterBack)
 }
