@@ -315,6 +315,27 @@ func (r *lineReceiver) kill() {
 
 func (r *lineReceiver) counts() (distinct, dups int) { return r.seen.Counts() }
 
+// readToEnd closes the listener and waits until the reader of every
+// connection has reached its end, which the sender's close marks: then
+// every whole line sent is counted, the last ones (a duplicate among
+// them) too. A connection still open a minute later is closed and the
+// test fails.
+func (r *lineReceiver) readToEnd(t *testing.T) {
+	t.Helper()
+	r.mu.Lock()
+	r.ln.Close()
+	r.mu.Unlock()
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		r.kill()
+		<-done
+		t.Errorf("the sender has not closed its connection to the receiver a minute after it stopped")
+	}
+}
+
 // TestTCPOutputPeerRestarts: the tcp output's receiver, a real TCP peer
 // that counts the lines it reads, is killed (listener and connection
 // closed, what it has not read lost) and restarted three times in the
@@ -374,10 +395,7 @@ func TestTCPOutputPeerRestarts(t *testing.T) {
 	lost := metric(t, r.d, `enrichd_output_events_possibly_lost_total{output="peer"}`)
 	reconnects := metric(t, r.d, `enrichd_output_reconnects_total{output="peer"}`)
 	r.stop(t) // flushes and closes the last connection: the receiver reads it all
-	rcv.mu.Lock()
-	rcv.ln.Close()
-	rcv.mu.Unlock()
-	rcv.wg.Wait()
+	rcv.readToEnd(t)
 	distinct, dups := rcv.counts()
 	t.Logf("sent %d, received %d (%d twice), lost %d, counted possibly lost %v, breaks %v, connections %v",
 		n, distinct, dups, n-distinct, lost, breaks, reconnects)
