@@ -248,6 +248,9 @@ func TestQueueFlippedByte(t *testing.T) {
 	if d := metric(t, r.d, "enrichd_disk_queue_damaged_records_total"); d != 1 {
 		t.Errorf("damaged records %v, want 1", d)
 	}
+	if damagedEv > DefaultBatchSize {
+		t.Errorf("the damaged record held %v events, more than a batch (%d)", damagedEv, DefaultBatchSize)
+	}
 	r.stop(t)
 	if !strings.Contains(logs.String(), "damaged record skipped") || !strings.Contains(logs.String(), "corrupt queue record") {
 		t.Errorf("the damage is not logged:\n%s", logs.String())
