@@ -73,6 +73,21 @@ func newSlowSeqReceiver(t *testing.T, addr string, slowEvery int) *seqReceiver {
 	return r
 }
 
+// readToEnd closes the listener and waits until the reader of every
+// connection has reached its end, which the sender's close marks; a
+// connection still open a minute later fails the test.
+func (r *seqReceiver) readToEnd(t *testing.T) {
+	t.Helper()
+	r.ln.Close()
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("the sender has not closed its connection to the receiver a minute after it stopped")
+	}
+}
+
 // metricValue reads one sample of the process's /metrics.
 func (p *daemonProcess) metricValue(t *testing.T, sample string) float64 {
 	t.Helper()
@@ -208,6 +223,9 @@ shutdown_timeout: 5s
 	}
 	waitMetric(p, "enrichd_events_out_total", p.metricValue(t, `enrichd_disk_queue_events_total{stage="read"}`))
 	p.stop(t)
+	// The process closed its connection: the receiver reads it to its
+	// end, so that what it sent last, a duplicate too, is counted.
+	rcv.readToEnd(t)
 	distinct, dups := rcv.seen.Counts()
 	t.Logf("%d events, %d received before the second kill (%d a second before it); at the end %d distinct, %d duplicates (%.2f%%)",
 		n, atKill, heldBefore, distinct, dups, 100*float64(dups)/float64(n))
