@@ -28,6 +28,12 @@ func runDaemon(f *flags, stdout, stderr io.Writer) error {
 	}
 	logger := newLogger(cfg, stderr)
 	slog.SetDefault(logger)
+	// SIGHUP is caught before the start, which may take long (tables to
+	// verify or download): one sent meanwhile (log rotation) would
+	// otherwise end the process. It is handled once the daemon runs.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	d, err := enrichd.New(cfg, logger)
 	if err != nil {
 		logger.Error("start failed", "err", err)
@@ -35,9 +41,6 @@ func runDaemon(f *flags, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	if f.watch {
 		last, _ := os.ReadFile(f.config) // before ready: a change after it is seen
 		go watchConfig(ctx, f.config, last, hup)
