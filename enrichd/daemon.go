@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/lutkit/lutkit/enrichd/engine"
 	"github.com/lutkit/lutkit/enrichd/internal/listen"
 	"github.com/lutkit/lutkit/enrichd/serve"
+	"github.com/lutkit/lutkit/internal/config"
 	"github.com/lutkit/lutkit/internal/retry"
 	"github.com/lutkit/lutkit/tables"
 )
@@ -114,8 +116,13 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 	d.tablesCfg = cfg.Tables
 	if cfg.Tables.Path != "" {
 		set, err := openTables(&cfg.Tables, logger)
-		if err != nil {
-			return nil, err
+		switch {
+		case err != nil && tables.IsRemote(cfg.Tables.Path):
+			return nil, fmt.Errorf("tables: %w", err)
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, cfg.startError(&cfg.Tables.At, "tables", "", cfg.Tables.Path, err, "build the tables there with lut build, or change the path")
+		case err != nil:
+			return nil, cfg.startError(&cfg.Tables.At, "tables", "", cfg.Tables.Path, err, "")
 		}
 		d.set.Store(set)
 		if err := checkRuleTables(set, cfg.Rules, logger); err != nil {
@@ -143,9 +150,14 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 	nout := 2*pc.Workers + 2
 	for i := range cfg.Outputs {
 		oc := &cfg.Outputs[i]
-		o, err := outputKinds[oc.Type].New(oc, d.env(oc.Name, string(oc.Type), "output"))
+		kind := outputKinds[oc.Type]
+		o, err := kind.New(oc, d.env(oc.Name, string(oc.Type), "output"))
 		if err != nil {
-			return nil, fmt.Errorf("output %s: %w", oc.Name, err)
+			hint := ""
+			if kind.Endpoint == EndpointPath && errors.Is(err, fs.ErrNotExist) {
+				hint = "its directory does not exist: create it, or change the path"
+			}
+			return nil, cfg.startError(&oc.At, config.Index("outputs", i), "output "+oc.Name, oc.Path, err, hint)
 		}
 		d.outputs = append(d.outputs, o)
 		d.outCfgs = append(d.outCfgs, *oc)
@@ -176,7 +188,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 		kind := inputKinds[ic.Type]
 		in, err := kind.New(ic, d.env(ic.Name, string(ic.Type), "input"))
 		if err != nil {
-			return nil, fmt.Errorf("input %s: %w", ic.Name, err)
+			return nil, cfg.startError(&ic.At, config.Index("inputs", i), "input "+ic.Name, ic.Path, err, "")
 		}
 		d.inputs = append(d.inputs, in)
 		d.inputKinds = append(d.inputKinds, kind)
@@ -184,7 +196,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 	}
 	if cfg.HTTP.Listen != "" {
 		if d.httpLn, err = listen.Listen(cfg.HTTP.Listen, cfg.HTTP.Conn.Options("http", d.log)); err != nil {
-			return nil, fmt.Errorf("http: %w", err)
+			return nil, cfg.startError(&cfg.HTTP.At, "http", "", "", err, "")
 		}
 		if set := d.set.Load(); set != nil {
 			hc := cfg.HTTP
@@ -206,7 +218,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 			o.OnRefuse = serve.RefuseConnection
 		}
 		if d.mcLn, err = listen.Listen(cfg.Memcached.Listen, o); err != nil {
-			return nil, fmt.Errorf("memcached: %w", err)
+			return nil, cfg.startError(&cfg.Memcached.At, "memcached", "", "", err, "")
 		}
 		d.mc = serve.NewMemcached(d.set.Load(), serve.MemcachedOptions{DefaultTable: mc.DefaultTable, ValueColumn: mc.ValueColumn, MaxMatches: mc.MaxMatches,
 			MaxConnections: mc.Conn.Limits.MaxConnections, IdleTimeout: mc.Conn.Limits.IdleTimeout, Logger: d.log})

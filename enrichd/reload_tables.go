@@ -15,11 +15,7 @@ import (
 func openTables(tc *TablesConfig, logger *slog.Logger) (*tables.Set, error) {
 	opts := tables.Options{PollInterval: tc.PollInterval, NoNotify: tc.NoNotify, Logger: logger, DataVerify: dataVerify(tc.Verify),
 		Remote: tc.RemoteOptions()}
-	set, err := tables.Open(tc.Path, opts)
-	if err != nil {
-		return nil, fmt.Errorf("tables: %w", err)
-	}
-	return set, nil
+	return tables.Open(tc.Path, opts)
 }
 
 // setCarry are the counters of the table sets a reload retired, added to
@@ -40,7 +36,11 @@ func (d *Daemon) reloadTables(tc *TablesConfig) (*tables.Set, error) {
 	if (d.tablesCfg.Path == "") != (tc.Path == "") {
 		return nil, errors.New("tables.path set or unset: the lookup API and the memcached listener are made with the daemon's tables, so adding or removing them needs a restart")
 	}
-	return openTables(tc, d.log)
+	set, err := openTables(tc, d.log)
+	if err != nil {
+		return nil, fmt.Errorf("tables: %w", err)
+	}
+	return set, nil
 }
 
 // switchTables makes set (of configuration tc) and eng, the engine
