@@ -168,15 +168,16 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-// TestHelp: --help teaches with examples, writes its flags with two
-// dashes as the docs do, and ends its last line; usage errors exit 2.
+// TestHelp: --help teaches with examples, names the reference of the
+// configuration's keys, writes its flags with two dashes as the docs do,
+// and ends its last line; usage errors exit 2.
 func TestHelp(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"--help"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	h := out.String()
-	for _, want := range []string{"Examples:\n  enrichd --config ", "--check-config", "--tables PATH", "--format FORMAT", "Exit status:"} {
+	for _, want := range []string{"Examples:\n  enrichd --config ", "--check-config", "--tables PATH", "--format FORMAT", "Exit status:", "docs/config.md lists every key"} {
 		if !strings.Contains(h, want) {
 			t.Errorf("help lacks %q:\n%s", want, h)
 		}

@@ -45,9 +45,11 @@ lines (stdout, a file, a TCP peer or a Kafka topic). It serves metrics and
 health checks over HTTP, table lookups over HTTP and memcached, and swaps
 new versions of the tables in while events flow.
 
-The configuration is a YAML file (see examples/enrichd.yaml and
-docs/enrichd.md); the flags below cover simple cases and replace what the
-file says. Flag values are checked as the same settings in the file are.
+The configuration is a YAML file: docs/config.md lists every key, with
+its type and default, examples/enrichd.yaml shows them in use and
+docs/enrichd.md describes the daemon. The flags below cover simple cases
+and replace what the file says. Flag values are checked as the same
+settings in the file are.
 
 Signals: SIGTERM and SIGINT drain every accepted event and exit; SIGHUP
 reloads the configuration file (checked first; a bad one is refused and
