@@ -19,6 +19,12 @@ import (
 // runDaemon loads the configuration and runs the daemon until a signal
 // stops it (or, with --check-config, only checks it).
 func runDaemon(f *flags, stdout, stderr io.Writer) error {
+	var last []byte
+	if f.watch {
+		// Read before the configuration is, so that a change made while
+		// the daemon starts (which may take long) is seen.
+		last, _ = os.ReadFile(f.config)
+	}
 	cfg, err := loadConfig(f)
 	if err != nil {
 		return &exitError{code: 2, msg: err.Error()}
@@ -42,7 +48,6 @@ func runDaemon(f *flags, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if f.watch {
-		last, _ := os.ReadFile(f.config) // before ready: a change after it is seen
 		go watchConfig(ctx, f.config, last, hup)
 	}
 	go func() {

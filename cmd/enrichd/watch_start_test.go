@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestWatchConfigDuringStart: with --watch-config, a change of the file
+// made while enrichd starts (here its file output is a FIFO no reader has
+// opened yet, so the start waits, as one verifying or downloading big
+// tables does) is reloaded once the daemon runs: the output the changed
+// file names gets the events.
+func TestWatchConfigDuringStart(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "out.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tcpAddr, httpAddr := freePort(t), freePort(t)
+	cfgPath := filepath.Join(dir, "enrichd.yaml")
+	write := func(out string) {
+		writeFile(t, cfgPath, fmt.Sprintf("inputs: [{type: tcp, listen: %q}]\noutputs: [{type: file, path: %s}]\nhttp: {listen: %q}\n", tcpAddr, out, httpAddr))
+	}
+	write("out.fifo")
+	p := &daemonProcess{stderr: &lockedBuffer{}, http: httpAddr}
+	p.cmd = exec.Command(os.Args[0], "--config", cfgPath, "--watch-config")
+	p.cmd.Env = append(os.Environ(), "ENRICHD_TEST_RUN_MAIN=1")
+	p.cmd.Stderr = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+		}
+	})
+	// Logged by the start before it opens the outputs: the open of the
+	// FIFO waits for a reader from then on.
+	p.waitLog(t, "no rules", 1)
+	write("out.json")
+	// A reader that never blocks, kept open to the end: the start goes
+	// on.
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	p.waitStatus(t, "/readyz", http.StatusOK)
+	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(p.stderr.String(), "configuration reloaded"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the change made during the start was not reloaded; stderr:\n%s", p.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c, err := net.Dial("tcp", tcpAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Fprintf(c, "<13>1 2026-11-30T06:16:21Z h app - - - after the change\n"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	out := filepath.Join(dir, "out.json")
+	for deadline := time.Now().Add(time.Minute); ; {
+		b, _ := os.ReadFile(out)
+		if strings.Contains(string(b), "after the change") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("output:\n%s\nstderr:\n%s", b, p.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.stop(t)
+}
