@@ -55,6 +55,7 @@ type InputStats struct {
 	Malformed   atomic.Uint64 // parse errors: tagged and passed on
 	Truncated   atomic.Uint64 // oversize messages, truncated and tagged
 	Dropped     atomic.Uint64 // dropped because the queue was full (UDP)
+	TooLarge    atomic.Uint64 // events larger than a record of the persistent queue, dropped
 	FrameErrors atomic.Uint64 // connections ended inside a frame, bad octet counts, read errors
 
 	// inflight is the input's batches sent to the workers and not yet

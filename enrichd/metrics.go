@@ -88,7 +88,7 @@ func (m MetricSink) Collect(c prometheus.Collector) { c.Collect(m.ch) }
 var (
 	mEventsIn     = MetricDesc("events_in_total", "Events accepted by an input.", "input", "type")
 	mBytesIn      = MetricDesc("input_bytes_total", "Message bytes accepted by an input.", "input", "type")
-	mDropped      = MetricDesc("events_dropped_total", "Events dropped by an input, by reason (UDP: queue_full, kernel).", "input", "type", "reason")
+	mDropped      = MetricDesc("events_dropped_total", "Events dropped by an input, by reason (UDP: queue_full, kernel; too_large: an event larger than the persistent queue's records).", "input", "type", "reason")
 	mParseErrors  = MetricDesc("parse_errors_total", "Malformed events (tagged and passed on).", "input", "type")
 	mTruncated    = MetricDesc("events_truncated_total", "Oversize events truncated to max_message_size (tagged).", "input", "type")
 	mFrameErrors  = MetricDesc("frame_errors_total", "Connections ended inside a frame, bad octet counts, read errors.", "input", "type")
@@ -133,6 +133,7 @@ var (
 const (
 	dropQueueFull = "queue_full" // no free batch, or the work queue full (InputStats.Dropped)
 	dropKernel    = "kernel"     // dropped by the kernel (a UDP socket's receive buffer full)
+	dropTooLarge  = "too_large"  // larger than a record of the persistent queue (InputStats.TooLarge)
 )
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
@@ -148,6 +149,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		m.Counter(mEventsIn, s.Events.Load(), s.Name, s.Type)
 		m.Counter(mBytesIn, s.Bytes.Load(), s.Name, s.Type)
 		m.Counter(mDropped, s.Dropped.Load(), s.Name, s.Type, dropQueueFull)
+		m.Counter(mDropped, s.TooLarge.Load(), s.Name, s.Type, dropTooLarge)
 		m.Counter(mParseErrors, s.Malformed.Load(), s.Name, s.Type)
 		m.Counter(mTruncated, s.Truncated.Load(), s.Name, s.Type)
 		m.Counter(mFrameErrors, s.FrameErrors.Load(), s.Name, s.Type)

@@ -1,6 +1,7 @@
 package enrichd
 
 import (
+	"bytes"
 	"errors"
 	"log/slog"
 	"sync"
@@ -175,20 +176,29 @@ func (q *diskQueue) writeLoop() {
 
 // append appends b, waiting while the queue is full and retrying a
 // write that fails; false when the daemon gives up (at shutdown_timeout).
+// A buffer larger than a record may be is appended as several (split).
 func (q *diskQueue) append(b *Buffer) bool {
-	op := func() error { return q.st.Append(b.B, b.Events) }
+	return q.appendRecord(b, b.B, b.Events)
+}
+
+// appendRecord appends p, events lines of b, as one record.
+func (q *diskQueue) appendRecord(b *Buffer, p []byte, events int) bool {
+	op := func() error { return q.st.Append(p, events) }
 	err := op()
 	for {
 		switch {
 		case err == nil:
 			q.roomAgain()
 			return true
+		case errors.Is(err, queue.ErrTooLarge):
+			// Appending it again would fail again.
+			return q.split(b, p)
 		case errors.Is(err, queue.ErrFull):
 			// Full at once, or a write retried found the space freed
 			// meanwhile taken.
 			q.isFull()
 			if !q.waitRoom() {
-				q.log.Error("queue: full at the end of the shutdown; the events not appended are lost", "events", b.Events)
+				q.log.Error("queue: full at the end of the shutdown; the events not appended are lost", "events", events)
 				return false
 			}
 			err = op()
@@ -199,6 +209,46 @@ func (q *diskQueue) append(b *Buffer) bool {
 			}
 		}
 	}
+}
+
+// split appends p, lines of b too many for one record, as records of
+// whole lines as large as the queue takes, in order. A line alone larger
+// than that cannot be queued: it is logged and counted as dropped
+// (reason too_large), the lines around it appended.
+func (q *diskQueue) split(b *Buffer, p []byte) bool {
+	limit := q.st.MaxPayload()
+	for len(p) > 0 {
+		n, events := 0, 0
+		for n < len(p) {
+			end := bytes.IndexByte(p[n:], '\n') + 1
+			if end == 0 {
+				end = len(p) - n
+			}
+			if n+end > limit {
+				break
+			}
+			n += end
+			events++
+		}
+		if n == 0 { // the first line alone is too large
+			end := bytes.IndexByte(p, '\n') + 1
+			if end == 0 {
+				end = len(p)
+			}
+			q.log.Error("queue: an event larger than the queue's records may be is dropped: raise queue.max_bytes",
+				"bytes", end, "max_record_bytes", limit, "max_bytes", q.st.Stats().MaxBytes)
+			if b.in != nil {
+				b.in.TooLarge.Add(1)
+			}
+			p = p[end:]
+			continue
+		}
+		if !q.appendRecord(b, p[:n], events) {
+			return false
+		}
+		p = p[n:]
+	}
+	return true
 }
 
 // isFull sets and logs the queue full (max_bytes).

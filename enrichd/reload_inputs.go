@@ -285,5 +285,6 @@ func (st *InputStats) carry(old *InputStats) {
 	st.Malformed.Add(old.Malformed.Load())
 	st.Truncated.Add(old.Truncated.Load())
 	st.Dropped.Add(old.Dropped.Load())
+	st.TooLarge.Add(old.TooLarge.Load())
 	st.FrameErrors.Add(old.FrameErrors.Load())
 }

@@ -329,6 +329,12 @@ func (s *Store) newSegment(id uint64) error {
 // wseg is the segment written to; s.mu held.
 func (s *Store) wseg() *segment { return s.segs[len(s.segs)-1] }
 
+// MaxPayload is the largest payload Append takes: a larger one fails
+// with ErrTooLarge.
+func (s *Store) MaxPayload() int {
+	return int(min(MaxRecord, s.opts.MaxBytes-segHeaderSize-recHeaderSize))
+}
+
 // Append writes a record of payload p, holding events lines. On an error
 // (ErrFull, or the file system's) nothing is appended: append the same
 // record again later (a partly written one is overwritten). A record that
