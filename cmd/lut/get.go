@@ -45,9 +45,10 @@ for none.
 
 For an .mmdb file, give IP addresses; each answer is an object of the
 address ("ip"), the matched network and the record, as enrichd's lookup
-API writes records (a NaN or infinite float is null). An argument that
-is not an IP address, or whose lookup meets damage in the file, is
-reported on stderr and makes the exit status 2. --sep, --at and --max-matches apply to .lut
+API writes records (a NaN or infinite float is null). An address not
+found, an IPv6 address in a database of IPv4 networks only included, is
+reported on stderr and makes the exit status 1; an argument that is not
+an IP address, or whose lookup meets damage in the file, makes it 2. --sep, --at and --max-matches apply to .lut
 tables only: given for an .mmdb file, they are a usage error.`,
 		Example: `  lut get customers.lut 42 1999999
   lut get services.lut --sep / "web01/443"

@@ -75,6 +75,12 @@ func runGetMMDB(cmd *cobra.Command, path string, addrs []string) error {
 			code = 2
 			continue
 		}
+		if errors.Is(err, mmdb.ErrIPv6InIPv4) {
+			// Like a key a table does not hold: not found.
+			fmt.Fprintf(cmd.ErrOrStderr(), "lut: %s not found in %s: the database holds IPv4 networks only (ip_version 4)\n", s, path)
+			code = max(code, 1)
+			continue
+		}
 		if err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "lut: %s: %v\n", s, err)
 			code = 2

@@ -16,6 +16,10 @@ import (
 // notFound is the offset of a Match without a record.
 const notFound = uint(math.MaxUint)
 
+// ErrIPv6InIPv4 is the lookup error of an IPv6 address in a database of
+// IPv4 networks only (ip_version 4): it can hold no record for it.
+var ErrIPv6InIPv4 = errors.New("an IPv6 address in an IPv4-only database")
+
 var (
 	errInvalidIP   = errors.New("mmdb: invalid IP address")
 	errInvalidNode = damage.New("invalid MMDB: invalid node in search tree")
@@ -159,7 +163,7 @@ func (t *searchTree) start(ip netip.Addr, s *walkState) error {
 		return nil
 	}
 	if t.ipv4Only {
-		return fmt.Errorf("error looking up '%s': you attempted to look up an IPv6 address in an IPv4-only database", ip)
+		return fmt.Errorf("error looking up '%s': you attempted to look up %w", ip, ErrIPv6InIPv4)
 	}
 	a := ip.As16()
 	s.hi, s.lo = binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(a[8:])
