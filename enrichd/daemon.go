@@ -125,6 +125,7 @@ func New(cfg *Config, logger *slog.Logger) (d *Daemon, err error) {
 			return nil, cfg.startError(&cfg.Tables.At, "tables", "", cfg.Tables.Path, err, "")
 		}
 		d.set.Store(set)
+		warnNoTables(set, cfg.Tables.Path, logger)
 		if err := checkRuleTables(set, cfg.Rules, logger); err != nil {
 			return nil, err
 		}
@@ -238,6 +239,19 @@ func (d *Daemon) shutdownDeadline() time.Time {
 		return time.Unix(0, t).Add(d.cfg.ShutdownTimeout)
 	}
 	return time.Now().Add(d.cfg.ShutdownTimeout)
+}
+
+// warnNoTables warns when set, the tables at path loaded at the start,
+// holds none: tables.path likely names the wrong directory, or the
+// tables were not built yet, and every lookup misses (of the rules, the
+// lookup API, the memcached listener) until some are.
+func warnNoTables(set *tables.Set, path string, log *slog.Logger) {
+	sn := set.Acquire()
+	defer sn.Release()
+	if len(sn.Names()) == 0 {
+		log.Warn("tables: no table in tables.path: every lookup misses until tables are built or published there (lut build), or tables.path names the directory that holds them",
+			"path", path)
+	}
 }
 
 // checkRuleTables checks the rules against the tables loaded now (at
