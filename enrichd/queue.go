@@ -424,7 +424,7 @@ var (
 	mQFull       = MetricDesc("disk_queue_full", "1 while the persistent queue is full: the inputs wait, /readyz answers 503.")
 	mQFailing    = MetricDesc("disk_queue_write_failing", "1 while the persistent queue's writes or fsyncs fail and are retried (its file system full, EIO): the inputs wait, /readyz answers 503.")
 	mQFullTotal  = MetricDesc("disk_queue_full_total", "Times the persistent queue became full.")
-	mQEvents     = MetricDesc("disk_queue_events_total", "Events through the persistent queue since the start, by stage: written (appended), read (handed to the outputs, an earlier run's included), delivered (by every output).", "stage")
+	mQEvents     = MetricDesc("disk_queue_events_total", "Events through the persistent queue since the start, by stage: written (appended), synced (of those written, fsynced), read (handed to the outputs, an earlier run's included), delivered (by every output).", "stage")
 	mQSyncs      = MetricDesc("disk_queue_syncs_total", "fsyncs of the persistent queue.")
 	mQWriteErrs  = MetricDesc("disk_queue_write_errors_total", "Failed writes and syncs of the persistent queue, by reason (retried; the inputs wait).", "reason")
 	mQReadErrs   = MetricDesc("disk_queue_read_errors_total", "Failed reads of the persistent queue's files (retried).")
@@ -432,7 +432,7 @@ var (
 	mQDamagedB   = MetricDesc("disk_queue_damaged_bytes_total", "Bytes of the damaged spans skipped.")
 	mQDamagedEv  = MetricDesc("disk_queue_damaged_events_total", "Events the damaged records held, as far as their headers tell (a damaged header does not).")
 	mQTornTotal  = MetricDesc("disk_queue_torn_records_total", "Records found cut short at the end of a segment by a crash (never acknowledged), and zeros where records were written that a crash of the system lost, dropped.")
-	queueMetrics = []string{"written", "read", "delivered"}
+	queueMetrics = []string{"written", "synced", "read", "delivered"}
 )
 
 // Collect exports the queue's metrics.
@@ -444,7 +444,7 @@ func (q *diskQueue) Collect(m MetricSink) {
 	m.Gauge(mQFull, b2f(q.full.Load()))
 	m.Gauge(mQFailing, b2f(q.failing.Load()))
 	m.Counter(mQFullTotal, q.fullTotal.Load())
-	for i, v := range []uint64{s.Written, s.Read, s.Delivered} {
+	for i, v := range []uint64{s.Written, s.Synced, s.Read, s.Delivered} {
 		m.Counter(mQEvents, v, queueMetrics[i])
 	}
 	m.Counter(mQSyncs, s.Syncs)

@@ -66,9 +66,10 @@ type Stats struct {
 	Segments        int
 	Full            bool // the last Append found no room
 	// Written, Read, Delivered are events appended, returned by Next,
-	// reported delivered, since Open.
-	Written, Read, Delivered uint64
-	Syncs                    uint64
+	// reported delivered, since Open; Synced those of Written that a
+	// Sync made durable.
+	Written, Synced, Read, Delivered uint64
+	Syncs                            uint64
 	// Damaged are the spans skipped as damaged, DamagedBytes their bytes
 	// and DamagedEvents the events their headers said they held; Torn the
 	// spans cut short by a crash.
@@ -123,8 +124,8 @@ type Store struct {
 
 	written, freed chan struct{}
 
-	nWritten, nRead, nDelivered, nSyncs        atomic.Uint64
-	nDamaged, nDamagedBytes, nDamagedEv, nTorn atomic.Uint64
+	nWritten, nSynced, nRead, nDelivered, nSyncs atomic.Uint64
+	nDamaged, nDamagedBytes, nDamagedEv, nTorn   atomic.Uint64
 }
 
 const (
@@ -420,6 +421,7 @@ func signal(c chan struct{}) {
 // Sync makes what was appended durable: the segments written are
 // fsynced, and the directory if a segment was created.
 func (s *Store) Sync() error {
+	written := s.nWritten.Load() // one goroutine calls Append and Sync
 	for len(s.unsynced) > 0 {
 		if err := s.unsynced[0].Sync(); err != nil {
 			return err
@@ -436,6 +438,7 @@ func (s *Store) Sync() error {
 		}
 		s.dirty = false
 	}
+	s.nSynced.Store(written)
 	s.nSyncs.Add(1)
 	return nil
 }
@@ -693,7 +696,7 @@ func (s *Store) Stats() Stats {
 	s.mu.Lock()
 	st := Stats{Bytes: s.used, MaxBytes: s.opts.MaxBytes, Segments: len(s.segs), Full: s.full}
 	s.mu.Unlock()
-	st.Written, st.Read, st.Delivered, st.Syncs = s.nWritten.Load(), s.nRead.Load(), s.nDelivered.Load(), s.nSyncs.Load()
+	st.Written, st.Synced, st.Read, st.Delivered, st.Syncs = s.nWritten.Load(), s.nSynced.Load(), s.nRead.Load(), s.nDelivered.Load(), s.nSyncs.Load()
 	st.Damaged, st.DamagedBytes, st.DamagedEvents, st.Torn = s.nDamaged.Load(), s.nDamagedBytes.Load(), s.nDamagedEv.Load(), s.nTorn.Load()
 	return st
 }
