@@ -15,8 +15,10 @@ import (
 // TestRELPBetweenDaemons: one enrichd's relp output sends to another's
 // relp input, and the receiving daemon is stopped and started again on
 // the same port in the middle of a stream of numbered events. The
-// receiver's files hold every event (none lost), duplicates are at most
-// the output's window, and the sender counts every event delivered.
+// fault must hit: the sender's session breaks once and a second one
+// opens, and both of the receiver's files hold events. The receiver's
+// files hold every event (none lost), duplicates are at most the
+// output's window, and the sender counts every event delivered.
 func TestRELPBetweenDaemons(t *testing.T) {
 	const n, window = 30_000, 128
 	dir := t.TempDir()
@@ -45,6 +47,7 @@ inputs:
   - {name: tcp, type: tcp, listen: "127.0.0.1:0"}
 outputs:
   - {name: relp, type: relp, address: %q, window: %d}
+http: {listen: "127.0.0.1:0"}
 `, relpAddr, window))
 	if err != nil {
 		t.Fatal(err)
@@ -65,8 +68,15 @@ outputs:
 	for end := time.Now().Add(time.Minute); a.d.eventsOut.Load() < n && time.Now().Before(end); {
 		time.Sleep(10 * time.Millisecond)
 	}
+	// The fault hit: the sender's session to the stopped receiver broke
+	// (once), and it opened a new one to the restarted receiver.
+	breaks := metric(t, a.d, `enrichd_output_relp_session_breaks_total{output="relp"}`)
+	sessions := metric(t, a.d, `enrichd_output_relp_sessions_total{output="relp"}`)
 	a.stop(t)
 	b.stop(t)
+	if breaks != 1 || sessions != 2 {
+		t.Errorf("the sender's sessions broke %v times (want 1, the stop of the receiver) and opened %v (want 2)", breaks, sessions)
+	}
 
 	var tally seqtally.Tally
 	seqRE := regexp.MustCompile(`seq=(\d+)`)
@@ -83,8 +93,12 @@ outputs:
 		}
 	}
 	distinct, dups := tally.Counts()
-	t.Logf("%d events: %d lines before the restart, %d after, %d distinct, %d duplicates", n,
-		len(readLines(t, outs[0])), len(readLines(t, outs[1])), distinct, dups)
+	before, after := len(readLines(t, outs[0])), len(readLines(t, outs[1]))
+	t.Logf("%d events: %d lines before the restart, %d after, %d distinct, %d duplicates; %v session breaks, %v sessions",
+		n, before, after, distinct, dups, breaks, sessions)
+	if before == 0 || after == 0 || before >= n {
+		t.Errorf("%d lines before the restart, %d after: the restart did not come mid-stream", before, after)
+	}
 	if miss := tally.Missing(n); len(miss) > 0 {
 		t.Errorf("%d events lost, the first seq %d", len(miss), miss[0])
 	}
