@@ -232,24 +232,30 @@ func TestWatchConfig(t *testing.T) {
 	p := startProcess(t, httpAddr, "--config", cfgPath, "--watch-config")
 	write("b")
 	p.waitLog(t, "configuration reloaded", 1)
-	c, err := net.Dial("tcp", tcpAddr)
+	p.sendWait(t, tcpAddr, "<13>1 2026-11-30T06:16:21Z h app - - - cust=1", filepath.Join(dir, "out.json"), `"b":{"Name":"Ann"}`)
+	p.stop(t)
+}
+
+// sendWait sends line over a new TCP connection to addr and waits until
+// the file at out holds want.
+func (p *daemonProcess) sendWait(t *testing.T, addr, line, out, want string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fmt.Fprintf(c, "<13>1 2026-11-30T06:16:21Z h app - - - cust=1\n"); err != nil {
+	if _, err := fmt.Fprintf(c, "%s\n", line); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
-	out := filepath.Join(dir, "out.json")
 	for deadline := time.Now().Add(time.Minute); ; {
 		b, _ := os.ReadFile(out)
-		if strings.Contains(string(b), `"b":{"Name":"Ann"}`) {
-			break
+		if strings.Contains(string(b), want) {
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("output:\n%s\nstderr:\n%s", b, p.stderr.String())
+			t.Fatalf("%s holds no %s:\n%s\nstderr:\n%s", out, want, b, p.stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	p.stop(t)
 }

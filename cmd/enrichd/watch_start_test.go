@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -61,24 +60,6 @@ func TestWatchConfigDuringStart(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	c, err := net.Dial("tcp", tcpAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fmt.Fprintf(c, "<13>1 2026-11-30T06:16:21Z h app - - - after the change\n"); err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
-	out := filepath.Join(dir, "out.json")
-	for deadline := time.Now().Add(time.Minute); ; {
-		b, _ := os.ReadFile(out)
-		if strings.Contains(string(b), "after the change") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("output:\n%s\nstderr:\n%s", b, p.stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	p.sendWait(t, tcpAddr, "<13>1 2026-11-30T06:16:21Z h app - - - after the change", filepath.Join(dir, "out.json"), "after the change")
 	p.stop(t)
 }
