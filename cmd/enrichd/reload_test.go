@@ -53,6 +53,15 @@ type daemonProcess struct {
 // httpAddr answers 200.
 func startProcess(t *testing.T, httpAddr string, args ...string) *daemonProcess {
 	t.Helper()
+	p := launchProcess(t, httpAddr, args...)
+	p.waitStatus(t, "/readyz", http.StatusOK)
+	return p
+}
+
+// launchProcess runs enrichd with args, serving HTTP at httpAddr, killed
+// when the test ends if it still runs; it does not wait for the start.
+func launchProcess(t *testing.T, httpAddr string, args ...string) *daemonProcess {
+	t.Helper()
 	p := &daemonProcess{stderr: &lockedBuffer{}, http: httpAddr}
 	p.cmd = exec.Command(os.Args[0], args...)
 	p.cmd.Env = append(os.Environ(), "ENRICHD_TEST_RUN_MAIN=1")
@@ -66,7 +75,6 @@ func startProcess(t *testing.T, httpAddr string, args ...string) *daemonProcess 
 			_ = p.cmd.Wait()
 		}
 	})
-	p.waitStatus(t, "/readyz", http.StatusOK)
 	return p
 }
 

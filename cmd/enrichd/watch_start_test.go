@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -29,19 +28,7 @@ func TestWatchConfigDuringStart(t *testing.T) {
 		writeFile(t, cfgPath, fmt.Sprintf("inputs: [{type: tcp, listen: %q}]\noutputs: [{type: file, path: %s}]\nhttp: {listen: %q}\n", tcpAddr, out, httpAddr))
 	}
 	write("out.fifo")
-	p := &daemonProcess{stderr: &lockedBuffer{}, http: httpAddr}
-	p.cmd = exec.Command(os.Args[0], "--config", cfgPath, "--watch-config")
-	p.cmd.Env = append(os.Environ(), "ENRICHD_TEST_RUN_MAIN=1")
-	p.cmd.Stderr = p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
-		}
-	})
+	p := launchProcess(t, httpAddr, "--config", cfgPath, "--watch-config")
 	// Logged by the start before it opens the outputs: the open of the
 	// FIFO waits for a reader from then on.
 	p.waitLog(t, "no rules", 1)
